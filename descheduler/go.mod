@@ -1,0 +1,3 @@
+module github.com/ballast-sched/ballast/descheduler
+
+go 1.26.0
