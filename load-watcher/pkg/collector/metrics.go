@@ -10,13 +10,13 @@ import (
 // registerer it was given (never the global one), so two collectors in one
 // process do not clash.
 type metrics struct {
-	providerErrors  prometheus.Counter
-	sampleDuration  prometheus.Histogram
-	rejected        *prometheus.CounterVec
-	lastSuccess     prometheus.Gauge
-	nodesTracked    prometheus.GaugeFunc
-	nodesNoSamples  prometheus.GaugeFunc
-	sampleAge       *sampleAgeCollector
+	providerErrors prometheus.Counter
+	sampleDuration prometheus.Histogram
+	rejected       *prometheus.CounterVec
+	lastSuccess    prometheus.Gauge
+	nodesTracked   prometheus.GaugeFunc
+	nodesNoSamples prometheus.GaugeFunc
+	sampleAge      *sampleAgeCollector
 }
 
 func newMetrics(reg prometheus.Registerer, providerName string, c *Collector) (*metrics, error) {

@@ -10,8 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 

@@ -58,33 +58,3 @@ func ParseWindow(s string) (usage.Window, error) {
 	}
 	return usage.Window(d), nil
 }
-
-// ToSnapshot converts the response into the usage model. Stale is
-// recomputed against staleAfter from each node's age at the server plus the
-// time since receivedAt, so clock skew between server and caller does not
-// matter.
-func (l *UsageList) ToSnapshot(receivedAt, now time.Time, staleAfter time.Duration) (*usage.Snapshot, error) {
-	snap := &usage.Snapshot{Time: l.Time, Source: l.Source, Nodes: make(map[string]usage.NodeUsage, len(l.Nodes))}
-	for name, n := range l.Nodes {
-		u := usage.NodeUsage{
-			Node:       name,
-			SampleTime: n.SampleTime,
-			Windows:    make(map[usage.Window]map[usage.Resource]usage.Stats, len(n.Windows)),
-		}
-		for ws, byRes := range n.Windows {
-			w, err := ParseWindow(ws)
-			if err != nil {
-				return nil, fmt.Errorf("nodes[%s].windows: %w", name, err)
-			}
-			u.Windows[w] = byRes
-		}
-		u.Stale = Age(n.SampleAgeSeconds, receivedAt, now) > staleAfter
-		snap.Nodes[name] = u
-	}
-	return snap, nil
-}
-
-// Age is a sample's age now, given its age when the response arrived.
-func Age(ageSecondsAtReceive float64, receivedAt, now time.Time) time.Duration {
-	return time.Duration(ageSecondsAtReceive*float64(time.Second)) + now.Sub(receivedAt)
-}
