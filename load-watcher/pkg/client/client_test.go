@@ -1,0 +1,228 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Step(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// newServer runs the real API over a collector sampling a static provider;
+// server and client share one fake clock.
+func newServer(t *testing.T, clk *clock) (*httptest.Server, *static.Provider, *collector.Collector) {
+	t.Helper()
+	p := static.New(static.WithClock(clk.Now))
+	p.Set("a", 30, 40)
+	p.Set("b", 70, 20)
+	col, err := collector.New(collector.Config{Provider: p, Nodes: p, Period: 15 * time.Second, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.NewHandler(server.Options{Source: col, Now: clk.Now}))
+	t.Cleanup(srv.Close)
+	return srv, p, col
+}
+
+func TestClientFollowsServer(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
+	srv, _, col := newServer(t, clk)
+	c, err := New(Config{Address: srv.URL + "/", StaleAfter: 30 * time.Second, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Snapshot() != nil {
+		t.Fatalf("Snapshot before any refresh: want nil")
+	}
+	if _, ok := c.Age(); ok {
+		t.Errorf("Age before any refresh: want not ok")
+	}
+	// Before the collector sampled, the server answers 503.
+	if err := c.Refresh(context.Background()); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("Refresh before data: err = %v, want a 503", err)
+	}
+
+	if err := col.Collect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	snap := c.Snapshot()
+	if diff := cmp.Diff(col.Snapshot().Nodes, snap.Nodes, cmpopts.EquateApproxTime(time.Millisecond)); diff != "" {
+		t.Errorf("client snapshot differs from the collector's (-collector,+client):\n%s", diff)
+	}
+	if snap.Source != static.Name {
+		t.Errorf("Source = %q", snap.Source)
+	}
+	if c.Snapshot() != snap {
+		t.Errorf("unchanged staleness: want the cached snapshot")
+	}
+
+	// The server goes away; the cached data stays and ages into staleness
+	// at the client's own threshold (30s), not the server's (45s).
+	srv.Close()
+	clk.Step(20 * time.Second)
+	if err := c.Refresh(context.Background()); err == nil {
+		t.Fatalf("Refresh with the server gone: want error")
+	}
+	if c.LastError() == nil {
+		t.Errorf("LastError: want the failure")
+	}
+	if _, ok := c.Snapshot().Node("a"); !ok {
+		t.Errorf("20s old: node a stale, want fresh")
+	}
+	clk.Step(11 * time.Second)
+	n := c.Snapshot().Nodes["a"]
+	if !n.Stale || n.Windows[usage.Window1m][usage.CPU].Latest != 30 {
+		t.Errorf("31s old: got %+v, want the last data, stale", n)
+	}
+	if age, ok := c.Age(); !ok || age != 31*time.Second {
+		t.Errorf("Age = %v, %v; want 31s", age, ok)
+	}
+}
+
+func TestWaitForSnapshot(t *testing.T) {
+	clk := &clock{t: time.Now()}
+	srv, _, col := newServer(t, clk)
+	if err := col.Collect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := New(Config{Address: srv.URL, Interval: 10 * time.Millisecond, Now: clk.Now})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go c.Run(ctx)
+	snap, err := WaitForSnapshot(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := snap.Node("b"); !ok {
+		t.Errorf("node b: want fresh usage")
+	}
+
+	short, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelShort()
+	never, _ := New(Config{Address: "http://127.0.0.1:1"})
+	if _, err := WaitForSnapshot(short, never); err == nil {
+		t.Errorf("WaitForSnapshot on a client never refreshed: want error")
+	}
+}
+
+func TestRefreshRejectsForeignResponses(t *testing.T) {
+	for name, body := range map[string]string{
+		"wrong apiVersion": `{"apiVersion":"other/v9","nodes":{}}`,
+		"not JSON":         `<html>`,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) }))
+		c, _ := New(Config{Address: srv.URL})
+		if err := c.Refresh(context.Background()); err == nil {
+			t.Errorf("%s: want error", name)
+		}
+		if c.Snapshot() != nil {
+			t.Errorf("%s: want no snapshot", name)
+		}
+		srv.Close()
+	}
+}
+
+func TestRefreshTimesOut(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
+	defer srv.Close()
+	defer close(release)
+	c, _ := New(Config{Address: srv.URL, Timeout: 50 * time.Millisecond})
+	if err := c.Refresh(context.Background()); err == nil || !strings.Contains(err.Error(), "deadline") {
+		t.Errorf("Refresh against a hung server: err = %v, want a deadline error", err)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	tests := []struct {
+		failures int
+		want     time.Duration // before ±10 % jitter
+	}{
+		{failures: 1, want: 5 * time.Second},
+		{failures: 2, want: 10 * time.Second},
+		{failures: 4, want: 40 * time.Second},
+		{failures: 5, want: time.Minute}, // 80s capped
+		{failures: 50, want: time.Minute},
+	}
+	for _, tt := range tests {
+		got := backoff(5*time.Second, time.Minute, tt.failures)
+		if lo, hi := time.Duration(0.9*float64(tt.want)), time.Duration(1.1*float64(tt.want)); got < lo || got > hi {
+			t.Errorf("backoff after %d failures = %v, want %v ±10%%", tt.failures, got, tt.want)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"no address":       {},
+		"no scheme":        {Address: "ballast-load-watcher:2020"},
+		"negative timeout": {Address: "http://x:2020", Timeout: -time.Second},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("%s: want error", name)
+		}
+	}
+}
+
+func TestInProcess(t *testing.T) {
+	// Two in-process collectors in one process, each with its own source
+	// and registry: no clash, independent data.
+	a, b := static.New(), static.New()
+	a.Set("n", 10, 10)
+	b.Set("n", 90, 90)
+	ipA, err := NewInProcess(InProcessConfig{Source: a, Nodes: a, Period: 20 * time.Millisecond, Windows: []usage.Window{usage.Window1m}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ipB, err := NewInProcess(InProcessConfig{Source: b, Nodes: b, Period: 20 * time.Millisecond, Windows: []usage.Window{usage.Window1m}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() { _ = ipA.Run(ctx) }()
+	go func() { _ = ipB.Run(ctx) }()
+	for _, tc := range []struct {
+		ip   *InProcess
+		want float64
+	}{{ipA, 10}, {ipB, 90}} {
+		snap, err := WaitForSnapshot(ctx, tc.ip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := snap.Nodes["n"].Windows[usage.Window1m][usage.CPU].Latest; got != tc.want {
+			t.Errorf("cpu = %v, want %v", got, tc.want)
+		}
+	}
+	if _, err := NewInProcess(InProcessConfig{Provider: "nonsense"}); err == nil {
+		t.Errorf("unknown provider: want error")
+	}
+	if _, err := NewInProcess(InProcessConfig{Source: a}); err == nil {
+		t.Errorf("no nodes and no cluster: want error")
+	}
+}
