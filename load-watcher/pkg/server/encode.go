@@ -1,7 +1,7 @@
 package server
 
 import (
-	"encoding/json"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -75,6 +75,37 @@ func (c *fragmentCache) appendNodes(b []byte, names []string, nodes map[string]u
 	return b, nil
 }
 
+// refresh encodes the fragments of names that are missing or outdated,
+// outside the lock so concurrent requests are not held up.
+func (c *fragmentCache) refresh(names []string, nodes map[string]usage.NodeUsage, kind string, encode func(usage.NodeUsage) ([]byte, error)) {
+	var todo []string
+	c.mu.Lock()
+	for _, name := range names {
+		f, ok := c.m[fragmentKey{node: name, kind: kind}]
+		if !ok || !f.sampleTime.Equal(nodes[name].SampleTime) {
+			todo = append(todo, name)
+		}
+	}
+	c.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	built := make([]fragment, 0, len(todo))
+	for _, name := range todo {
+		n := nodes[name]
+		body, err := encode(n)
+		if err != nil {
+			return
+		}
+		built = append(built, fragment{sampleTime: n.SampleTime, body: body})
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, name := range todo {
+		c.m[fragmentKey{node: name, kind: kind}] = built[i]
+	}
+}
+
 // appendString appends s as a JSON string.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
@@ -125,4 +156,52 @@ func appendStrings(b []byte, ss []string) []byte {
 	return append(b, ']')
 }
 
-func marshal(v any) ([]byte, error) { return json.Marshal(v) }
+// appendPercent appends v rounded to three decimals, trailing zeros
+// trimmed: a thousandth of a percent is far below any source's precision,
+// and fixed-point formatting is several times faster than shortest-float
+// formatting, which dominates encoding 5 000 nodes. Non-finite values
+// cannot reach here (the collector drops them); they are written as 0 to
+// keep the JSON valid regardless.
+func appendPercent(b []byte, v float64) []byte {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return append(b, '0')
+	case math.Abs(v) >= 1e15:
+		return strconv.AppendFloat(b, v, 'f', 0, 64)
+	}
+	n := int64(math.Round(v * 1000))
+	if n < 0 {
+		b = append(b, '-')
+		n = -n
+	}
+	b = strconv.AppendInt(b, n/1000, 10)
+	frac := n % 1000
+	if frac == 0 {
+		return b
+	}
+	b = append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
+	for b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// bufferPool recycles response buffers; a 5 000-node answer is megabytes.
+var bufferPool = sync.Pool{New: func() any { return new([]byte) }}
+
+func getBuffer(size int) *[]byte {
+	bp := bufferPool.Get().(*[]byte)
+	if cap(*bp) < size {
+		*bp = make([]byte, 0, size)
+	}
+	*bp = (*bp)[:0]
+	return bp
+}
+
+func putBuffer(bp *[]byte, b []byte) {
+	if cap(b) > 64<<20 {
+		return // do not pin an outsized buffer
+	}
+	*bp = b[:0]
+	bufferPool.Put(bp)
+}

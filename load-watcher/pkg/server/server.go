@@ -4,7 +4,10 @@
 package server
 
 import (
+	"context"
 	"net/http"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,10 +53,81 @@ type server struct {
 	period     time.Duration
 	staleAfter time.Duration
 	fragments  *fragmentCache
+
+	namesMu   sync.Mutex
+	namesSnap *usage.Snapshot
+	all       []string // sorted names of namesSnap's nodes
+	fresh     []string // sorted names of its nodes that are not stale
 }
 
+// sortedNames returns the sorted node names of snap, all and fresh ones,
+// computed once per snapshot: sorting 5 000 names per request would cost
+// more than the rest of a cached answer.
+func (s *server) sortedNames(snap *usage.Snapshot) (all, fresh []string) {
+	s.namesMu.Lock()
+	defer s.namesMu.Unlock()
+	if snap != s.namesSnap {
+		s.all = make([]string, 0, len(snap.Nodes))
+		for name := range snap.Nodes {
+			s.all = append(s.all, name)
+		}
+		slices.Sort(s.all)
+		s.fresh = make([]string, 0, len(s.all))
+		for _, name := range s.all {
+			if !snap.Nodes[name].Stale {
+				s.fresh = append(s.fresh, name)
+			}
+		}
+		s.namesSnap = snap
+	}
+	return s.all, s.fresh
+}
+
+// Handler serves the API. Run WarmLoop beside it to encode fresh
+// statistics off the request path.
+type Handler struct {
+	http.Handler
+	s *server
+}
+
+// warmInterval is how often WarmLoop looks for a new snapshot.
+const warmInterval = 250 * time.Millisecond
+
+// WarmLoop encodes every node's statistics shortly after each sampling
+// round, until ctx ends, so that requests only copy cached bytes: without
+// it the first request after a round encodes all nodes itself.
+func (h *Handler) WarmLoop(ctx context.Context) {
+	t := time.NewTicker(warmInterval)
+	defer t.Stop()
+	var last *usage.Snapshot
+	for {
+		if snap := h.s.src.Snapshot(); snap != nil && snap != last {
+			h.s.warm(snap)
+			last = snap
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// warm encodes the fragments of both data endpoints' default answers.
+func (s *server) warm(snap *usage.Snapshot) {
+	all, fresh := s.sortedNames(snap)
+	s.fragments.refresh(fresh, snap.Nodes, kindWatcher, s.encodeCompat)
+	s.fragments.refresh(all, snap.Nodes, kindUsage, func(n usage.NodeUsage) ([]byte, error) { return encodeUsage(n, s.windows) })
+}
+
+// Fragment kinds of the default answers.
+const (
+	kindWatcher = "watcher"
+	kindUsage   = "usage"
+)
+
 // NewHandler returns the API on a fresh mux.
-func NewHandler(opts Options) http.Handler {
+func NewHandler(opts Options) *Handler {
 	cfg := opts.Source.Config()
 	s := &server{
 		src:        opts.Source,
@@ -79,7 +153,7 @@ func NewHandler(opts Options) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFound", "no such endpoint: "+r.URL.Path)
 	})
-	return recoverPanics(mux)
+	return &Handler{Handler: recoverPanics(mux), s: s}
 }
 
 // compatWindow is the window /watcher reports: 15m as upstream, else the

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -300,4 +301,32 @@ func TestProbes(t *testing.T) {
 	if !strings.Contains(string(body), "connection refused") || !strings.Contains(string(body), `"ready":false`) {
 		t.Errorf("/readyz body %s: want the reason and ready:false", body)
 	}
+}
+
+func TestWarmLoopEncodesAhead(t *testing.T) {
+	src := twoNodes()
+	h := NewHandler(Options{Source: src, Now: func() time.Time { return now }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { h.WarmLoop(ctx); close(done) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		h.s.fragments.mu.Lock()
+		// Two fresh nodes for /watcher, three (stale included) for /api/v1/usage.
+		n := len(h.s.fragments.m)
+		h.s.fragments.mu.Unlock()
+		if n == 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("warm loop encoded %d fragments, want 5", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	// Answers built from warmed fragments equal the golden ones.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/watcher", nil))
+	golden(t, "watcher.golden.json", rec.Body.Bytes())
 }

@@ -36,22 +36,19 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 		}
 		names = []string{q.node}
 	} else {
-		names = make([]string, 0, len(snap.Nodes))
-		for name := range snap.Nodes {
-			names = append(names, name)
-		}
-		slices.Sort(names)
+		names, _ = s.sortedNames(snap)
 		without = status.NodesWithoutSamples
 	}
 	windows := s.windows
-	kind := "usage"
+	kind := kindUsage
 	if q.window != 0 {
 		windows = []usage.Window{q.window}
-		kind = "usage/" + q.window.String()
+		kind = kindUsage + "/" + q.window.String()
 	}
 
 	now := s.now()
-	b := make([]byte, 0, 256+len(names)*(700*len(windows)/3+200))
+	bp := getBuffer(256 + len(names)*(250*len(windows)+150))
+	b := *bp
 	b = append(b, `{"apiVersion":`...)
 	b = appendString(b, apiv1.APIVersion)
 	b = append(b, `,"time":`...)
@@ -76,6 +73,7 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 	b = appendStrings(b, without)
 	b = append(b, '}')
 	writeBody(w, http.StatusOK, b)
+	putBuffer(bp, b)
 }
 
 func windowNames(ws []usage.Window) []string {
@@ -86,31 +84,57 @@ func windowNames(ws []usage.Window) []string {
 	return out
 }
 
-// usageFragment is the cached part of a node: everything but its age.
-type usageFragment struct {
-	Windows map[string]map[usage.Resource]usage.Stats `json:"windows"`
+// encodeUsage encodes the cached part of a node, everything but its age
+// and stale flag: {"sampleTime":"…","windows":{"1m":{"cpu":{stats},…},…}}.
+func encodeUsage(n usage.NodeUsage, windows []usage.Window) ([]byte, error) {
+	b := make([]byte, 0, 64+250*len(windows))
+	b = append(b, `{"sampleTime":`...)
+	b = appendTime(b, n.SampleTime)
+	b = append(b, `,"windows":{`...)
+	for i, w := range windows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, w.String())
+		b = append(b, ":{"...)
+		first := true
+		for _, res := range usage.Resources {
+			st, ok := n.Get(w, res)
+			if !ok {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = appendString(b, string(res))
+			b = appendStats(b, st)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "}}"...), nil
 }
 
-func encodeUsage(n usage.NodeUsage, windows []usage.Window) ([]byte, error) {
-	f := usageFragment{Windows: make(map[string]map[usage.Resource]usage.Stats, len(windows))}
-	for _, w := range windows {
-		byRes := map[usage.Resource]usage.Stats{}
-		for _, res := range usage.Resources {
-			if st, ok := n.Get(w, res); ok {
-				byRes[res] = st
-			}
-		}
-		f.Windows[w.String()] = byRes
-	}
-	return marshal(f)
+func appendStats(b []byte, st usage.Stats) []byte {
+	b = append(b, `:{"avg":`...)
+	b = appendPercent(b, st.Avg)
+	b = append(b, `,"std":`...)
+	b = appendPercent(b, st.Std)
+	b = append(b, `,"max":`...)
+	b = appendPercent(b, st.Max)
+	b = append(b, `,"p95":`...)
+	b = appendPercent(b, st.P95)
+	b = append(b, `,"latest":`...)
+	b = appendPercent(b, st.Latest)
+	b = append(b, `,"samples":`...)
+	b = strconv.AppendInt(b, int64(st.Samples), 10)
+	return append(b, '}')
 }
 
 // appendNodeHeader writes the fields that change with every request
 // (sample age, stale) ahead of a node's cached statistics.
 func appendNodeHeader(b []byte, n usage.NodeUsage, now time.Time) []byte {
-	b = append(b, `{"sampleTime":`...)
-	b = appendTime(b, n.SampleTime)
-	b = append(b, `,"sampleAgeSeconds":`...)
+	b = append(b, `{"sampleAgeSeconds":`...)
 	b = appendSeconds(b, max(0, now.Sub(n.SampleTime)).Round(time.Millisecond))
 	b = append(b, `,"stale":`...)
 	b = strconv.AppendBool(b, n.Stale)

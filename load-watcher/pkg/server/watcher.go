@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/api/watcher"
@@ -36,21 +35,16 @@ func (s *server) watcher(w http.ResponseWriter, r *http.Request) {
 		}
 		names = []string{q.host}
 	} else {
-		names = make([]string, 0, len(snap.Nodes))
-		for name, n := range snap.Nodes {
-			if !n.Stale {
-				names = append(names, name)
-			}
-		}
+		_, names = s.sortedNames(snap)
 		if len(names) == 0 {
 			writeError(w, http.StatusServiceUnavailable, "StaleUsage", "usage of every node is stale: "+s.src.Status().Reason)
 			return
 		}
-		slices.Sort(names)
 	}
 
 	now := s.now()
-	b := make([]byte, 0, 128+len(names)*512)
+	bp := getBuffer(128 + len(names)*800)
+	b := *bp
 	b = append(b, `{"timestamp":`...)
 	b = strconv.AppendInt(b, now.Unix(), 10)
 	b = append(b, `,"window":{"duration":`...)
@@ -62,32 +56,50 @@ func (s *server) watcher(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `},"source":`...)
 	b = appendString(b, snap.Source)
 	b = append(b, `,"data":{"NodeMetricsMap":{`...)
-	b, err := s.fragments.appendNodes(b, names, snap.Nodes, "watcher", s.encodeCompat, nil)
+	b, err := s.fragments.appendNodes(b, names, snap.Nodes, kindWatcher, s.encodeCompat, nil)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "InternalError", err.Error())
 		return
 	}
 	b = append(b, "}}}"...)
 	writeBody(w, http.StatusOK, b)
+	putBuffer(bp, b)
 }
 
 var compatTypes = map[usage.Resource]string{usage.CPU: watcher.TypeCPU, usage.Memory: watcher.TypeMemory}
 
-// encodeCompat encodes one node's watcher.NodeMetrics.
+// encodeCompat encodes one node's watcher.NodeMetrics by hand (the field
+// order of pkg/api/watcher): AVG, STD and Latest per resource with samples.
 func (s *server) encodeCompat(n usage.NodeUsage) ([]byte, error) {
-	nm := watcher.NodeMetrics{Metrics: []watcher.Metric{}}
-	rollup := s.compat.String()
+	b := make([]byte, 0, 800)
+	b = append(b, `{"metrics":[`...)
+	first := true
 	for _, res := range usage.Resources {
 		st, ok := n.Get(s.compat, res)
 		if !ok {
 			continue
 		}
-		t := compatTypes[res]
-		nm.Metrics = append(nm.Metrics,
-			watcher.Metric{Name: string(res), Type: t, Operator: watcher.OperatorAvg, Rollup: rollup, Value: st.Avg},
-			watcher.Metric{Name: string(res), Type: t, Operator: watcher.OperatorStd, Rollup: rollup, Value: st.Std},
-			watcher.Metric{Name: string(res), Type: t, Operator: watcher.OperatorLatest, Rollup: rollup, Value: st.Latest},
-		)
+		for _, m := range [...]struct {
+			op string
+			v  float64
+		}{{watcher.OperatorAvg, st.Avg}, {watcher.OperatorStd, st.Std}, {watcher.OperatorLatest, st.Latest}} {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = append(b, `{"name":`...)
+			b = appendString(b, string(res))
+			b = append(b, `,"type":`...)
+			b = appendString(b, compatTypes[res])
+			b = append(b, `,"operator":`...)
+			b = appendString(b, m.op)
+			b = append(b, `,"rollup":`...)
+			b = appendString(b, s.compat.String())
+			b = append(b, `,"value":`...)
+			b = appendPercent(b, m.v)
+			b = append(b, '}')
+		}
 	}
-	return marshal(nm)
+	b = append(b, `],"tags":{},"metadata":{"dataCenter":""}}`...)
+	return b, nil
 }

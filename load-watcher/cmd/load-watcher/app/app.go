@@ -78,8 +78,9 @@ func Run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", o.listenAddress, err)
 	}
+	handler := server.NewHandler(server.Options{Source: col, Gatherer: reg})
 	srv := &http.Server{
-		Handler:           server.NewHandler(server.Options{Source: col, Gatherer: reg}),
+		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -89,6 +90,7 @@ func Run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	defer cancel()
 	errc := make(chan error, 2)
 	go func() { errc <- col.Run(ctx) }()
+	go handler.WarmLoop(ctx)
 	go func() { errc <- srv.Serve(lis) }()
 	eff := col.Config()
 	klog.InfoS("Serving node usage", "address", lis.Addr().String(), "provider", o.provider,
