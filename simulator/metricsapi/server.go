@@ -101,7 +101,7 @@ func (s *Server) getNode(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, metav1.Status{
 			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 			Status:   metav1.StatusFailure, Reason: metav1.StatusReasonNotFound, Code: http.StatusNotFound,
-			Message:  fmt.Sprintf("nodemetrics.metrics.k8s.io %q not found", name),
+			Message: fmt.Sprintf("nodemetrics.metrics.k8s.io %q not found", name),
 		})
 		return
 	}
