@@ -147,8 +147,8 @@ func TestSanitizeDropsAndClamps(t *testing.T) {
 		{Name: "c"},
 	}
 	c, p, _ := newTestCollector(t, nodes, usage.Window1m)
-	p.Set("a", 500, 50)          // cpu over capacity → clamped to 125
-	p.Set("b", math.NaN(), -3)   // both dropped → node has no sample
+	p.Set("a", 500, 50)         // cpu over capacity → clamped to 125
+	p.Set("b", math.NaN(), -3)  // both dropped → node has no sample
 	p.Set("c", 20, math.Inf(1)) // memory dropped, cpu kept
 	collect(t, c)
 

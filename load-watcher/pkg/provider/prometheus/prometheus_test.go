@@ -91,8 +91,8 @@ func TestSampleAutoFallsBackToNodeExporter(t *testing.T) {
 	api := &fakeAPI{bodies: map[string]string{
 		"instance:node_cpu:ratio":                emptyVector,
 		"instance:node_memory_utilisation:ratio": emptyVector,
-		ne.CPU:                                  vector(`{"metric":{"instance":"10.0.0.3:9100"},"value":[1767225600,"0.1"]}`),
-		ne.Memory:                               vector(`{"metric":{"instance":"10.0.0.3:9100"},"value":[1767225600,"0.2"]}`),
+		ne.CPU:                                   vector(`{"metric":{"instance":"10.0.0.3:9100"},"value":[1767225600,"0.1"]}`),
+		ne.Memory:                                vector(`{"metric":{"instance":"10.0.0.3:9100"},"value":[1767225600,"0.2"]}`),
 	}}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
