@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,6 +75,7 @@ func BenchmarkHold15m(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MiB")
+		debug.FreeOSMemory() // return garbage of the filling rounds before reading RSS
 		b.ReportMetric(float64(rssBytes())/(1<<20), "rss-MiB")
 		runtime.KeepAlive(c)
 	}

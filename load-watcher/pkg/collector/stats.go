@@ -19,10 +19,12 @@ func summarize(values, scratch []float64) (usage.Stats, []float64) {
 	if n == 0 {
 		return usage.Stats{}, scratch
 	}
-	sum, maxV := 0.0, math.Inf(-1)
+	sum, maxV := 0.0, values[0]
 	for _, v := range values {
 		sum += v
-		maxV = math.Max(maxV, v)
+		if v > maxV { // values hold no NaN; math.Max's NaN handling is slow
+			maxV = v
+		}
 	}
 	avg := sum / float64(n)
 	sq := 0.0

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -54,8 +55,10 @@ type server struct {
 	staleAfter time.Duration
 	fragments  *fragmentCache
 
-	namesMu   sync.Mutex
-	namesSnap *usage.Snapshot
+	namesMu sync.Mutex
+	// namesSnap is weak so the cache does not keep an old snapshot, and
+	// with it a whole generation of statistics, alive.
+	namesSnap weak.Pointer[usage.Snapshot]
 	all       []string // sorted names of namesSnap's nodes
 	fresh     []string // sorted names of its nodes that are not stale
 }
@@ -66,7 +69,7 @@ type server struct {
 func (s *server) sortedNames(snap *usage.Snapshot) (all, fresh []string) {
 	s.namesMu.Lock()
 	defer s.namesMu.Unlock()
-	if snap != s.namesSnap {
+	if snap != s.namesSnap.Value() {
 		s.all = make([]string, 0, len(snap.Nodes))
 		for name := range snap.Nodes {
 			s.all = append(s.all, name)
@@ -78,7 +81,7 @@ func (s *server) sortedNames(snap *usage.Snapshot) (all, fresh []string) {
 				s.fresh = append(s.fresh, name)
 			}
 		}
-		s.namesSnap = snap
+		s.namesSnap = weak.Make(snap)
 	}
 	return s.all, s.fresh
 }
@@ -99,11 +102,11 @@ const warmInterval = 250 * time.Millisecond
 func (h *Handler) WarmLoop(ctx context.Context) {
 	t := time.NewTicker(warmInterval)
 	defer t.Stop()
-	var last *usage.Snapshot
+	var last weak.Pointer[usage.Snapshot] // weak: do not pin old statistics
 	for {
-		if snap := h.s.src.Snapshot(); snap != nil && snap != last {
+		if snap := h.s.src.Snapshot(); snap != nil && snap != last.Value() {
 			h.s.warm(snap)
-			last = snap
+			last = weak.Make(snap)
 		}
 		select {
 		case <-ctx.Done():
