@@ -207,19 +207,21 @@ func (c *Collector) ingestLocked(nodes []provider.Node, samples []provider.Sampl
 		if !ok {
 			continue // the provider knows a node the cluster does not (any more)
 		}
-		p := point{unixNano: s.Time.UnixNano(), cpu: math.NaN(), memory: math.NaN()}
+		cpu, memory := math.NaN(), math.NaN()
+		unixNano := s.Time.UnixNano()
 		if s.Time.IsZero() {
-			p.unixNano = now.UnixNano()
+			unixNano = now.UnixNano()
 		}
 		if s.HasCPU {
-			p.cpu = c.sanitize(usage.CPU, s.CPU, provider.Ceiling(n.Capacity.MilliCPU, n.Allocatable.MilliCPU))
+			cpu = c.sanitize(usage.CPU, s.CPU, provider.Ceiling(n.Capacity.MilliCPU, n.Allocatable.MilliCPU))
 		}
 		if s.HasMemory {
-			p.memory = c.sanitize(usage.Memory, s.Memory, provider.Ceiling(n.Capacity.MemoryBytes, n.Allocatable.MemoryBytes))
+			memory = c.sanitize(usage.Memory, s.Memory, provider.Ceiling(n.Capacity.MemoryBytes, n.Allocatable.MemoryBytes))
 		}
-		if math.IsNaN(p.cpu) && math.IsNaN(p.memory) {
+		if math.IsNaN(cpu) && math.IsNaN(memory) {
 			continue
 		}
+		p := point{unixNano: unixNano, cpu: float32(cpu), memory: float32(memory)}
 		ns := c.series[s.Node]
 		if ns == nil {
 			ns = &nodeSeries{ring: newRing(c.capacity)}

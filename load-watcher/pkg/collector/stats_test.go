@@ -82,7 +82,7 @@ func seq(from, to int) []float64 {
 func TestRingKeepsNewestInOrder(t *testing.T) {
 	r := newRing(3)
 	for i := int64(1); i <= 5; i++ {
-		r.push(point{unixNano: i, cpu: float64(10 * i), memory: float64(i)})
+		r.push(point{unixNano: i, cpu: float32(10 * i), memory: float32(i)})
 	}
 	// Capacity 3: points 3, 4, 5 remain, oldest first.
 	if diff := cmp.Diff([]float64{30, 40, 50}, r.since(nil, 0, true)); diff != "" {

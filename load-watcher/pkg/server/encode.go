@@ -1,11 +1,15 @@
 package server
 
 import (
+	"bufio"
 	"math"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"k8s.io/klog/v2"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
@@ -32,12 +36,12 @@ func newFragmentCache() *fragmentCache {
 	return &fragmentCache{m: map[fragmentKey]fragment{}}
 }
 
-// appendNodes appends `"name":fragment` pairs for names, building missing
-// or outdated fragments (JSON objects) with encode. A non-nil header writes
-// per-request fields: it must open the object and end with a comma, and
-// the fragment's own opening brace is then skipped.
-func (c *fragmentCache) appendNodes(b []byte, names []string, nodes map[string]usage.NodeUsage, kind string,
-	encode func(usage.NodeUsage) ([]byte, error), header func([]byte, usage.NodeUsage) []byte) ([]byte, error) {
+// bodies returns the fragment (a JSON object) of every name, building
+// missing or outdated ones with encode. Fragments are never modified once
+// built, so callers may write them out after the lock is released.
+func (c *fragmentCache) bodies(names []string, nodes map[string]usage.NodeUsage, kind string,
+	encode func(usage.NodeUsage) ([]byte, error)) ([][]byte, error) {
+	out := make([][]byte, len(names))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, name := range names {
@@ -52,17 +56,7 @@ func (c *fragmentCache) appendNodes(b []byte, names []string, nodes map[string]u
 			f = fragment{sampleTime: n.SampleTime, body: body}
 			c.m[key] = f
 		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, name)
-		b = append(b, ':')
-		if header != nil {
-			b = header(b, n)
-			b = append(b, f.body[1:]...)
-		} else {
-			b = append(b, f.body...)
-		}
+		out[i] = f.body
 	}
 	// Forget deleted nodes once the cache holds far more than is live.
 	if len(c.m) > 8*len(nodes)+64 {
@@ -72,7 +66,64 @@ func (c *fragmentCache) appendNodes(b []byte, names []string, nodes map[string]u
 			}
 		}
 	}
-	return b, nil
+	return out, nil
+}
+
+// streamWriter writes a JSON answer in pieces through a pooled buffer, so
+// a 5 000-node answer never sits in memory whole.
+type streamWriter struct {
+	bw      *bufio.Writer
+	scratch []byte
+}
+
+var streamPool = sync.Pool{New: func() any {
+	return &streamWriter{bw: bufio.NewWriterSize(nil, 32<<10), scratch: make([]byte, 0, 512)}
+}}
+
+// startStream sends the 200 headers and returns a writer for the body;
+// finish it with end.
+func startStream(w http.ResponseWriter) *streamWriter {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	sw := streamPool.Get().(*streamWriter)
+	sw.bw.Reset(w)
+	return sw
+}
+
+// write sends b; a failed write (client gone) is remembered by bufio and
+// makes the rest no-ops.
+func (sw *streamWriter) write(b []byte) { _, _ = sw.bw.Write(b) }
+
+// nodes writes `"name":fragment` pairs. A non-nil header writes per-request
+// fields into scratch: it must open the object and end with a comma, and
+// the fragment's own opening brace is then skipped.
+func (sw *streamWriter) nodes(names []string, bodies [][]byte, nodes map[string]usage.NodeUsage, header func([]byte, usage.NodeUsage) []byte) {
+	for i, name := range names {
+		b := sw.scratch[:0]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, name)
+		b = append(b, ':')
+		body := bodies[i]
+		if header != nil {
+			b = header(b, nodes[name])
+			body = body[1:]
+		}
+		sw.write(b)
+		sw.write(body)
+		sw.scratch = b
+	}
+}
+
+// end flushes the body and returns the writer to the pool.
+func (sw *streamWriter) end() {
+	if err := sw.bw.Flush(); err != nil {
+		klog.V(4).InfoS("Writing a response failed", "err", err)
+	}
+	sw.bw.Reset(nil)
+	streamPool.Put(sw)
 }
 
 // refresh encodes the fragments of names that are missing or outdated,
@@ -184,24 +235,4 @@ func appendPercent(b []byte, v float64) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
-}
-
-// bufferPool recycles response buffers; a 5 000-node answer is megabytes.
-var bufferPool = sync.Pool{New: func() any { return new([]byte) }}
-
-func getBuffer(size int) *[]byte {
-	bp := bufferPool.Get().(*[]byte)
-	if cap(*bp) < size {
-		*bp = make([]byte, 0, size)
-	}
-	*bp = (*bp)[:0]
-	return bp
-}
-
-func putBuffer(bp *[]byte, b []byte) {
-	if cap(b) > 64<<20 {
-		return // do not pin an outsized buffer
-	}
-	*bp = b[:0]
-	bufferPool.Put(bp)
 }

@@ -116,18 +116,15 @@ func (h *Handler) WarmLoop(ctx context.Context) {
 	}
 }
 
-// warm encodes the fragments of both data endpoints' default answers.
+// warm encodes the fragments of /api/v1/usage's default answer. /watcher
+// needs no cache: six numbers per node format faster than a lookup costs.
 func (s *server) warm(snap *usage.Snapshot) {
-	all, fresh := s.sortedNames(snap)
-	s.fragments.refresh(fresh, snap.Nodes, kindWatcher, s.encodeCompat)
+	all, _ := s.sortedNames(snap)
 	s.fragments.refresh(all, snap.Nodes, kindUsage, func(n usage.NodeUsage) ([]byte, error) { return encodeUsage(n, s.windows) })
 }
 
-// Fragment kinds of the default answers.
-const (
-	kindWatcher = "watcher"
-	kindUsage   = "usage"
-)
+// kindUsage is the fragment kind of /api/v1/usage with every window.
+const kindUsage = "usage"
 
 // NewHandler returns the API on a fresh mux.
 func NewHandler(opts Options) *Handler {

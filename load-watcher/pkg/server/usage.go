@@ -46,9 +46,14 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 		kind = kindUsage + "/" + q.window.String()
 	}
 
+	encode := func(n usage.NodeUsage) ([]byte, error) { return encodeUsage(n, windows) }
+	bodies, err := s.fragments.bodies(names, snap.Nodes, kind, encode)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "InternalError", err.Error())
+		return
+	}
 	now := s.now()
-	bp := getBuffer(256 + len(names)*(250*len(windows)+150))
-	b := *bp
+	b := make([]byte, 0, 256)
 	b = append(b, `{"apiVersion":`...)
 	b = appendString(b, apiv1.APIVersion)
 	b = append(b, `,"time":`...)
@@ -62,18 +67,14 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `,"windows":`...)
 	b = appendStrings(b, windowNames(windows))
 	b = append(b, `,"nodes":{`...)
-	b, err := s.fragments.appendNodes(b, names, snap.Nodes, kind, func(n usage.NodeUsage) ([]byte, error) {
-		return encodeUsage(n, windows)
-	}, func(b []byte, n usage.NodeUsage) []byte { return appendNodeHeader(b, n, now) })
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "InternalError", err.Error())
-		return
-	}
-	b = append(b, `},"nodesWithoutSamples":`...)
+	sw := startStream(w)
+	sw.write(b)
+	sw.nodes(names, bodies, snap.Nodes, func(b []byte, n usage.NodeUsage) []byte { return appendNodeHeader(b, n, now) })
+	b = append(b[:0], `},"nodesWithoutSamples":`...)
 	b = appendStrings(b, without)
 	b = append(b, '}')
-	writeBody(w, http.StatusOK, b)
-	putBuffer(bp, b)
+	sw.write(b)
+	sw.end()
 }
 
 func windowNames(ws []usage.Window) []string {
@@ -112,7 +113,8 @@ func encodeUsage(n usage.NodeUsage, windows []usage.Window) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
-	return append(b, "}}"...), nil
+	b = append(b, "}}"...)
+	return append(make([]byte, 0, len(b)), b...), nil // exact size: 5 000 of these stay cached
 }
 
 func appendStats(b []byte, st usage.Stats) []byte {

@@ -43,8 +43,7 @@ func (s *server) watcher(w http.ResponseWriter, r *http.Request) {
 	}
 
 	now := s.now()
-	bp := getBuffer(128 + len(names)*800)
-	b := *bp
+	b := make([]byte, 0, 192)
 	b = append(b, `{"timestamp":`...)
 	b = strconv.AppendInt(b, now.Unix(), 10)
 	b = append(b, `,"window":{"duration":`...)
@@ -56,22 +55,27 @@ func (s *server) watcher(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `},"source":`...)
 	b = appendString(b, snap.Source)
 	b = append(b, `,"data":{"NodeMetricsMap":{`...)
-	b, err := s.fragments.appendNodes(b, names, snap.Nodes, kindWatcher, s.encodeCompat, nil)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "InternalError", err.Error())
-		return
+	sw := startStream(w)
+	sw.write(b)
+	for i, name := range names {
+		b = b[:0]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, name)
+		b = append(b, ':')
+		b = s.appendCompat(b, snap.Nodes[name])
+		sw.write(b)
 	}
-	b = append(b, "}}}"...)
-	writeBody(w, http.StatusOK, b)
-	putBuffer(bp, b)
+	sw.write([]byte("}}}"))
+	sw.end()
 }
 
 var compatTypes = map[usage.Resource]string{usage.CPU: watcher.TypeCPU, usage.Memory: watcher.TypeMemory}
 
-// encodeCompat encodes one node's watcher.NodeMetrics by hand (the field
+// appendCompat encodes one node's watcher.NodeMetrics by hand (the field
 // order of pkg/api/watcher): AVG, STD and Latest per resource with samples.
-func (s *server) encodeCompat(n usage.NodeUsage) ([]byte, error) {
-	b := make([]byte, 0, 800)
+func (s *server) appendCompat(b []byte, n usage.NodeUsage) []byte {
 	b = append(b, `{"metrics":[`...)
 	first := true
 	for _, res := range usage.Resources {
@@ -100,6 +104,5 @@ func (s *server) encodeCompat(n usage.NodeUsage) ([]byte, error) {
 			b = append(b, '}')
 		}
 	}
-	b = append(b, `],"tags":{},"metadata":{"dataCenter":""}}`...)
-	return b, nil
+	return append(b, `],"tags":{},"metadata":{"dataCenter":""}}`...)
 }

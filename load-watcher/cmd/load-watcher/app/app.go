@@ -62,6 +62,7 @@ func Run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	if err != nil {
 		return fmt.Errorf("invalid flags: %w", err)
 	}
+	setMemoryLimit(lookupEnv, cgroupMemoryMax)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
