@@ -34,8 +34,10 @@ var (
 
 // strategies builds the per-resource scorer of each strategy type.
 var strategies = map[config.ScoringStrategyType]func(s *config.ScoringStrategy) loadscore.ResourceScorer{
-	config.LeastLoaded:   func(*config.ScoringStrategy) loadscore.ResourceScorer { return loadscore.LeastLoaded },
-	config.TargetPacking: func(s *config.ScoringStrategy) loadscore.ResourceScorer { return loadscore.TargetPacking(*s.TargetUtilization) },
+	config.LeastLoaded: func(*config.ScoringStrategy) loadscore.ResourceScorer { return loadscore.LeastLoaded },
+	config.TargetPacking: func(s *config.ScoringStrategy) loadscore.ResourceScorer {
+		return loadscore.TargetPacking(*s.TargetUtilization)
+	},
 }
 
 // LoadAware filters and scores nodes on predicted real usage.
@@ -204,7 +206,9 @@ func (pl *LoadAware) predict(s *cycleState, nodeInfo fwk.NodeInfo, resources []u
 	return nodeload.Predict(nu, pl.window, resources, nodeload.Avg, pending, s.podEst, nodeload.Allocatable(nodeInfo))
 }
 
-func (pl *LoadAware) estimatePod(p *v1.Pod) loadscore.Amount { return loadscore.EstimatePod(p, pl.estimate) }
+func (pl *LoadAware) estimatePod(p *v1.Pod) loadscore.Amount {
+	return loadscore.EstimatePod(p, pl.estimate)
+}
 
 // PreScore takes the cycle's snapshot if PreFilter did not (score-only use).
 func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
