@@ -56,11 +56,7 @@ profiles:
 `
 
 func TestDeploymentScheduledByRealSchedulerWithCustomPlugin(t *testing.T) {
-	ctx := t.Context()
-	c, err := cluster.Start(t, cluster.Options{})
-	if err != nil {
-		t.Fatalf("starting cluster: %v", err)
-	}
+	c, ctx := startCluster(t)
 	for _, spec := range []cluster.NodeSpec{
 		{Name: "node-a", CPU: "8", Memory: "16Gi"},
 		{Name: "node-b", CPU: "4", Memory: "4Gi", Arch: "arm64"},
@@ -110,11 +106,7 @@ func TestDeploymentScheduledByRealSchedulerWithCustomPlugin(t *testing.T) {
 }
 
 func TestRemoveNodeDeletesItsPods(t *testing.T) {
-	ctx := t.Context()
-	c, err := cluster.Start(t, cluster.Options{})
-	if err != nil {
-		t.Fatalf("starting cluster: %v", err)
-	}
+	c, ctx := startCluster(t)
 	for _, name := range []string{"node-a", "node-b"} {
 		if _, err := c.AddNode(ctx, cluster.NodeSpec{Name: name}); err != nil {
 			t.Fatal(err)
@@ -140,11 +132,7 @@ func TestRemoveNodeDeletesItsPods(t *testing.T) {
 }
 
 func TestNodeHasReadyStatusAndLease(t *testing.T) {
-	ctx := t.Context()
-	c, err := cluster.Start(t, cluster.Options{})
-	if err != nil {
-		t.Fatalf("starting cluster: %v", err)
-	}
+	c, ctx := startCluster(t)
 	node, err := c.AddNode(ctx, cluster.NodeSpec{Name: "pi-1", CPU: "4", Memory: "8Gi", Pods: 30, Arch: "arm64"})
 	if err != nil {
 		t.Fatal(err)
@@ -223,4 +211,17 @@ func waitForRunningPods(t *testing.T, c *cluster.Cluster, selector string, want 
 		t.Fatalf("waiting for %d running pods %q: %v (last seen: %s)", want, selector, err, last)
 	}
 	return pods
+}
+
+// startCluster starts a cluster for one test; -short skips the test.
+func startCluster(t *testing.T) (*cluster.Cluster, context.Context) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	c, err := cluster.Start(t, cluster.Options{})
+	if err != nil {
+		t.Fatalf("starting cluster: %v", err)
+	}
+	return c, t.Context()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 )
 
 // etcdReadyTimeout bounds how long an embedded etcd may take to elect itself.
@@ -29,7 +30,9 @@ func startEtcd(dir string) (*embed.Etcd, string, error) {
 	cfg.Name = "ballast"
 	cfg.Dir = dir
 	cfg.UnsafeNoFsync = true
-	cfg.LogLevel = "error"
+	// etcd logs ordinary shutdown as errors; its real failures surface
+	// through Err and ReadyNotify below.
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	cfg.ListenClientUrls = []url.URL{*clientURL}
 	cfg.AdvertiseClientUrls = []url.URL{*clientURL}
 	cfg.ListenPeerUrls = []url.URL{*peerURL}
