@@ -58,7 +58,8 @@ func setup(t *testing.T, configYAML []byte) error {
 	opts := options.NewOptions()
 	opts.ConfigFile = path
 	opts.SecureServing.BindPort = 0
-	ctx, cancel := context.WithCancel(ktesting.Init(t))
+	_, tctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(tctx)
 	defer cancel()
 	_, _, err = schedapp.Setup(ctx, opts, app.Plugins(noUsage)...)
 	return err
