@@ -104,11 +104,16 @@ func TestPodCountBalance(t *testing.T) {
 }
 
 // herdingProfile scores by LoadAware alone so nothing else spreads pods.
+// LoadAware is enabled at every extension point (multiPoint), which includes
+// Reserve: that is where a placed pod starts to count on its node.
 const herdingProfile = `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
 - schedulerName: ballast-herding
   plugins:
+    multiPoint:
+      enabled:
+      - name: LoadAware
     score:
       disabled:
       - name: "*"
