@@ -1,0 +1,60 @@
+package app
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOptionsValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(*Options)
+		wantErr []string // fields the error must name; none: valid
+	}{
+		{name: "defaults", mutate: func(*Options) {}},
+		{name: "library mode without address", mutate: func(o *Options) { o.LoadWatcherMode, o.LoadWatcherAddress = ModeLibrary, "" }},
+		{name: "library mode with an address", mutate: func(o *Options) { o.LoadWatcherMode = ModeLibrary },
+			wantErr: []string{"--load-watcher-address"}},
+		{name: "service mode without address", mutate: func(o *Options) { o.LoadWatcherAddress = "" },
+			wantErr: []string{"--load-watcher-address"}},
+		{name: "unknown mode and zero staleness", mutate: func(o *Options) { o.LoadWatcherMode, o.StaleAfter = "sidecar", 0 },
+			wantErr: []string{"--load-watcher-mode", "--load-watcher-stale-after"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := NewOptions()
+			tt.mutate(o)
+			err := o.Validate()
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Errorf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want an error naming %v", tt.wantErr)
+			}
+			for _, f := range tt.wantErr {
+				if !strings.Contains(err.Error(), f) {
+					t.Errorf("error %q does not name %s", err, f)
+				}
+			}
+		})
+	}
+}
+
+func TestCommandHasBallastAndUpstreamFlags(t *testing.T) {
+	cmd := NewCommand()
+	for _, name := range []string{"load-watcher-address", "load-watcher-mode", "load-watcher-stale-after", "config", "leader-elect", "v"} {
+		if cmd.Flags().Lookup(name) == nil {
+			t.Errorf("flag --%s missing", name)
+		}
+	}
+	if err := cmd.Flags().Parse([]string{"--load-watcher-stale-after=2m"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := cmd.Flags().Lookup("load-watcher-stale-after").Value.String(); got != (2 * time.Minute).String() {
+		t.Errorf("stale-after = %s, want 2m0s", got)
+	}
+}
