@@ -36,10 +36,12 @@ func NewStore() *Store {
 	return &Store{streaks: hotStreaks{}}
 }
 
-// inCooldown reports whether pods of w were moved off node within cooldown.
+// inCooldown reports whether pods of w were moved off node within cooldown
+// by an earlier cycle. Moves of the current cycle (made at now) do not count:
+// several replicas may leave a hot node together, within the limits.
 func (s *Store) inCooldown(w workload, node string, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
-		if m.workload == w && m.source == node && now.Sub(m.at) < cooldown {
+		if m.workload == w && m.source == node && m.at.Before(now) && now.Sub(m.at) < cooldown {
 			return true
 		}
 	}
