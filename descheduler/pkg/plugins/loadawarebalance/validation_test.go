@@ -1,6 +1,7 @@
 package loadawarebalance
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -86,18 +87,7 @@ func TestNewRejectsInvalidArgs(t *testing.T) {
 	if err == nil {
 		t.Fatal("New accepted consecutiveHotCycles: 0")
 	}
-	if want := "consecutiveHotCycles"; !contains(err.Error(), want) {
+	if want := "consecutiveHotCycles"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not name %s", err, want)
 	}
-}
-
-func contains(s, sub string) bool { return len(s) >= len(sub) && (s == sub || len(sub) == 0 || indexOf(s, sub) >= 0) }
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }
