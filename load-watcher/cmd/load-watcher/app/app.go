@@ -1,0 +1,158 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/registry"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
+)
+
+// shutdownTimeout bounds how long in-flight requests may finish on exit.
+const shutdownTimeout = 10 * time.Second
+
+// Main runs the command and exits; the only function that calls os.Exit.
+func Main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := Run(ctx, os.Args[1:], os.Stderr, nil)
+	stop()
+	klog.Flush()
+	if err != nil {
+		if !errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(os.Stderr, "load-watcher: %v\n", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// Run parses args and serves until ctx ends. When ready is not nil it
+// receives the listener's address once the server accepts connections.
+func Run(ctx context.Context, args []string, stderr io.Writer, ready func(addr string)) error {
+	o := defaultOptions()
+	fs := newFlagSet(o)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := applyEnv(fs, lookupEnv); err != nil {
+		return err
+	}
+	if err := o.validate(); err != nil {
+		return fmt.Errorf("invalid flags: %w", err)
+	}
+	windows, err := o.parseWindows()
+	if err != nil {
+		return fmt.Errorf("invalid flags: %w", err)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cfg := collector.Config{Period: o.period, Windows: windows, StaleAfter: o.staleAfter, Registerer: reg}
+	if err := o.wireSource(&cfg); err != nil {
+		return err
+	}
+	col, err := collector.New(cfg)
+	if err != nil {
+		return fmt.Errorf("invalid flags: %w", err)
+	}
+
+	lis, err := net.Listen("tcp", o.listenAddress)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", o.listenAddress, err)
+	}
+	srv := &http.Server{
+		Handler:           server.NewHandler(server.Options{Source: col, Gatherer: reg}),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() { errc <- col.Run(ctx) }()
+	go func() { errc <- srv.Serve(lis) }()
+	eff := col.Config()
+	klog.InfoS("Serving node usage", "address", lis.Addr().String(), "provider", o.provider,
+		"period", eff.Period, "windows", o.windows, "staleAfter", eff.StaleAfter)
+	if ready != nil {
+		ready(lis.Addr().String())
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+		if errors.Is(runErr, http.ErrServerClosed) {
+			runErr = nil
+		}
+	}
+	cancel()
+	shutdownCtx, done := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer done()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		klog.ErrorS(err, "Shutting down the HTTP server")
+	}
+	klog.InfoS("Stopped")
+	return runErr
+}
+
+// wireSource sets the provider and the node source of cfg from the flags.
+func (o *options) wireSource(cfg *collector.Config) error {
+	if o.provider == static.Name && o.kubeconfig == "" && !inCluster() {
+		p, err := o.staticProvider()
+		if err != nil {
+			return fmt.Errorf("invalid flags: %w", err)
+		}
+		cfg.Provider, cfg.Nodes = p, p
+		return nil
+	}
+	restCfg, err := restConfig(o.kubeconfig)
+	if err != nil {
+		return err
+	}
+	opts := registry.Options{RestConfig: restCfg, Prometheus: o.prometheus}
+	if o.provider == static.Name {
+		if opts.Static, err = o.staticProvider(); err != nil {
+			return fmt.Errorf("invalid flags: %w", err)
+		}
+	}
+	if cfg.Provider, err = registry.New(o.provider, opts); err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	cfg.Nodes = collector.NewInformerNodes(cs)
+	return nil
+}
+
+func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading Kubernetes client configuration: %w", err)
+	}
+	cfg.UserAgent = "ballast-load-watcher"
+	return cfg, nil
+}

@@ -1,0 +1,155 @@
+// Package app is the load-watcher command: flags, wiring and the HTTP
+// server's lifetime.
+package app
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
+
+	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/prometheus"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/registry"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+// envPrefix prefixes the environment variable of every flag:
+// --prometheus-address is LOAD_WATCHER_PROMETHEUS_ADDRESS. A flag given on
+// the command line wins over its variable.
+const envPrefix = "LOAD_WATCHER_"
+
+// options are the command's flags.
+type options struct {
+	provider      string
+	listenAddress string
+	period        time.Duration
+	windows       []string
+	staleAfter    time.Duration
+	kubeconfig    string
+	prometheus    prometheus.Config
+	staticUsage   []string
+}
+
+func defaultOptions() *options {
+	return &options{
+		provider:      "metrics-server",
+		listenAddress: ":2020",
+		period:        collector.DefaultPeriod,
+		windows:       []string{"1m", "5m", "15m"},
+		prometheus:    prometheus.Config{QuerySet: prometheus.QuerySetAuto, Timeout: prometheus.DefaultTimeout},
+	}
+}
+
+func (o *options) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.provider, "provider", o.provider, "Usage source: "+strings.Join(registry.Names(), ", ")+".")
+	fs.StringVar(&o.listenAddress, "listen-address", o.listenAddress, "Address the HTTP API listens on.")
+	fs.DurationVar(&o.period, "period", o.period, "Time between sampling rounds.")
+	fs.StringSliceVar(&o.windows, "windows", o.windows, "Statistics windows, comma separated.")
+	fs.DurationVar(&o.staleAfter, "stale-after", 0, "A node whose newest sample is older is stale (default 3 × --period).")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; the in-cluster configuration when empty.")
+	fs.StringVar(&o.prometheus.Address, "prometheus-address", "", "Prometheus base URL (--provider=prometheus).")
+	fs.StringVar((*string)(&o.prometheus.QuerySet), "prometheus-query-set", string(o.prometheus.QuerySet), "Default queries: auto, node-exporter or kube-prometheus.")
+	fs.StringVar(&o.prometheus.CPUQuery, "prometheus-cpu-query", "", "PromQL returning each node's busy CPU fraction (0-1); replaces the query set's.")
+	fs.StringVar(&o.prometheus.MemoryQuery, "prometheus-memory-query", "", "PromQL returning each node's used memory fraction (0-1); replaces the query set's.")
+	fs.StringVar(&o.prometheus.BearerTokenFile, "prometheus-bearer-token-file", "", "File holding a bearer token sent to Prometheus.")
+	fs.StringVar(&o.prometheus.CAFile, "prometheus-ca-file", "", "PEM CA bundle trusted for an https Prometheus.")
+	fs.BoolVar(&o.prometheus.InsecureSkipVerify, "prometheus-insecure-skip-verify", false, "Skip TLS verification of Prometheus (unsafe).")
+	fs.DurationVar(&o.prometheus.Timeout, "prometheus-timeout", o.prometheus.Timeout, "Timeout of each Prometheus query.")
+	fs.StringSliceVar(&o.staticUsage, "static-usage", nil, "With --provider=static: node=cpu%:memory% entries, e.g. node-a=30:45,node-b=80:20 (demos; no cluster needed).")
+}
+
+// newFlagSet returns the command's flags, klog's included.
+func newFlagSet(o *options) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("load-watcher", pflag.ContinueOnError)
+	o.addFlags(fs)
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	fs.AddGoFlagSet(klogFlags)
+	return fs
+}
+
+// applyEnv sets every flag not given on the command line from its
+// LOAD_WATCHER_* variable.
+func applyEnv(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || err != nil {
+			return
+		}
+		name := envPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := lookup(name); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("environment variable %s: %w", name, e)
+			}
+		}
+	})
+	return err
+}
+
+// parseWindows parses and checks --windows.
+func (o *options) parseWindows() ([]usage.Window, error) {
+	var errs field.ErrorList
+	out := make([]usage.Window, 0, len(o.windows))
+	for i, s := range o.windows {
+		w, err := apiv1.ParseWindow(strings.TrimSpace(s))
+		if err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("windows").Index(i), s, err.Error()))
+			continue
+		}
+		out = append(out, w)
+	}
+	return out, errs.ToAggregate()
+}
+
+// validate checks the flags that the packages do not check themselves.
+func (o *options) validate() error {
+	var errs field.ErrorList
+	if names := sets.New(registry.Names()...); !names.Has(o.provider) {
+		errs = append(errs, field.NotSupported(field.NewPath("provider"), o.provider, sets.List(names)))
+	}
+	if o.listenAddress == "" {
+		errs = append(errs, field.Required(field.NewPath("listenAddress"), ""))
+	}
+	if len(o.staticUsage) > 0 && o.provider != static.Name {
+		errs = append(errs, field.Invalid(field.NewPath("staticUsage"), strings.Join(o.staticUsage, ","), "only with --provider=static"))
+	}
+	if o.provider == prometheus.Name {
+		p := o.prometheus
+		p.SetDefaults()
+		if err := p.Validate(field.NewPath("prometheus")); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("prometheus"), "", err.Error()))
+		}
+	}
+	return errs.ToAggregate()
+}
+
+// staticProvider builds the static provider from --static-usage.
+func (o *options) staticProvider() (*static.Provider, error) {
+	p := static.New()
+	var errs field.ErrorList
+	for i, entry := range o.staticUsage {
+		path := field.NewPath("staticUsage").Index(i)
+		node, vals, ok := strings.Cut(entry, "=")
+		cpuS, memS, ok2 := strings.Cut(vals, ":")
+		cpu, err1 := strconv.ParseFloat(cpuS, 64)
+		mem, err2 := strconv.ParseFloat(memS, 64)
+		if !ok || !ok2 || node == "" || err1 != nil || err2 != nil {
+			errs = append(errs, field.Invalid(path, entry, "want node=cpu:memory, e.g. node-a=30:45"))
+			continue
+		}
+		p.Set(node, cpu, mem)
+	}
+	return p, errs.ToAggregate()
+}
+
+func lookupEnv(name string) (string, bool) { return os.LookupEnv(name) }

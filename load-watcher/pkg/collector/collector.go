@@ -1,0 +1,377 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+// Collector samples a provider into per-node ring buffers and publishes
+// snapshots of windowed statistics. All methods are safe for concurrent use.
+type Collector struct {
+	cfg      Config
+	capacity int // points per node
+	gatherer prometheus.Gatherer
+	metrics  *metrics
+
+	mu          sync.Mutex // guards the fields below
+	series      map[string]*nodeSeries
+	noSamples   []string
+	lastSuccess time.Time
+	lastErr     error
+	rounds      int
+	scratch     []float64
+	sorted      []float64
+
+	// base is the latest published statistics, Stale not yet evaluated.
+	base atomic.Pointer[published]
+}
+
+type nodeSeries struct {
+	ring  ring
+	usage usage.NodeUsage
+}
+
+// published is one round's statistics plus a cached staleness evaluation.
+type published struct {
+	nodes     map[string]usage.NodeUsage
+	evaluated atomic.Pointer[evaluated]
+}
+
+// evaluated is a snapshot whose Stale flags hold from `from` until `until`.
+type evaluated struct {
+	snap        *usage.Snapshot
+	from, until time.Time
+}
+
+// New validates cfg and returns a Collector that has not sampled yet.
+func New(cfg Config) (*Collector, error) {
+	cfg.SetDefaults()
+	if err := cfg.Validate(field.NewPath("collector")); err != nil {
+		return nil, err
+	}
+	c := &Collector{
+		cfg:      cfg,
+		capacity: int(cfg.maxWindow()/cfg.Period) + 2, // +2: timestamp jitter at both ends
+		series:   map[string]*nodeSeries{},
+	}
+	reg := cfg.Registerer
+	if reg == nil {
+		r := prometheus.NewRegistry()
+		reg, c.gatherer = r, r
+	} else if g, ok := reg.(prometheus.Gatherer); ok {
+		c.gatherer = g
+	}
+	m, err := newMetrics(reg, cfg.Provider.Name(), c)
+	if err != nil {
+		return nil, fmt.Errorf("registering collector metrics: %w", err)
+	}
+	c.metrics = m
+	return c, nil
+}
+
+// Gatherer returns the registry holding the collector's metrics, when it
+// is one (always when Config.Registerer was nil).
+func (c *Collector) Gatherer() prometheus.Gatherer { return c.gatherer }
+
+// Config returns the effective configuration, defaults applied.
+func (c *Collector) Config() Config { return c.cfg }
+
+func (c *Collector) now() time.Time { return c.cfg.Now() }
+
+// Run samples every period until ctx ends. A node source that needs
+// starting (an informer) is started and synced first.
+func (c *Collector) Run(ctx context.Context) error {
+	if s, ok := c.cfg.Nodes.(starter); ok {
+		if err := s.Start(ctx); err != nil {
+			return err
+		}
+	}
+	var changed <-chan struct{}
+	if n, ok := c.cfg.Nodes.(changeNotifier); ok {
+		changed = n.Changed()
+	}
+	ticker := time.NewTicker(c.cfg.Period)
+	defer ticker.Stop()
+	for {
+		if err := c.Collect(ctx); err != nil && ctx.Err() == nil {
+			klog.ErrorS(err, "Sampling usage failed; keeping the previous samples", "provider", c.cfg.Provider.Name())
+		}
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-ticker.C:
+				waiting = false
+			case <-changed:
+				c.Prune()
+			}
+		}
+	}
+}
+
+// Collect runs one sampling round: list nodes, ask the provider, store the
+// sanitized samples and publish fresh statistics. Samples a partial answer
+// did return are kept even when it also reports an error.
+func (c *Collector) Collect(ctx context.Context) error {
+	nodes, err := c.cfg.Nodes.Nodes()
+	if err != nil {
+		c.recordFailure(err)
+		return err
+	}
+	start := time.Now()
+	samples, perr := c.cfg.Provider.Sample(ctx, nodes)
+	c.metrics.sampleDuration.Observe(time.Since(start).Seconds())
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rounds++
+	c.pruneLocked(nodes)
+	c.ingestLocked(nodes, samples)
+	c.publishLocked()
+	if perr != nil {
+		c.lastErr = perr
+		c.metrics.providerErrors.Inc()
+		return fmt.Errorf("sampling %s: %w", c.cfg.Provider.Name(), perr)
+	}
+	c.lastErr = nil
+	c.lastSuccess = c.now()
+	c.metrics.lastSuccess.Set(unixSeconds(c.lastSuccess))
+	return nil
+}
+
+func (c *Collector) recordFailure(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rounds++
+	c.lastErr = err
+	c.metrics.providerErrors.Inc()
+}
+
+// Prune drops the buffers of nodes that no longer exist, at once rather
+// than at the next round.
+func (c *Collector) Prune() {
+	nodes, err := c.cfg.Nodes.Nodes()
+	if err != nil {
+		klog.ErrorS(err, "Listing nodes to prune failed")
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pruneLocked(nodes) {
+		c.publishLocked()
+	}
+}
+
+// pruneLocked frees buffers of deleted nodes; it reports whether any went.
+func (c *Collector) pruneLocked(nodes []provider.Node) bool {
+	if len(c.series) == 0 {
+		return false
+	}
+	exists := make(map[string]struct{}, len(nodes))
+	for _, n := range nodes {
+		exists[n.Name] = struct{}{}
+	}
+	pruned := false
+	for name := range c.series {
+		if _, ok := exists[name]; !ok {
+			delete(c.series, name)
+			pruned = true
+		}
+	}
+	if pruned {
+		c.noSamples = c.noSamplesLocked(nodes)
+	}
+	return pruned
+}
+
+func (c *Collector) ingestLocked(nodes []provider.Node, samples []provider.Sample) {
+	byName := make(map[string]*provider.Node, len(nodes))
+	for i := range nodes {
+		byName[nodes[i].Name] = &nodes[i]
+	}
+	now := c.now()
+	for _, s := range samples {
+		n, ok := byName[s.Node]
+		if !ok {
+			continue // the provider knows a node the cluster does not (any more)
+		}
+		p := point{unixNano: s.Time.UnixNano(), cpu: math.NaN(), memory: math.NaN()}
+		if s.Time.IsZero() {
+			p.unixNano = now.UnixNano()
+		}
+		if s.HasCPU {
+			p.cpu = c.sanitize(usage.CPU, s.CPU, provider.Ceiling(n.Capacity.MilliCPU, n.Allocatable.MilliCPU))
+		}
+		if s.HasMemory {
+			p.memory = c.sanitize(usage.Memory, s.Memory, provider.Ceiling(n.Capacity.MemoryBytes, n.Allocatable.MemoryBytes))
+		}
+		if math.IsNaN(p.cpu) && math.IsNaN(p.memory) {
+			continue
+		}
+		ns := c.series[s.Node]
+		if ns == nil {
+			ns = &nodeSeries{ring: newRing(c.capacity)}
+			c.series[s.Node] = ns
+		}
+		if last, ok := ns.ring.newest(); ok && p.unixNano <= last.unixNano {
+			continue // the source has nothing newer (metrics-server resolution > period)
+		}
+		ns.ring.push(p)
+		ns.usage = c.statsLocked(s.Node, &ns.ring)
+	}
+	c.noSamples = c.noSamplesLocked(nodes)
+}
+
+// sanitize returns the usable value, or NaN when the value is dropped;
+// every drop or clamp is counted.
+func (c *Collector) sanitize(r usage.Resource, v, ceiling float64) float64 {
+	out, verdict, ok := provider.Sanitize(v, ceiling)
+	if verdict != provider.Accepted {
+		c.metrics.rejected.WithLabelValues(string(r), string(verdict)).Inc()
+	}
+	if !ok {
+		return math.NaN()
+	}
+	return out
+}
+
+// statsLocked computes every window of one node, anchored at its newest
+// sample so a silent provider leaves the last statistics in place.
+func (c *Collector) statsLocked(name string, r *ring) usage.NodeUsage {
+	newest, _ := r.newest()
+	u := usage.NodeUsage{
+		Node:       name,
+		SampleTime: time.Unix(0, newest.unixNano),
+		Windows:    make(map[usage.Window]map[usage.Resource]usage.Stats, len(c.cfg.Windows)),
+	}
+	for _, w := range c.cfg.Windows {
+		cutoff := newest.unixNano - int64(w.Duration())
+		byRes := make(map[usage.Resource]usage.Stats, 2)
+		for _, res := range usage.Resources {
+			c.scratch = r.since(c.scratch[:0], cutoff, res == usage.CPU)
+			if len(c.scratch) == 0 {
+				continue
+			}
+			var st usage.Stats
+			st, c.sorted = summarize(c.scratch, c.sorted)
+			byRes[res] = st
+		}
+		u.Windows[w] = byRes
+	}
+	return u
+}
+
+func (c *Collector) noSamplesLocked(nodes []provider.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		if _, ok := c.series[n.Name]; !ok {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// publishLocked makes the current statistics visible to Snapshot.
+func (c *Collector) publishLocked() {
+	nodes := make(map[string]usage.NodeUsage, len(c.series))
+	for name, ns := range c.series {
+		nodes[name] = ns.usage
+	}
+	c.base.Store(&published{nodes: nodes})
+}
+
+// Snapshot returns the latest statistics with Stale evaluated now; nil
+// before the first round produced data. It never blocks on sampling. The
+// result is shared between callers: treat it as read-only.
+func (c *Collector) Snapshot() *usage.Snapshot {
+	p := c.base.Load()
+	if p == nil {
+		return nil
+	}
+	now := c.now()
+	if e := p.evaluated.Load(); e != nil && !now.Before(e.from) && now.Before(e.until) {
+		return e.snap
+	}
+	e := evaluate(p.nodes, now, c.cfg.StaleAfter, c.cfg.Provider.Name())
+	p.evaluated.Store(e)
+	return e.snap
+}
+
+// evaluate marks stale nodes and computes how long that marking holds: until
+// the first fresh node turns stale.
+func evaluate(nodes map[string]usage.NodeUsage, now time.Time, staleAfter time.Duration, source string) *evaluated {
+	until := now.Add(100 * 365 * 24 * time.Hour)
+	out := make(map[string]usage.NodeUsage, len(nodes))
+	for name, n := range nodes {
+		n.Stale = now.Sub(n.SampleTime) > staleAfter
+		// Fresh until its age exceeds staleAfter, one nanosecond past this.
+		if turns := n.SampleTime.Add(staleAfter + time.Nanosecond); !n.Stale && turns.Before(until) {
+			until = turns
+		}
+		out[name] = n
+	}
+	return &evaluated{
+		snap:  &usage.Snapshot{Time: now, Source: source, Nodes: out},
+		from:  now,
+		until: until,
+	}
+}
+
+// Status is the collector's health, for readiness checks and the API.
+type Status struct {
+	// Ready is true once a round succeeded within the staleness threshold.
+	Ready bool
+	// Reason explains why the collector is not ready.
+	Reason string
+	// Rounds counts sampling rounds so far.
+	Rounds int
+	// LastSuccess is when the provider last answered without error.
+	LastSuccess time.Time
+	// LastError is the error of the latest round, if it failed.
+	LastError error
+	// NodesTracked counts nodes with samples.
+	NodesTracked int
+	// NodesWithoutSamples lists existing nodes the provider gave no usable
+	// sample for, sorted.
+	NodesWithoutSamples []string
+}
+
+// Status reports the collector's health now.
+func (c *Collector) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := Status{
+		Rounds:              c.rounds,
+		LastSuccess:         c.lastSuccess,
+		LastError:           c.lastErr,
+		NodesTracked:        len(c.series),
+		NodesWithoutSamples: append([]string(nil), c.noSamples...),
+	}
+	sort.Strings(s.NodesWithoutSamples)
+	switch {
+	case c.lastSuccess.IsZero() && c.lastErr != nil:
+		s.Reason = "no successful sample yet: " + c.lastErr.Error()
+	case c.lastSuccess.IsZero():
+		s.Reason = "no sample collected yet"
+	case c.now().Sub(c.lastSuccess) > c.cfg.StaleAfter:
+		s.Reason = fmt.Sprintf("provider has not answered since %s (stale after %s)", c.lastSuccess.UTC().Format(time.RFC3339), c.cfg.StaleAfter)
+		if c.lastErr != nil {
+			s.Reason += ": " + c.lastErr.Error()
+		}
+	default:
+		s.Ready = true
+	}
+	return s
+}

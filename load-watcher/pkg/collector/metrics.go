@@ -1,0 +1,85 @@
+package collector
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the collector's own Prometheus metrics, registered on the
+// registerer it was given (never the global one), so two collectors in one
+// process do not clash.
+type metrics struct {
+	providerErrors prometheus.Counter
+	sampleDuration prometheus.Histogram
+	rejected       *prometheus.CounterVec
+	lastSuccess    prometheus.Gauge
+	nodesTracked   prometheus.GaugeFunc
+	nodesNoSamples prometheus.GaugeFunc
+	sampleAge      *sampleAgeCollector
+}
+
+func newMetrics(reg prometheus.Registerer, providerName string, c *Collector) (*metrics, error) {
+	constLabels := prometheus.Labels{"provider": providerName}
+	m := &metrics{
+		providerErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "load_watcher_provider_errors_total", ConstLabels: constLabels,
+			Help: "Sampling rounds in which the usage provider returned an error.",
+		}),
+		sampleDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "load_watcher_provider_sample_duration_seconds", ConstLabels: constLabels,
+			Help:    "Time taken by one sampling round of the usage provider.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
+		}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "load_watcher_samples_rejected_total", ConstLabels: constLabels,
+			Help: "Sample values dropped (nan, negative) or clamped (over_capacity), by resource and reason.",
+		}, []string{"resource", "reason"}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "load_watcher_last_success_timestamp_seconds", ConstLabels: constLabels,
+			Help: "Unix time of the last sampling round without a provider error.",
+		}),
+		nodesTracked: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "load_watcher_nodes_tracked", ConstLabels: constLabels,
+			Help: "Nodes with samples in the buffers.",
+		}, func() float64 { return float64(c.Status().NodesTracked) }),
+		nodesNoSamples: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "load_watcher_nodes_without_samples", ConstLabels: constLabels,
+			Help: "Cluster nodes for which the provider has returned no usable sample.",
+		}, func() float64 { return float64(len(c.Status().NodesWithoutSamples)) }),
+		sampleAge: newSampleAgeCollector(c, constLabels),
+	}
+	for _, col := range []prometheus.Collector{m.providerErrors, m.sampleDuration, m.rejected, m.lastSuccess, m.nodesTracked, m.nodesNoSamples, m.sampleAge} {
+		if err := reg.Register(col); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// sampleAgeCollector reports the age of each node's newest sample at
+// scrape time.
+type sampleAgeCollector struct {
+	c    *Collector
+	desc *prometheus.Desc
+}
+
+func newSampleAgeCollector(c *Collector, constLabels prometheus.Labels) *sampleAgeCollector {
+	return &sampleAgeCollector{c: c, desc: prometheus.NewDesc("load_watcher_node_sample_age_seconds",
+		"Age of the newest usage sample of each node.", []string{"node"}, constLabels)}
+}
+
+func (s *sampleAgeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
+
+func (s *sampleAgeCollector) Collect(ch chan<- prometheus.Metric) {
+	snap := s.c.Snapshot()
+	if snap == nil {
+		return
+	}
+	now := s.c.now()
+	for name, n := range snap.Nodes {
+		ch <- prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, now.Sub(n.SampleTime).Seconds(), name)
+	}
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -1,0 +1,61 @@
+package prometheus
+
+import (
+	"net/url"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// DefaultTimeout bounds each PromQL query.
+const DefaultTimeout = 10 * time.Second
+
+// Config configures the Prometheus provider.
+type Config struct {
+	// Address is the base URL of the Prometheus server, e.g. http://prometheus:9090.
+	Address string
+	// QuerySet picks the default queries; defaults to auto.
+	QuerySet QuerySet
+	// CPUQuery replaces the query set's CPU query when not empty.
+	CPUQuery string
+	// MemoryQuery replaces the query set's memory query when not empty.
+	MemoryQuery string
+	// BearerTokenFile is read before every query and sent as a bearer token.
+	BearerTokenFile string
+	// CAFile holds PEM certificates trusted for an https Address.
+	CAFile string
+	// InsecureSkipVerify disables TLS certificate checks.
+	InsecureSkipVerify bool
+	// Timeout bounds each query; defaults to DefaultTimeout.
+	Timeout time.Duration
+}
+
+var validQuerySets = sets.New(QuerySetAuto, QuerySetNodeExporter, QuerySetKubePrometheus)
+
+// SetDefaults fills unset fields.
+func (c *Config) SetDefaults() {
+	if c.QuerySet == "" {
+		c.QuerySet = QuerySetAuto
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+}
+
+// Validate reports every invalid field at once.
+func (c *Config) Validate(path *field.Path) error {
+	var errs field.ErrorList
+	if c.Address == "" {
+		errs = append(errs, field.Required(path.Child("address"), "the Prometheus URL"))
+	} else if u, err := url.Parse(c.Address); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, field.Invalid(path.Child("address"), c.Address, "must be an http:// or https:// URL with a host"))
+	}
+	if !validQuerySets.Has(c.QuerySet) {
+		errs = append(errs, field.NotSupported(path.Child("querySet"), c.QuerySet, sets.List(validQuerySets)))
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, field.Invalid(path.Child("timeout"), c.Timeout.String(), "must not be negative"))
+	}
+	return errs.ToAggregate()
+}

@@ -1,0 +1,74 @@
+package app
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Modes of reaching load-watcher.
+const (
+	// ModeService reads usage from a load-watcher server over HTTP.
+	ModeService = "service"
+	// ModeLibrary runs load-watcher's collector inside the scheduler.
+	ModeLibrary = "library"
+)
+
+// Flag defaults.
+const (
+	DefaultLoadWatcherAddress = "http://ballast-load-watcher:2020"
+	DefaultStaleAfter         = 90 * time.Second
+)
+
+// Options are Ballast's flags, added to kube-scheduler's.
+type Options struct {
+	// LoadWatcherAddress is the load-watcher URL in service mode.
+	LoadWatcherAddress string
+	// LoadWatcherMode is ModeService or ModeLibrary.
+	LoadWatcherMode string
+	// StaleAfter is how old a node's newest sample may be before the
+	// plugins stop trusting it.
+	StaleAfter time.Duration
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{LoadWatcherAddress: DefaultLoadWatcherAddress, LoadWatcherMode: ModeService, StaleAfter: DefaultStaleAfter}
+}
+
+// AddFlags registers the flags on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.LoadWatcherAddress, "load-watcher-address", o.LoadWatcherAddress,
+		"URL of the load-watcher serving node usage. Empty together with --load-watcher-mode=library runs the collector in the scheduler.")
+	fs.StringVar(&o.LoadWatcherMode, "load-watcher-mode", o.LoadWatcherMode,
+		"How to reach load-watcher: service (HTTP, one load-watcher for the cluster) or library (collector in-process, reading metrics-server).")
+	fs.DurationVar(&o.StaleAfter, "load-watcher-stale-after", o.StaleAfter,
+		"Age after which a node's usage is stale: the plugins then place by requests on that node.")
+}
+
+// Validate reports every invalid flag at once.
+func (o *Options) Validate() error {
+	var errs field.ErrorList
+	switch o.LoadWatcherMode {
+	case ModeService:
+		if o.LoadWatcherAddress == "" {
+			errs = append(errs, field.Required(field.NewPath("--load-watcher-address"), "required in service mode"))
+		}
+	case ModeLibrary:
+		if o.LoadWatcherAddress != "" {
+			errs = append(errs, field.Invalid(field.NewPath("--load-watcher-address"), o.LoadWatcherAddress,
+				"must be empty in library mode (the collector runs in-process)"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("--load-watcher-mode"), o.LoadWatcherMode, []string{ModeLibrary, ModeService}))
+	}
+	if o.StaleAfter <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("--load-watcher-stale-after"), o.StaleAfter.String(), "must be positive"))
+	}
+	if err := errs.ToAggregate(); err != nil {
+		return fmt.Errorf("invalid flags: %w", err)
+	}
+	return nil
+}

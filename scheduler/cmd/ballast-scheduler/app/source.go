@@ -1,0 +1,89 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
+)
+
+// SourceFactory builds the usage source when the scheduler creates its
+// plugins. ctx lives as long as the scheduler; h gives the scheduler's
+// Kubernetes client configuration.
+type SourceFactory func(ctx context.Context, h fwk.Handle) (nodeload.Source, error)
+
+// usageHub is the process's one usage source, shared by every plugin of
+// every profile. It starts lazily, when the first plugin is built, because
+// only then are flags parsed and the scheduler's context and client known.
+type usageHub struct {
+	factory SourceFactory
+	once    sync.Once
+	source  atomic.Pointer[nodeload.Source]
+	err     error
+}
+
+// start builds and starts the source once.
+func (u *usageHub) start(ctx context.Context, h fwk.Handle) error {
+	u.once.Do(func() {
+		src, err := u.factory(ctx, h)
+		if err != nil {
+			u.err = fmt.Errorf("starting the load-watcher client: %w", err)
+			return
+		}
+		if src != nil {
+			u.source.Store(&src)
+		}
+	})
+	return u.err
+}
+
+// Snapshot implements nodeload.Source: nil until the source has started.
+func (u *usageHub) Snapshot() *usage.Snapshot {
+	if src := u.source.Load(); src != nil {
+		return (*src).Snapshot()
+	}
+	return nil
+}
+
+// FlagSource builds the source the flags ask for: load-watcher's HTTP client
+// in service mode, its in-process collector (metrics-server) in library mode.
+func FlagSource(o *Options) SourceFactory {
+	return func(ctx context.Context, h fwk.Handle) (nodeload.Source, error) {
+		if err := o.Validate(); err != nil {
+			return nil, err
+		}
+		logger := klog.FromContext(ctx)
+		if o.LoadWatcherMode == ModeLibrary {
+			c, err := client.NewInProcess(client.InProcessConfig{
+				RestConfig: h.KubeConfig(),
+				StaleAfter: o.StaleAfter,
+				Registerer: legacyregistry.Registerer(),
+			})
+			if err != nil {
+				return nil, err
+			}
+			go func() {
+				if err := c.Run(ctx); err != nil && ctx.Err() == nil {
+					logger.Error(err, "In-process load-watcher collector stopped")
+				}
+			}()
+			logger.Info("Collecting node usage in-process", "staleAfter", o.StaleAfter)
+			return c, nil
+		}
+		c, err := client.New(client.Config{Address: o.LoadWatcherAddress, StaleAfter: o.StaleAfter})
+		if err != nil {
+			return nil, err
+		}
+		go c.Run(ctx)
+		logger.Info("Reading node usage from load-watcher", "address", o.LoadWatcherAddress, "staleAfter", o.StaleAfter)
+		return c, nil
+	}
+}

@@ -1,0 +1,109 @@
+package config
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+// Defaults, as documented on the argument types.
+const (
+	DefaultCPUThreshold        = 85.0
+	DefaultMemoryThreshold     = 90.0
+	DefaultTargetUtilization   = 70.0
+	DefaultLoadAwareWindow     = 5 * time.Minute
+	DefaultRequestMultiplier   = 1.0
+	DefaultRiskWindow          = 15 * time.Minute
+	DefaultSafeVarianceMargin  = 1.0
+	DefaultSafeVarianceSens    = 1.0
+	DefaultCPUOvercommit       = 1.5
+	DefaultMemoryOvercommit    = 1.2
+	DefaultOvercommitMaxUsage  = 80.0
+	DefaultUsageAwareFitWindow = 5 * time.Minute
+)
+
+// Default per-container estimates for containers without requests or limits.
+var (
+	DefaultEstimateCPU    = resource.MustParse("100m")
+	DefaultEstimateMemory = resource.MustParse("200Mi")
+)
+
+func defaultResources() []ResourceSpec {
+	return []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}}
+}
+
+// SetDefaults_LoadAwareArgs fills the unset fields of args.
+func SetDefaults_LoadAwareArgs(args *LoadAwareArgs) {
+	if args.Thresholds == nil {
+		args.Thresholds = map[usage.Resource]float64{usage.CPU: DefaultCPUThreshold, usage.Memory: DefaultMemoryThreshold}
+	}
+	if args.ScoringStrategy == nil {
+		args.ScoringStrategy = &ScoringStrategy{}
+	}
+	s := args.ScoringStrategy
+	if s.Type == "" {
+		s.Type = LeastLoaded
+	}
+	if len(s.Resources) == 0 {
+		s.Resources = defaultResources()
+	}
+	if s.TargetUtilization == nil {
+		s.TargetUtilization = ptr.To(DefaultTargetUtilization)
+	}
+	if args.Window == nil {
+		args.Window = &metav1.Duration{Duration: DefaultLoadAwareWindow}
+	}
+	if args.PodEstimate == nil {
+		args.PodEstimate = &PodEstimate{}
+	}
+	setDefaultsPodEstimate(args.PodEstimate)
+}
+
+func setDefaultsPodEstimate(e *PodEstimate) {
+	if e.RequestMultiplier == nil {
+		e.RequestMultiplier = ptr.To(DefaultRequestMultiplier)
+	}
+	if e.DefaultCPU == nil {
+		e.DefaultCPU = ptr.To(DefaultEstimateCPU.DeepCopy())
+	}
+	if e.DefaultMemory == nil {
+		e.DefaultMemory = ptr.To(DefaultEstimateMemory.DeepCopy())
+	}
+}
+
+// SetDefaults_LoadVariationRiskBalancingArgs fills the unset fields of args.
+func SetDefaults_LoadVariationRiskBalancingArgs(args *LoadVariationRiskBalancingArgs) {
+	if args.SafeVarianceMargin == nil {
+		args.SafeVarianceMargin = ptr.To(DefaultSafeVarianceMargin)
+	}
+	if args.SafeVarianceSensitivity == nil {
+		args.SafeVarianceSensitivity = ptr.To(DefaultSafeVarianceSens)
+	}
+	if args.Window == nil {
+		args.Window = &metav1.Duration{Duration: DefaultRiskWindow}
+	}
+	if len(args.Resources) == 0 {
+		args.Resources = defaultResources()
+	}
+}
+
+// SetDefaults_UsageAwareFitArgs fills the unset fields of args.
+func SetDefaults_UsageAwareFitArgs(args *UsageAwareFitArgs) {
+	if args.MaxOvercommit == nil {
+		args.MaxOvercommit = map[usage.Resource]float64{usage.CPU: DefaultCPUOvercommit, usage.Memory: DefaultMemoryOvercommit}
+	}
+	if args.MaxUsage == nil {
+		args.MaxUsage = map[usage.Resource]float64{usage.CPU: DefaultOvercommitMaxUsage, usage.Memory: DefaultOvercommitMaxUsage}
+	}
+	if args.Window == nil {
+		args.Window = &metav1.Duration{Duration: DefaultUsageAwareFitWindow}
+	}
+	if args.PodEstimate == nil {
+		args.PodEstimate = &PodEstimate{}
+	}
+	setDefaultsPodEstimate(args.PodEstimate)
+}

@@ -1,0 +1,103 @@
+package config
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+func TestSetDefaultsLoadAwareArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		in   *LoadAwareArgs
+		want *LoadAwareArgs
+	}{
+		{
+			name: "empty args get every default",
+			in:   &LoadAwareArgs{},
+			want: &LoadAwareArgs{
+				Thresholds: map[usage.Resource]float64{usage.CPU: 85, usage.Memory: 90},
+				ScoringStrategy: &ScoringStrategy{
+					Type:              LeastLoaded,
+					Resources:         []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},
+					TargetUtilization: ptr.To(70.0),
+				},
+				Window: &metav1.Duration{Duration: 5 * time.Minute},
+				PodEstimate: &PodEstimate{
+					RequestMultiplier: ptr.To(1.0),
+					DefaultCPU:        ptr.To(resource.MustParse("100m")),
+					DefaultMemory:     ptr.To(resource.MustParse("200Mi")),
+				},
+			},
+		},
+		{
+			name: "set fields are kept, a partial threshold map is not completed",
+			in: &LoadAwareArgs{
+				Thresholds:      map[usage.Resource]float64{usage.Memory: 80},
+				ScoringStrategy: &ScoringStrategy{Type: TargetPacking, TargetUtilization: ptr.To(60.0)},
+				Window:          &metav1.Duration{Duration: time.Minute},
+				PodEstimate:     &PodEstimate{RequestMultiplier: ptr.To(1.5)},
+			},
+			want: &LoadAwareArgs{
+				Thresholds: map[usage.Resource]float64{usage.Memory: 80},
+				ScoringStrategy: &ScoringStrategy{
+					Type:              TargetPacking,
+					Resources:         []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},
+					TargetUtilization: ptr.To(60.0),
+				},
+				Window: &metav1.Duration{Duration: time.Minute},
+				PodEstimate: &PodEstimate{
+					RequestMultiplier: ptr.To(1.5),
+					DefaultCPU:        ptr.To(resource.MustParse("100m")),
+					DefaultMemory:     ptr.To(resource.MustParse("200Mi")),
+				},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			SetDefaults_LoadAwareArgs(tt.in)
+			if diff := cmp.Diff(tt.want, tt.in); diff != "" {
+				t.Errorf("defaults mismatch (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSetDefaultsLoadVariationRiskBalancingArgs(t *testing.T) {
+	got := &LoadVariationRiskBalancingArgs{SafeVarianceMargin: ptr.To(2.0)}
+	SetDefaults_LoadVariationRiskBalancingArgs(got)
+	want := &LoadVariationRiskBalancingArgs{
+		SafeVarianceMargin:      ptr.To(2.0),
+		SafeVarianceSensitivity: ptr.To(1.0),
+		Window:                  &metav1.Duration{Duration: 15 * time.Minute},
+		Resources:               []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults mismatch (-want,+got):\n%s", diff)
+	}
+}
+
+func TestSetDefaultsUsageAwareFitArgs(t *testing.T) {
+	got := &UsageAwareFitArgs{MaxOvercommit: map[usage.Resource]float64{usage.CPU: 2}}
+	SetDefaults_UsageAwareFitArgs(got)
+	want := &UsageAwareFitArgs{
+		MaxOvercommit: map[usage.Resource]float64{usage.CPU: 2},
+		MaxUsage:      map[usage.Resource]float64{usage.CPU: 80, usage.Memory: 80},
+		Window:        &metav1.Duration{Duration: 5 * time.Minute},
+		PodEstimate: &PodEstimate{
+			RequestMultiplier: ptr.To(1.0),
+			DefaultCPU:        ptr.To(resource.MustParse("100m")),
+			DefaultMemory:     ptr.To(resource.MustParse("200Mi")),
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults mismatch (-want,+got):\n%s", diff)
+	}
+}

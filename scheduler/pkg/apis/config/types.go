@@ -1,0 +1,111 @@
+package config
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+// ScoringStrategyType names how LoadAware turns predicted usage into a score.
+type ScoringStrategyType string
+
+const (
+	// LeastLoaded prefers the node with the lowest predicted usage (spreading).
+	LeastLoaded ScoringStrategyType = "LeastLoaded"
+	// TargetPacking fills nodes up to a target utilisation, then prefers the
+	// least loaded (Trimaran's TargetLoadPacking).
+	TargetPacking ScoringStrategyType = "TargetPacking"
+)
+
+// ResourceSpec is a resource taking part in a score, with its weight.
+type ResourceSpec struct {
+	// Name is "cpu" or "memory".
+	Name usage.Resource `json:"name"`
+	// Weight is the resource's share of the node score; at least 1.
+	Weight int64 `json:"weight,omitempty"`
+}
+
+// ScoringStrategy configures LoadAware's Score.
+type ScoringStrategy struct {
+	// Type is LeastLoaded or TargetPacking. Defaults to LeastLoaded.
+	Type ScoringStrategyType `json:"type,omitempty"`
+	// Resources weighs the resources scored. Defaults to cpu and memory, weight 1 each.
+	Resources []ResourceSpec `json:"resources,omitempty"`
+	// TargetUtilization is the usage, in percent, TargetPacking fills nodes up
+	// to. Defaults to 70. Ignored by LeastLoaded.
+	TargetUtilization *float64 `json:"targetUtilization,omitempty"`
+}
+
+// PodEstimate says how to guess the usage of a pod before it is measured.
+type PodEstimate struct {
+	// RequestMultiplier scales each container's request (capped at its limit).
+	// Defaults to 1.0.
+	RequestMultiplier *float64 `json:"requestMultiplier,omitempty"`
+	// DefaultCPU is assumed for a container without a CPU request or limit.
+	// Defaults to 100m.
+	DefaultCPU *resource.Quantity `json:"defaultCPU,omitempty"`
+	// DefaultMemory is assumed for a container without a memory request or
+	// limit. Defaults to 200Mi.
+	DefaultMemory *resource.Quantity `json:"defaultMemory,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// LoadAwareArgs are the arguments of the LoadAware plugin.
+type LoadAwareArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Thresholds are the predicted usages, in percent of allocatable, above
+	// which Filter rejects a node. Only the resources listed are checked.
+	// Defaults to {cpu: 85, memory: 90}.
+	Thresholds map[usage.Resource]float64 `json:"thresholds,omitempty"`
+	// ScoringStrategy configures Score.
+	ScoringStrategy *ScoringStrategy `json:"scoringStrategy,omitempty"`
+	// Window is the load-watcher window whose average is the node's usage; it
+	// must be one load-watcher keeps (--windows). Defaults to 5m.
+	Window *metav1.Duration `json:"window,omitempty"`
+	// PodEstimate configures the estimate of the pod being placed and of pods
+	// bound since the last usage sample.
+	PodEstimate *PodEstimate `json:"podEstimate,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// LoadVariationRiskBalancingArgs are the arguments of the
+// LoadVariationRiskBalancing plugin.
+type LoadVariationRiskBalancingArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// SafeVarianceMargin multiplies the standard deviation; 0 ignores
+	// variation. Defaults to 1.
+	SafeVarianceMargin *float64 `json:"safeVarianceMargin,omitempty"`
+	// SafeVarianceSensitivity is the root applied to the (fractional)
+	// standard deviation; above 1 small variations weigh more. Defaults to 1.
+	SafeVarianceSensitivity *float64 `json:"safeVarianceSensitivity,omitempty"`
+	// Window is the load-watcher window whose mean and standard deviation are
+	// used. Defaults to 15m.
+	Window *metav1.Duration `json:"window,omitempty"`
+	// Resources weighs the resources scored. Defaults to cpu and memory, weight 1 each.
+	Resources []ResourceSpec `json:"resources,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// UsageAwareFitArgs are the arguments of the UsageAwareFit plugin.
+type UsageAwareFitArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// MaxOvercommit bounds the requests admitted on a node, as a multiple of
+	// its allocatable, per resource (1 means no overcommit). Resources not
+	// listed are never overcommitted. Defaults to {cpu: 1.5, memory: 1.2}.
+	MaxOvercommit map[usage.Resource]float64 `json:"maxOvercommit,omitempty"`
+	// MaxUsage is the predicted usage, in percent of allocatable, that a node
+	// must stay at or below (judged on the window's 95th percentile) for a
+	// pod to be admitted beyond requests. Defaults to {cpu: 80, memory: 80}.
+	MaxUsage map[usage.Resource]float64 `json:"maxUsage,omitempty"`
+	// Window is the load-watcher window used. Defaults to 5m.
+	Window *metav1.Duration `json:"window,omitempty"`
+	// PodEstimate configures the estimate of the pod being placed.
+	PodEstimate *PodEstimate `json:"podEstimate,omitempty"`
+}

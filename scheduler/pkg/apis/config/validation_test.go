@@ -1,0 +1,188 @@
+package config
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+// errorList unpacks the aggregate a validator returns.
+func errorList(t *testing.T, err error) field.ErrorList {
+	t.Helper()
+	if err == nil {
+		return nil
+	}
+	agg, ok := err.(utilerrors.Aggregate)
+	if !ok {
+		t.Fatalf("validator returned %T, want an aggregate of field errors", err)
+	}
+	var out field.ErrorList
+	for _, e := range agg.Errors() {
+		fe, ok := e.(*field.Error)
+		if !ok {
+			t.Fatalf("validator returned %T in its aggregate, want *field.Error", e)
+		}
+		out = append(out, fe)
+	}
+	return out
+}
+
+var ignoreWording = cmpopts.IgnoreFields(field.Error{}, "BadValue", "Detail")
+
+func TestValidateLoadAwareArgs(t *testing.T) {
+	valid := func(mutate func(*LoadAwareArgs)) *LoadAwareArgs {
+		a := &LoadAwareArgs{}
+		SetDefaults_LoadAwareArgs(a)
+		mutate(a)
+		return a
+	}
+	tests := []struct {
+		name string
+		args *LoadAwareArgs
+		want field.ErrorList
+	}{
+		{name: "defaults are valid", args: valid(func(*LoadAwareArgs) {})},
+		{
+			name: "threshold above 100",
+			args: valid(func(a *LoadAwareArgs) { a.Thresholds[usage.CPU] = 120 }),
+			want: field.ErrorList{field.Invalid(field.NewPath("thresholds").Key("cpu"), nil, "")},
+		},
+		{
+			name: "negative and NaN thresholds",
+			args: valid(func(a *LoadAwareArgs) { a.Thresholds[usage.CPU] = -1; a.Thresholds[usage.Memory] = math.NaN() }),
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("thresholds").Key("cpu"), nil, ""),
+				field.Invalid(field.NewPath("thresholds").Key("memory"), nil, ""),
+			},
+		},
+		{
+			name: "unknown threshold resource",
+			args: valid(func(a *LoadAwareArgs) { a.Thresholds["gpu"] = 50 }),
+			want: field.ErrorList{field.NotSupported[string](field.NewPath("thresholds"), nil, nil)},
+		},
+		{
+			name: "unknown strategy",
+			args: valid(func(a *LoadAwareArgs) { a.ScoringStrategy.Type = "MostLoaded" }),
+			want: field.ErrorList{field.NotSupported[string](field.NewPath("scoringStrategy", "type"), nil, nil)},
+		},
+		{
+			name: "negative weight, duplicate and unknown resource",
+			args: valid(func(a *LoadAwareArgs) {
+				a.ScoringStrategy.Resources = []ResourceSpec{{Name: usage.CPU, Weight: -1}, {Name: usage.CPU, Weight: 1}, {Name: "disk", Weight: 1}}
+			}),
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("scoringStrategy", "resources").Index(0).Child("weight"), nil, ""),
+				field.Duplicate(field.NewPath("scoringStrategy", "resources").Index(1).Child("name"), nil),
+				field.NotSupported[string](field.NewPath("scoringStrategy", "resources").Index(2).Child("name"), nil, nil),
+			},
+		},
+		{
+			name: "target utilisation out of range",
+			args: valid(func(a *LoadAwareArgs) { a.ScoringStrategy.TargetUtilization = ptr.To(0.0) }),
+			want: field.ErrorList{field.Invalid(field.NewPath("scoringStrategy", "targetUtilization"), nil, "")},
+		},
+		{
+			name: "zero window and bad estimate, all reported at once",
+			args: valid(func(a *LoadAwareArgs) {
+				a.Window = &metav1.Duration{}
+				a.PodEstimate.RequestMultiplier = ptr.To(0.0)
+				a.PodEstimate.DefaultMemory = ptr.To(resource.MustParse("-1Mi"))
+			}),
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("window"), nil, ""),
+				field.Invalid(field.NewPath("podEstimate", "requestMultiplier"), nil, ""),
+				field.Invalid(field.NewPath("podEstimate", "defaultMemory"), nil, ""),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := errorList(t, ValidateLoadAwareArgs(nil, tt.args))
+			if diff := cmp.Diff(tt.want, got, ignoreWording); diff != "" {
+				t.Errorf("errors mismatch (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateLoadVariationRiskBalancingArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		args *LoadVariationRiskBalancingArgs
+		want field.ErrorList
+	}{
+		{name: "defaults are valid", args: &LoadVariationRiskBalancingArgs{}},
+		{
+			name: "negative margin, zero sensitivity, no window",
+			args: &LoadVariationRiskBalancingArgs{
+				SafeVarianceMargin:      ptr.To(-1.0),
+				SafeVarianceSensitivity: ptr.To(0.0),
+				Window:                  &metav1.Duration{Duration: -time.Second},
+			},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("safeVarianceMargin"), nil, ""),
+				field.Invalid(field.NewPath("safeVarianceSensitivity"), nil, ""),
+				field.Invalid(field.NewPath("window"), nil, ""),
+			},
+		},
+		{
+			name: "weight above 100",
+			args: &LoadVariationRiskBalancingArgs{Resources: []ResourceSpec{{Name: usage.Memory, Weight: 101}}},
+			want: field.ErrorList{field.Invalid(field.NewPath("resources").Index(0).Child("weight"), nil, "")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			SetDefaults_LoadVariationRiskBalancingArgs(tt.args)
+			got := errorList(t, ValidateLoadVariationRiskBalancingArgs(nil, tt.args))
+			if diff := cmp.Diff(tt.want, got, ignoreWording); diff != "" {
+				t.Errorf("errors mismatch (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateUsageAwareFitArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		args *UsageAwareFitArgs
+		want field.ErrorList
+	}{
+		{name: "defaults are valid", args: &UsageAwareFitArgs{}},
+		{
+			name: "overcommit below one and max usage above 100",
+			args: &UsageAwareFitArgs{
+				MaxOvercommit: map[usage.Resource]float64{usage.CPU: 0.5},
+				MaxUsage:      map[usage.Resource]float64{usage.Memory: 101},
+			},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("maxOvercommit").Key("cpu"), nil, ""),
+				field.Invalid(field.NewPath("maxUsage").Key("memory"), nil, ""),
+			},
+		},
+		{
+			name: "unknown overcommit resource",
+			args: &UsageAwareFitArgs{MaxOvercommit: map[usage.Resource]float64{"pods": 2}},
+			want: field.ErrorList{field.NotSupported[string](field.NewPath("maxOvercommit"), nil, nil)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			SetDefaults_UsageAwareFitArgs(tt.args)
+			got := errorList(t, ValidateUsageAwareFitArgs(nil, tt.args))
+			if diff := cmp.Diff(tt.want, got, ignoreWording); diff != "" {
+				t.Errorf("errors mismatch (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

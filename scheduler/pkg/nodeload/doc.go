@@ -1,0 +1,8 @@
+// Package nodeload is what the Ballast plugins know about the real usage of
+// nodes: the latest load-watcher snapshot, corrected for pods bound since it
+// was sampled (anti-herding), plus the bookkeeping when usage is missing or
+// stale (metrics, one event per pod and cause).
+//
+// One Tracker serves every plugin of every profile in a scheduler process; the
+// command builds it once and hands it to the plugin factories.
+package nodeload

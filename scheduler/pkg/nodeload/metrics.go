@@ -1,0 +1,62 @@
+package nodeload
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the Prometheus counters of the Ballast plugins. They are
+// exported on the scheduler's /metrics next to kube-scheduler's own (the
+// framework already measures per-plugin latency).
+type Metrics struct {
+	// Unavailable counts node evaluations that fell back to requests because
+	// usage was missing, stale or invalid; labels plugin and cause.
+	Unavailable *prometheus.CounterVec
+	// Filtered counts nodes rejected because a usage threshold was exceeded;
+	// labels plugin and resource.
+	Filtered *prometheus.CounterVec
+	// Overcommitted counts pods admitted beyond requests by UsageAwareFit;
+	// label resource.
+	Overcommitted *prometheus.CounterVec
+}
+
+// NewMetrics creates the counters and registers them with reg (the
+// scheduler's legacy registry in production). Counters already registered by
+// an earlier Tracker in the same process are reused.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Unavailable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ballast", Subsystem: "scheduler", Name: "usage_unavailable_total",
+			Help: "Node evaluations where real usage was missing, stale or invalid, so placement fell back to requests.",
+		}, []string{"plugin", "cause"}),
+		Filtered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ballast", Subsystem: "scheduler", Name: "filtered_by_threshold_total",
+			Help: "Nodes rejected for a pod because predicted usage exceeded a threshold.",
+		}, []string{"plugin", "resource"}),
+		Overcommitted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ballast", Subsystem: "scheduler", Name: "overcommit_admitted_total",
+			Help: "Node evaluations where UsageAwareFit admitted a pod beyond the node's requests.",
+		}, []string{"resource"}),
+	}
+	if reg != nil {
+		m.Unavailable = register(reg, m.Unavailable)
+		m.Filtered = register(reg, m.Filtered)
+		m.Overcommitted = register(reg, m.Overcommitted)
+	}
+	return m
+}
+
+func register(reg prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
+				return existing
+			}
+		}
+		// A clash with a different metric of the same name: keep counting
+		// locally rather than failing the scheduler over an observability gap.
+	}
+	return c
+}

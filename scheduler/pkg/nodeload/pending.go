@@ -1,0 +1,188 @@
+package nodeload
+
+import (
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
+)
+
+// DefaultExpiry is how long a bound pod is remembered at most. It is longer
+// than load-watcher's largest default window (15m), after which every window
+// fully contains the pod's usage.
+const DefaultExpiry = 20 * time.Minute
+
+// pendingPod is a pod bound to a node whose usage the node's samples may not
+// contain yet.
+type pendingPod struct {
+	pod  *v1.Pod
+	node string
+	// since is when the pod started using resources: its start time once it
+	// runs, its bind time before that.
+	since time.Time
+}
+
+// PendingPods remembers recently bound pods per node so their usage can be
+// added to samples taken before they ran (anti-herding).
+//
+// Unlike a cache keyed on "now", entries carry the pod's own bind or start
+// time, so a scheduler that restarts and lists existing pods does not count
+// long-running pods again. Entries older than the expiry are ignored and
+// swept, so the cache cannot grow without bound.
+type PendingPods struct {
+	mu        sync.RWMutex
+	byNode    map[string]map[types.UID]*pendingPod
+	nodeOf    map[types.UID]string
+	expiry    time.Duration
+	now       func() time.Time
+	lastSweep time.Time
+}
+
+// NewPendingPods returns an empty cache whose entries expire after expiry;
+// now is the clock (time.Now outside tests).
+func NewPendingPods(expiry time.Duration, now func() time.Time) *PendingPods {
+	if expiry <= 0 {
+		expiry = DefaultExpiry
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &PendingPods{
+		byNode: map[string]map[types.UID]*pendingPod{},
+		nodeOf: map[types.UID]string{},
+		expiry: expiry,
+		now:    now,
+	}
+}
+
+// Observe records a pod seen by the informer. A pod that is bound and not
+// finished is remembered with its own start (or bind) time; any other pod is
+// forgotten.
+func (c *PendingPods) Observe(pod *v1.Pod) {
+	if pod.Spec.NodeName == "" || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed || pod.DeletionTimestamp != nil {
+		c.Forget(pod.UID)
+		return
+	}
+	c.put(pod, pod.Spec.NodeName, usageSince(pod))
+}
+
+// Assume records a pod the scheduler has just reserved on node, before the
+// binding reaches the informer.
+func (c *PendingPods) Assume(pod *v1.Pod, node string) {
+	c.put(pod, node, c.now())
+}
+
+// Forget drops a pod (deleted, finished or unreserved).
+func (c *PendingPods) Forget(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forgetLocked(uid)
+}
+
+func (c *PendingPods) forgetLocked(uid types.UID) {
+	node, ok := c.nodeOf[uid]
+	if !ok {
+		return
+	}
+	delete(c.nodeOf, uid)
+	delete(c.byNode[node], uid)
+	if len(c.byNode[node]) == 0 {
+		delete(c.byNode, node)
+	}
+}
+
+func (c *PendingPods) put(pod *v1.Pod, node string, since time.Time) {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sweepLocked(now)
+	c.forgetLocked(pod.UID)
+	if now.Sub(since) > c.expiry {
+		return
+	}
+	if c.byNode[node] == nil {
+		c.byNode[node] = map[types.UID]*pendingPod{}
+	}
+	c.byNode[node][pod.UID] = &pendingPod{pod: pod, node: node, since: since}
+	c.nodeOf[pod.UID] = node
+}
+
+// sweepLocked drops expired entries, at most once per tenth of the expiry.
+func (c *PendingPods) sweepLocked(now time.Time) {
+	if now.Sub(c.lastSweep) < c.expiry/10 {
+		return
+	}
+	c.lastSweep = now
+	for uid, node := range c.nodeOf {
+		if now.Sub(c.byNode[node][uid].since) > c.expiry {
+			c.forgetLocked(uid)
+		}
+	}
+}
+
+// Len returns how many pods are remembered, expired or not.
+func (c *PendingPods) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.nodeOf)
+}
+
+// Sum returns the usage of node's pending pods that a sample taken at
+// sampleTime, averaged over window, does not contain yet. A pod that has used
+// resources for d before the sample is contained for the fraction d/window of
+// the window, so it still adds
+//
+//	estimate × (1 − clamp((sampleTime − since) / window, 0, 1))
+//
+// (all of it for pods that started after the sample, none once the window
+// has fully covered it). estimate computes a pod's usage; callers decide
+// between the estimate of LoadAware's podEstimate args and plain requests.
+func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duration, estimate func(*v1.Pod) loadscore.Amount) loadscore.Amount {
+	now := c.now()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var sum loadscore.Amount
+	for _, p := range c.byNode[node] {
+		if now.Sub(p.since) > c.expiry {
+			continue
+		}
+		left := remaining(sampleTime.Sub(p.since), window)
+		if left <= 0 {
+			continue
+		}
+		est := estimate(p.pod)
+		sum.MilliCPU += int64(float64(est.MilliCPU) * left)
+		sum.Memory += int64(float64(est.Memory) * left)
+	}
+	return sum
+}
+
+// remaining is the fraction of a pod's usage a window average does not yet
+// contain when the pod ran for covered before the sample.
+func remaining(covered, window time.Duration) float64 {
+	switch {
+	case covered <= 0:
+		return 1
+	case window <= 0 || covered >= window:
+		return 0
+	}
+	return 1 - float64(covered)/float64(window)
+}
+
+// usageSince is when a pod began (or will begin) to use resources, from the
+// pod itself so that it survives a scheduler restart: its start time, else
+// when it was bound (the PodScheduled condition), else its creation.
+func usageSince(pod *v1.Pod) time.Time {
+	if pod.Status.StartTime != nil {
+		return pod.Status.StartTime.Time
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return pod.CreationTimestamp.Time
+}

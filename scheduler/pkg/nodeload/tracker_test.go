@@ -1,0 +1,104 @@
+package nodeload
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+func stats(avg float64) map[usage.Window]map[usage.Resource]usage.Stats {
+	s := usage.Stats{Avg: avg, P95: avg, Latest: avg, Samples: 3}
+	return map[usage.Window]map[usage.Resource]usage.Stats{usage.Window5m: {usage.CPU: s, usage.Memory: s}}
+}
+
+func TestLookup(t *testing.T) {
+	snap := &usage.Snapshot{Nodes: map[string]usage.NodeUsage{
+		"ok":    {Node: "ok", Windows: stats(40)},
+		"stale": {Node: "stale", Stale: true, Windows: stats(40)},
+		"nan":   {Node: "nan", Windows: stats(math.NaN())},
+	}}
+	tests := []struct {
+		name   string
+		snap   *usage.Snapshot
+		node   string
+		window usage.Window
+		want   Cause
+	}{
+		{name: "fresh", snap: snap, node: "ok", window: usage.Window5m, want: CauseNone},
+		{name: "no snapshot yet", snap: nil, node: "ok", window: usage.Window5m, want: CauseMissing},
+		{name: "node absent", snap: snap, node: "new", window: usage.Window5m, want: CauseMissing},
+		{name: "window not kept", snap: snap, node: "ok", window: usage.Window15m, want: CauseMissing},
+		{name: "stale", snap: snap, node: "stale", window: usage.Window5m, want: CauseStale},
+		{name: "NaN", snap: snap, node: "nan", window: usage.Window5m, want: CauseInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, got := Lookup(tt.snap, tt.node, tt.window, usage.CPU, usage.Memory); got != tt.want {
+				t.Errorf("Lookup() cause = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReportCountsAndEmitsOneEventPerPodAndCause(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	clock := &fakeClock{t: t0}
+	tr := NewTracker(nil, Options{Registerer: reg, Now: clock.now})
+	rec := events.NewFakeRecorder(10)
+	h := fakeHandle{rec: rec}
+	pod := boundPod("p", "")
+
+	var u Unavailable
+	u.Add("n1", CauseMissing)
+	u.Add("n2", CauseMissing)
+	u.Add("n3", CauseStale)
+	tr.Report(context.Background(), h, "LoadAware", pod, u)
+	tr.Report(context.Background(), h, "LoadAware", pod, u) // a retry of the same pod
+
+	if got := testutil.ToFloat64(tr.Metrics().Unavailable.WithLabelValues("LoadAware", string(CauseMissing))); got != 4 {
+		t.Errorf("missing counter = %v, want 4 (2 nodes × 2 attempts)", got)
+	}
+	if got := testutil.ToFloat64(tr.Metrics().Unavailable.WithLabelValues("LoadAware", string(CauseStale))); got != 2 {
+		t.Errorf("stale counter = %v, want 2", got)
+	}
+	close(rec.Events)
+	var got []string
+	for e := range rec.Events {
+		got = append(got, e)
+	}
+	if len(got) != 2 {
+		t.Fatalf("events = %q, want one per cause", got)
+	}
+	joined := strings.Join(got, "\n")
+	for _, want := range []string{"Warning UsageMissing LoadAware: no usage from load-watcher for 2 node(s) (e.g. n1)", "Warning UsageStale"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("events %q lack %q", got, want)
+		}
+	}
+
+	// After an hour the pod, if still pending, gets a reminder.
+	clock.step(time.Hour)
+	rec2 := events.NewFakeRecorder(10)
+	tr.Report(context.Background(), fakeHandle{rec: rec2}, "LoadAware", pod, u)
+	if len(rec2.Events) != 2 {
+		t.Errorf("after an hour: %d events, want 2 reminders", len(rec2.Events))
+	}
+}
+
+func TestMetricsReuseRegisteredCounters(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	a := NewMetrics(reg)
+	b := NewMetrics(reg) // a second scheduler in the same process
+	b.Filtered.WithLabelValues("LoadAware", "cpu").Inc()
+	if got := testutil.ToFloat64(a.Filtered.WithLabelValues("LoadAware", "cpu")); got != 1 {
+		t.Errorf("second Metrics did not reuse the registered counter: first sees %v, want 1", got)
+	}
+}

@@ -1,0 +1,270 @@
+// Package loadaware is the LoadAware plugin: it keeps pods off nodes whose
+// real usage (from load-watcher) plus the pod would exceed a threshold, and
+// scores nodes by predicted usage, spreading (LeastLoaded) or packing up to a
+// target (TargetPacking).
+package loadaware
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
+	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
+)
+
+// Name is the plugin's name in scheduler configurations.
+const Name = "LoadAware"
+
+var (
+	_ fwk.PreFilterPlugin = &LoadAware{}
+	_ fwk.FilterPlugin    = &LoadAware{}
+	_ fwk.PreScorePlugin  = &LoadAware{}
+	_ fwk.ScorePlugin     = &LoadAware{}
+	_ fwk.ReservePlugin   = &LoadAware{}
+)
+
+// strategies builds the per-resource scorer of each strategy type.
+var strategies = map[config.ScoringStrategyType]func(s *config.ScoringStrategy) loadscore.ResourceScorer{
+	config.LeastLoaded: func(*config.ScoringStrategy) loadscore.ResourceScorer { return loadscore.LeastLoaded },
+	config.TargetPacking: func(s *config.ScoringStrategy) loadscore.ResourceScorer {
+		return loadscore.TargetPacking(*s.TargetUtilization)
+	},
+}
+
+// LoadAware filters and scores nodes on predicted real usage.
+type LoadAware struct {
+	handle  fwk.Handle
+	tracker *nodeload.Tracker
+
+	thresholds map[usage.Resource]float64
+	// checked are the resources with a threshold, in a stable order.
+	checked  []usage.Resource
+	weights  []loadscore.ResourceWeight
+	scored   []usage.Resource
+	scorer   loadscore.ResourceScorer
+	strategy config.ScoringStrategyType
+	window   usage.Window
+	estimate loadscore.EstimateOptions
+}
+
+// NewFactory returns the factory kube-scheduler calls for every profile that
+// enables LoadAware; all instances share tracker.
+func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
+	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		return New(ctx, obj, h, tracker)
+	}
+}
+
+// New builds the plugin from its args, defaulting and validating them.
+func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*LoadAware, error) {
+	args := &config.LoadAwareArgs{}
+	switch in := obj.(type) {
+	case nil:
+	case *config.LoadAwareArgs:
+		if in != nil {
+			args = in.DeepCopy()
+		}
+	default:
+		return nil, fmt.Errorf("want args to be of type LoadAwareArgs, got %T", obj)
+	}
+	config.SetDefaults_LoadAwareArgs(args)
+	if err := config.ValidateLoadAwareArgs(nil, args); err != nil {
+		return nil, fmt.Errorf("invalid %s args: %w", Name, err)
+	}
+	if tracker == nil {
+		return nil, fmt.Errorf("%s needs a usage tracker", Name)
+	}
+	if err := tracker.Attach(h); err != nil {
+		return nil, err
+	}
+	s := args.ScoringStrategy
+	pl := &LoadAware{
+		handle:     h,
+		tracker:    tracker,
+		thresholds: args.Thresholds,
+		scorer:     strategies[s.Type](s),
+		strategy:   s.Type,
+		window:     usage.Window(args.Window.Duration),
+		estimate:   EstimateOptions(args.PodEstimate),
+	}
+	for _, r := range usage.Resources {
+		if _, ok := args.Thresholds[r]; ok {
+			pl.checked = append(pl.checked, r)
+		}
+	}
+	for _, r := range s.Resources {
+		pl.weights = append(pl.weights, loadscore.ResourceWeight{Resource: r.Name, Weight: r.Weight})
+		pl.scored = append(pl.scored, r.Name)
+	}
+	return pl, nil
+}
+
+// EstimateOptions converts defaulted podEstimate args.
+func EstimateOptions(e *config.PodEstimate) loadscore.EstimateOptions {
+	return loadscore.EstimateOptions{
+		RequestMultiplier: *e.RequestMultiplier,
+		DefaultMilliCPU:   e.DefaultCPU.MilliValue(),
+		DefaultMemory:     e.DefaultMemory.Value(),
+	}
+}
+
+// Name returns the plugin's name.
+func (pl *LoadAware) Name() string { return Name }
+
+const stateKey fwk.StateKey = Name
+
+// cycleState is what one scheduling cycle shares between extension points:
+// one snapshot (so every node is judged on the same data) and the pod's estimate.
+type cycleState struct {
+	snap   *usage.Snapshot
+	podEst loadscore.Amount
+}
+
+// Clone shares the state: it is never modified after PreFilter/PreScore.
+func (s *cycleState) Clone() fwk.StateData { return s }
+
+func (pl *LoadAware) newState(pod *v1.Pod) *cycleState {
+	return &cycleState{snap: pl.tracker.Snapshot(), podEst: loadscore.EstimatePod(pod, pl.estimate)}
+}
+
+func (pl *LoadAware) state(cs fwk.CycleState, pod *v1.Pod) *cycleState {
+	if d, err := cs.Read(stateKey); err == nil {
+		if s, ok := d.(*cycleState); ok {
+			return s
+		}
+	}
+	return pl.newState(pod)
+}
+
+// prepare stores the cycle's state and reports nodes without usable usage.
+func (pl *LoadAware) prepare(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, resources []usage.Resource) {
+	s := pl.newState(pod)
+	cs.Write(stateKey, s)
+	var u nodeload.Unavailable
+	for _, n := range nodes {
+		if _, cause := nodeload.Lookup(s.snap, n.Node().Name, pl.window, resources...); cause != nodeload.CauseNone {
+			u.Add(n.Node().Name, cause)
+		}
+	}
+	pl.tracker.Report(ctx, pl.handle, Name, pod, u)
+}
+
+// PreFilter takes the cycle's usage snapshot and estimates the pod.
+func (pl *LoadAware) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	if len(pl.checked) == 0 || isDaemonSetPod(pod) {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	pl.prepare(ctx, cs, pod, nodes, pl.checked)
+	return nil, nil
+}
+
+// PreFilterExtensions returns nil: the filter does not depend on other pods' placement in the cycle.
+func (pl *LoadAware) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+// Filter rejects a node whose predicted usage exceeds a threshold. Nodes
+// without usable usage pass (placement falls back to requests), and
+// DaemonSet pods are never filtered: they must run on every node.
+func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
+	if isDaemonSetPod(pod) {
+		return nil
+	}
+	s := pl.state(cs, pod)
+	preds, ok := pl.predict(s, nodeInfo, pl.checked)
+	if !ok {
+		return nil
+	}
+	violations := loadscore.CheckThresholds(preds, pl.thresholds)
+	if len(violations) == 0 {
+		return nil
+	}
+	reasons := make([]string, len(violations))
+	for i, v := range violations {
+		reasons[i] = v.Reason()
+		pl.tracker.Metrics().Filtered.WithLabelValues(Name, string(v.Resource)).Inc()
+	}
+	return fwk.NewStatus(fwk.Unschedulable, reasons...)
+}
+
+// predict returns the node's predicted usage for resources, or false when
+// its usage is unavailable.
+func (pl *LoadAware) predict(s *cycleState, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadscore.Prediction, bool) {
+	node := nodeInfo.Node().Name
+	nu, cause := nodeload.Lookup(s.snap, node, pl.window, resources...)
+	if cause != nodeload.CauseNone {
+		return nil, false
+	}
+	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimatePod)
+	return nodeload.Predict(nu, pl.window, resources, nodeload.Avg, pending, s.podEst, nodeload.Allocatable(nodeInfo))
+}
+
+func (pl *LoadAware) estimatePod(p *v1.Pod) loadscore.Amount {
+	return loadscore.EstimatePod(p, pl.estimate)
+}
+
+// PreScore takes the cycle's snapshot if PreFilter did not (score-only use).
+func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
+	if _, err := cs.Read(stateKey); err == nil {
+		return nil
+	}
+	pl.prepare(ctx, cs, pod, nodes, pl.scored)
+	return nil
+}
+
+// Score rates a node by its predicted usage with the configured strategy;
+// a node without usable usage gets the neutral score.
+func (pl *LoadAware) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
+	s := pl.state(cs, pod)
+	preds, ok := pl.predict(s, nodeInfo, pl.scored)
+	if !ok {
+		return nodeload.NeutralScore, nil
+	}
+	score := loadscore.WeightedScore(preds, pl.weights, pl.scorer)
+	if logger := klog.FromContext(ctx); logger.V(4).Enabled() {
+		logger.V(4).Info("Load-aware score", "plugin", Name, "pod", klog.KObj(pod), "node", nodeInfo.Node().Name,
+			"strategy", pl.strategy, "usage", breakdown(preds), "score", score)
+	}
+	return score, nil
+}
+
+// breakdown formats predictions as "cpu=40.0%+2.0%+1.3%=43.3% memory=…"
+// (node + recently bound pods + this pod = predicted).
+func breakdown(preds []loadscore.Prediction) string {
+	parts := make([]string, len(preds))
+	for i, p := range preds {
+		parts[i] = fmt.Sprintf("%s=%.1f%%+%.1f%%+%.1f%%=%.1f%%", p.Resource, p.Current, p.Pending, p.Pod, p.Total())
+	}
+	return strings.Join(parts, " ")
+}
+
+// ScoreExtensions returns nil: scores are already between 0 and 100.
+func (pl *LoadAware) ScoreExtensions() fwk.ScoreExtensions { return nil }
+
+// Reserve counts the pod on its node at once, so the next pods see it before
+// load-watcher does (anti-herding).
+func (pl *LoadAware) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	pl.tracker.Reserve(pod, node)
+	return nil
+}
+
+// Unreserve forgets the pod when its placement is abandoned.
+func (pl *LoadAware) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+	pl.tracker.Unreserve(pod)
+}
+
+func isDaemonSetPod(pod *v1.Pod) bool {
+	for _, o := range pod.OwnerReferences {
+		if o.Kind == "DaemonSet" && o.Controller != nil && *o.Controller {
+			return true
+		}
+	}
+	return false
+}

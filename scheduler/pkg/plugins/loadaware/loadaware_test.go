@@ -1,0 +1,214 @@
+package loadaware
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/utils/ptr"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
+	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/internal/plugintest"
+)
+
+var sampled = time.Now().Add(-10 * time.Second)
+
+func setup(t *testing.T, args *config.LoadAwareArgs, stats map[string]plugintest.NodeStats, nodes ...string) (*plugintest.Framework, *nodeload.Tracker) {
+	t.Helper()
+	tracker := nodeload.NewTracker(&plugintest.Source{Snap: plugintest.Snapshot(sampled, stats)}, nodeload.Options{Registerer: prometheus.NewRegistry()})
+	var ns []*v1.Node
+	for _, n := range nodes {
+		ns = append(ns, plugintest.Node(n, "4", "8Gi", 110))
+	}
+	factory := func(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		return New(ctx, args, h, tracker)
+	}
+	fw := plugintest.NewFramework(t, Name, factory, []string{"PreFilter", "Filter", "PreScore", "Score", "Reserve"}, ns, nil)
+	return fw, tracker
+}
+
+// The pod asks for 200m of 4 CPUs (5 %) and 256Mi of 8Gi (3.125 %).
+func newPod() *v1.Pod { return plugintest.Pod("web", "", "200m", "256Mi") }
+
+func TestFilter(t *testing.T) {
+	stats := map[string]plugintest.NodeStats{
+		"cool":      {CPU: 30, Memory: 40},
+		"hot-mem":   {CPU: 30, Memory: 88},   // 88 + 3.125 = 91.1 > 90
+		"hot-cpu":   {CPU: 81, Memory: 40},   // 81 + 5 = 86 > 85
+		"at-limit":  {CPU: 80, Memory: 86.5}, // 80 + 5 = 85 and 86.5 + 3.125 = 89.6: not above
+		"stale":     {CPU: 99, Memory: 99, Stale: true},
+		"nan":       {CPU: math.NaN(), Memory: 50},
+		"over-full": {CPU: 130, Memory: 40},
+	}
+	fw, tracker := setup(t, nil, stats, "cool", "hot-mem", "hot-cpu", "at-limit", "stale", "nan", "over-full", "new")
+	tests := []struct {
+		node       string
+		wantReason string // empty: the node passes
+	}{
+		{node: "cool"},
+		{node: "hot-mem", wantReason: "predicted memory usage 91.1% exceeds threshold 90% (node 88.0% + recently bound pods 0.0% + this pod 3.1%)"},
+		{node: "hot-cpu", wantReason: "predicted cpu usage 86.0% exceeds threshold 85% (node 81.0% + recently bound pods 0.0% + this pod 5.0%)"},
+		{node: "at-limit"},
+		{node: "stale"}, // falls back to requests
+		{node: "nan"},   // not trusted, falls back to requests
+		{node: "over-full", wantReason: "predicted cpu usage 135.0% exceeds threshold 85% (node 130.0% + recently bound pods 0.0% + this pod 5.0%)"},
+		{node: "new"}, // no usage yet
+	}
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	pod := newPod()
+	if _, st, _ := fw.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st)
+	}
+	for _, tt := range tests {
+		t.Run(tt.node, func(t *testing.T) {
+			st := fw.RunFilterPlugins(ctx, state, pod, fw.NodeInfo(t, tt.node))
+			if tt.wantReason == "" {
+				if !st.IsSuccess() {
+					t.Errorf("Filter rejected %s: %v", tt.node, st.Reasons())
+				}
+				return
+			}
+			if st.Code() != fwk.Unschedulable {
+				t.Fatalf("Filter code = %v, want Unschedulable", st.Code())
+			}
+			if diff := cmp.Diff([]string{tt.wantReason}, st.Reasons()); diff != "" {
+				t.Errorf("reasons (-want,+got):\n%s", diff)
+			}
+		})
+	}
+	if got := testutil.ToFloat64(tracker.Metrics().Filtered.WithLabelValues(Name, "cpu")); got != 2 {
+		t.Errorf("filtered cpu counter = %v, want 2 (hot-cpu, over-full)", got)
+	}
+	// One event per cause for this pod: stale, invalid and missing.
+	events := fw.Events()
+	if len(events) != 3 {
+		t.Errorf("events = %q, want 3 (one per cause)", events)
+	}
+	for _, cause := range []nodeload.Cause{nodeload.CauseStale, nodeload.CauseInvalid, nodeload.CauseMissing} {
+		if !strings.Contains(strings.Join(events, "\n"), string(cause)) {
+			t.Errorf("no %s event in %q", cause, events)
+		}
+	}
+}
+
+func TestFilterNeverRejectsDaemonSetPods(t *testing.T) {
+	fw, _ := setup(t, nil, map[string]plugintest.NodeStats{"hot": {CPU: 99, Memory: 99}}, "hot")
+	pod := newPod()
+	pod.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Name: "agent", Controller: ptr.To(true)}}
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	fw.RunPreFilterPlugins(ctx, state, pod)
+	if st := fw.RunFilterPlugins(ctx, state, pod, fw.NodeInfo(t, "hot")); !st.IsSuccess() {
+		t.Errorf("DaemonSet pod rejected: %v", st.Reasons())
+	}
+	// The same pod owned by a ReplicaSet is rejected.
+	pod.OwnerReferences[0].Kind = "ReplicaSet"
+	state = framework.NewCycleState()
+	fw.RunPreFilterPlugins(ctx, state, pod)
+	if st := fw.RunFilterPlugins(ctx, state, pod, fw.NodeInfo(t, "hot")); st.IsSuccess() {
+		t.Errorf("ReplicaSet pod on a 99%% node passed")
+	}
+}
+
+func TestScore(t *testing.T) {
+	stats := map[string]plugintest.NodeStats{
+		"cool":  {CPU: 15, Memory: 16.875}, // cpu 15+5 = 20, memory 16.875+3.125 = 20
+		"warm":  {CPU: 55, Memory: 36.875}, // cpu 60, memory 40
+		"hot":   {CPU: 95, Memory: 96.875}, // cpu 100, memory 100
+		"stale": {CPU: 10, Memory: 10, Stale: true},
+	}
+	tests := []struct {
+		name string
+		args *config.LoadAwareArgs
+		want map[string]int64
+	}{
+		{
+			// LeastLoaded, equal weights: cool (80+80)/2, warm (40+60)/2, hot (0+0)/2; stale neutral 50
+			name: "least loaded",
+			want: map[string]int64{"cool": 80, "warm": 50, "hot": 0, "stale": 50},
+		},
+		{
+			// memory weight 3: warm (1×40 + 3×60)/4 = 55
+			name: "least loaded with memory weighing more",
+			args: &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 3}}}},
+			want: map[string]int64{"cool": 80, "warm": 55, "hot": 0, "stale": 50},
+		},
+		{
+			// TargetPacking 60: cool 60+40×20/60 = 73.3 for both; warm cpu at the target 100,
+			// memory 60+40×40/60 = 86.7 → 93.3; hot 0
+			name: "target packing",
+			args: &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Type: config.TargetPacking, TargetUtilization: ptr.To(60.0)}},
+			want: map[string]int64{"cool": 73, "warm": 93, "hot": 0, "stale": 50},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fw, _ := setup(t, tt.args, stats, "cool", "warm", "hot", "stale")
+			got := fw.Scores(t, framework.NewCycleState(), newPod())
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("scores (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAntiHerding places pods one after another without new usage samples:
+// every reserved pod counts on its node, so the cool node stops looking cool.
+func TestAntiHerding(t *testing.T) {
+	stats := map[string]plugintest.NodeStats{"a": {CPU: 10, Memory: 10}, "b": {CPU: 20, Memory: 10}}
+	weights := &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}}}}
+	fw, _ := setup(t, weights, stats, "a", "b")
+	ctx := context.Background()
+	var placed []string
+	for i := 0; i < 4; i++ {
+		pod := plugintest.Pod("p"+string(rune('0'+i)), "", "200m", "")
+		pod.UID = pod.UID + "-uid"
+		state := framework.NewCycleState()
+		scores := fw.Scores(t, state, pod)
+		best := "a"
+		if scores["b"] > scores["a"] {
+			best = "b"
+		}
+		if st := fw.RunReservePluginsReserve(ctx, state, pod, best); !st.IsSuccess() {
+			t.Fatalf("Reserve: %v", st)
+		}
+		placed = append(placed, best)
+	}
+	// a: 10+5 → 85 vs b: 20+5 → 75: a. a: 10+5+5 → 80 vs 75: a.
+	// a: 10+10+5 → 75 vs b 75: tie, a (first). a: 10+15+5 → 70 vs 75: b.
+	if diff := cmp.Diff([]string{"a", "a", "a", "b"}, placed); diff != "" {
+		t.Errorf("placements (-want,+got):\n%s", diff)
+	}
+}
+
+func TestInvalidArgsNameTheField(t *testing.T) {
+	args := &config.LoadAwareArgs{
+		Thresholds:      map[usage.Resource]float64{usage.CPU: 150},
+		ScoringStrategy: &config.ScoringStrategy{Type: "Random"},
+	}
+	_, err := New(context.Background(), args, nil, nodeload.NewTracker(nil, nodeload.Options{}))
+	if err == nil {
+		t.Fatal("New accepted invalid args")
+	}
+	for _, want := range []string{"thresholds[cpu]", "scoringStrategy.type"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	if _, err := New(context.Background(), &config.LoadVariationRiskBalancingArgs{}, nil, nil); err == nil || !strings.Contains(err.Error(), "want args to be of type LoadAwareArgs") {
+		t.Errorf("wrong args type: err = %v", err)
+	}
+}

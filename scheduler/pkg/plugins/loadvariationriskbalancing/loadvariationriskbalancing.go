@@ -1,0 +1,176 @@
+// Package loadvariationriskbalancing is the LoadVariationRiskBalancing plugin:
+// it scores nodes by a risk that combines the mean and the standard deviation
+// of their usage over a window (Trimaran's semantics), so a node whose load
+// swings is avoided even when its average looks low. The standard deviation
+// comes from load-watcher's windows, so it works with metrics-server too.
+package loadvariationriskbalancing
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
+	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
+)
+
+// Name is the plugin's name in scheduler configurations.
+const Name = "LoadVariationRiskBalancing"
+
+var (
+	_ fwk.PreScorePlugin = &LoadVariationRiskBalancing{}
+	_ fwk.ScorePlugin    = &LoadVariationRiskBalancing{}
+	_ fwk.ReservePlugin  = &LoadVariationRiskBalancing{}
+)
+
+// LoadVariationRiskBalancing scores nodes by usage risk.
+type LoadVariationRiskBalancing struct {
+	handle      fwk.Handle
+	tracker     *nodeload.Tracker
+	margin      float64
+	sensitivity float64
+	window      usage.Window
+	weights     []loadscore.ResourceWeight
+	resources   []usage.Resource
+}
+
+// NewFactory returns the factory kube-scheduler calls for every profile that
+// enables the plugin; all instances share tracker.
+func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
+	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		return New(ctx, obj, h, tracker)
+	}
+}
+
+// New builds the plugin from its args, defaulting and validating them.
+func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*LoadVariationRiskBalancing, error) {
+	args := &config.LoadVariationRiskBalancingArgs{}
+	switch in := obj.(type) {
+	case nil:
+	case *config.LoadVariationRiskBalancingArgs:
+		if in != nil {
+			args = in.DeepCopy()
+		}
+	default:
+		return nil, fmt.Errorf("want args to be of type LoadVariationRiskBalancingArgs, got %T", obj)
+	}
+	config.SetDefaults_LoadVariationRiskBalancingArgs(args)
+	if err := config.ValidateLoadVariationRiskBalancingArgs(nil, args); err != nil {
+		return nil, fmt.Errorf("invalid %s args: %w", Name, err)
+	}
+	if tracker == nil {
+		return nil, fmt.Errorf("%s needs a usage tracker", Name)
+	}
+	if err := tracker.Attach(h); err != nil {
+		return nil, err
+	}
+	pl := &LoadVariationRiskBalancing{
+		handle:      h,
+		tracker:     tracker,
+		margin:      *args.SafeVarianceMargin,
+		sensitivity: *args.SafeVarianceSensitivity,
+		window:      usage.Window(args.Window.Duration),
+	}
+	for _, r := range args.Resources {
+		pl.weights = append(pl.weights, loadscore.ResourceWeight{Resource: r.Name, Weight: r.Weight})
+		pl.resources = append(pl.resources, r.Name)
+	}
+	return pl, nil
+}
+
+// Name returns the plugin's name.
+func (pl *LoadVariationRiskBalancing) Name() string { return Name }
+
+const stateKey fwk.StateKey = Name
+
+type cycleState struct {
+	snap   *usage.Snapshot
+	podEst loadscore.Amount
+}
+
+// Clone shares the state: it is never modified after PreScore.
+func (s *cycleState) Clone() fwk.StateData { return s }
+
+// demand is what a pod adds to a node's mean: its requests, as in Trimaran,
+// with LoadAware's defaults for containers that request nothing so that
+// best-effort pods are not free.
+func demand(p *v1.Pod) loadscore.Amount {
+	return loadscore.EstimatePod(p, loadscore.DefaultEstimateOptions)
+}
+
+// PreScore takes the cycle's usage snapshot and reports nodes without usage.
+func (pl *LoadVariationRiskBalancing) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
+	s := &cycleState{snap: pl.tracker.Snapshot(), podEst: demand(pod)}
+	cs.Write(stateKey, s)
+	var u nodeload.Unavailable
+	for _, n := range nodes {
+		if _, cause := nodeload.Lookup(s.snap, n.Node().Name, pl.window, pl.resources...); cause != nodeload.CauseNone {
+			u.Add(n.Node().Name, cause)
+		}
+	}
+	pl.tracker.Report(ctx, pl.handle, Name, pod, u)
+	return nil
+}
+
+// Score returns 100 × (1 − risk), combining resources by weight; a node
+// without usable usage gets the neutral score.
+func (pl *LoadVariationRiskBalancing) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
+	s, ok := readState(cs)
+	if !ok {
+		s = &cycleState{snap: pl.tracker.Snapshot(), podEst: demand(pod)}
+	}
+	node := nodeInfo.Node().Name
+	nu, cause := nodeload.Lookup(s.snap, node, pl.window, pl.resources...)
+	if cause != nodeload.CauseNone {
+		return nodeload.NeutralScore, nil
+	}
+	added := s.podEst.Add(pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), demand))
+	alloc := nodeload.Allocatable(nodeInfo)
+	logger := klog.FromContext(ctx)
+	var sum, total float64
+	for _, w := range pl.weights {
+		st, _ := nu.Get(pl.window, w.Resource)
+		in := loadscore.RiskInput{Avg: st.Avg, Std: st.Std, Added: loadscore.Percent(added.Of(w.Resource), alloc.Of(w.Resource))}
+		risk := loadscore.Risk(in, pl.margin, pl.sensitivity)
+		sum += float64(w.Weight) * loadscore.RiskScore(risk)
+		total += float64(w.Weight)
+		if logger.V(4).Enabled() {
+			logger.V(4).Info("Risk score", "plugin", Name, "pod", klog.KObj(pod), "node", node, "resource", w.Resource,
+				"avg", in.Avg, "std", in.Std, "added", in.Added, "risk", risk)
+		}
+	}
+	score := int64(math.Round(sum / total))
+	logger.V(4).Info("Risk-balancing score", "plugin", Name, "pod", klog.KObj(pod), "node", node, "score", score)
+	return score, nil
+}
+
+func readState(cs fwk.CycleState) (*cycleState, bool) {
+	d, err := cs.Read(stateKey)
+	if err != nil {
+		return nil, false
+	}
+	s, ok := d.(*cycleState)
+	return s, ok
+}
+
+// ScoreExtensions returns nil: scores are already between 0 and 100.
+func (pl *LoadVariationRiskBalancing) ScoreExtensions() fwk.ScoreExtensions { return nil }
+
+// Reserve counts the pod on its node at once (anti-herding).
+func (pl *LoadVariationRiskBalancing) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	pl.tracker.Reserve(pod, node)
+	return nil
+}
+
+// Unreserve forgets the pod when its placement is abandoned.
+func (pl *LoadVariationRiskBalancing) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+	pl.tracker.Unreserve(pod)
+}

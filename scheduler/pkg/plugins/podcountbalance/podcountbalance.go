@@ -1,0 +1,67 @@
+// Package podcountbalance is the PodCountBalance plugin: it prefers the node
+// with the most free pod slots (allocatable pods minus pods on the node), so
+// a newly added node receives pods instead of staying empty.
+package podcountbalance
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// Name is the plugin's name in scheduler configurations.
+const Name = "PodCountBalance"
+
+var (
+	_ fwk.ScorePlugin     = &PodCountBalance{}
+	_ fwk.ScoreExtensions = &PodCountBalance{}
+)
+
+// PodCountBalance scores nodes by free pod slots.
+type PodCountBalance struct{}
+
+// New builds the plugin; it takes no args.
+func New(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+	return &PodCountBalance{}, nil
+}
+
+// Name returns the plugin's name.
+func (pl *PodCountBalance) Name() string { return Name }
+
+// Score returns the node's free pod slots, counting pods the scheduler has
+// assumed there:
+//
+//	free = allocatable pods − pods on the node
+func (pl *PodCountBalance) Score(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
+	free := int64(nodeInfo.GetAllocatable().GetAllowedPodNumber() - len(nodeInfo.GetPods()))
+	if free < 0 {
+		free = 0
+	}
+	klog.FromContext(ctx).V(4).Info("Free pod slots", "plugin", Name, "pod", klog.KObj(pod), "node", nodeInfo.Node().Name, "free", free)
+	return free, nil
+}
+
+// ScoreExtensions normalises the free slots.
+func (pl *PodCountBalance) ScoreExtensions() fwk.ScoreExtensions { return pl }
+
+// NormalizeScore scales free slots to the framework's range against the
+// node with the most:
+//
+//	score = 100 × free / max(free over all nodes)
+func (pl *PodCountBalance) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
+	var most int64
+	for _, s := range scores {
+		most = max(most, s.Score)
+	}
+	for i := range scores {
+		if most == 0 {
+			scores[i].Score = 0
+			continue
+		}
+		scores[i].Score = fwk.MaxNodeScore * scores[i].Score / most
+	}
+	return nil
+}
