@@ -2,7 +2,6 @@ package loadawarebalance
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"sync"
 	"testing"
@@ -154,7 +153,7 @@ func newHarness(t *testing.T, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 	if err != nil {
 		t.Fatalf("framework handle: %v", err)
 	}
-	plugin, err := New(ctx, args, handle, Deps{Usage: h.source, Model: requestsModel{}, Metrics: h.metrics, Clock: h.clock})
+	plugin, err := New(ctx, args, handle, Deps{Usage: h.source, Model: SchedulerModel{}, Metrics: h.metrics, Clock: h.clock})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -224,33 +223,6 @@ func (h *harness) counter(c *metrics.CounterVec, labels ...string) float64 {
 		h.t.Fatal(err)
 	}
 	return v
-}
-
-// requestsModel is a stand-in load model for unit tests: a pod adds its
-// requests, a node fits while every thresholded resource stays at or under
-// its threshold, and cooler nodes score higher.
-type requestsModel struct{}
-
-func (requestsModel) PodLoad(p *v1.Pod, n *v1.Node) NodeLoad {
-	var cpu, mem int64
-	for _, c := range p.Spec.Containers {
-		cpu += c.Resources.Requests.Cpu().MilliValue()
-		mem += c.Resources.Requests.Memory().Value()
-	}
-	return NodeLoad{
-		usage.CPU:    100 * float64(cpu) / float64(n.Status.Allocatable.Cpu().MilliValue()),
-		usage.Memory: 100 * float64(mem) / float64(n.Status.Allocatable.Memory().Value()),
-	}
-}
-
-func (m requestsModel) Place(p *v1.Pod, n *v1.Node, current NodeLoad, high ResourceThresholds) Placement {
-	projected := current.add(m.PodLoad(p, n), 1)
-	for r, limit := range high {
-		if projected[r] > limit {
-			return Placement{Reason: fmt.Sprintf("%s would reach %.0f%%", r, projected[r])}
-		}
-	}
-	return Placement{Fits: true, Score: int64(200 - projected[usage.CPU] - projected[usage.Memory])}
 }
 
 func loads(kv ...any) map[string]NodeLoad {
