@@ -148,7 +148,7 @@ func newHarness(t *testing.T, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 		return true, nil, h.client.Tracker().Delete(gvr, ev.Namespace, ev.Name)
 	})
 	reg := metrics.NewKubeRegistry()
-	h.metrics.Register(reg)
+	reg.MustRegister(h.metrics.Collectors()...)
 	handle, _, err := frameworktesting.InitFrameworkHandle(ctx, h.client, nil, defaultevictor.DefaultEvictorArgs{}, nil)
 	if err != nil {
 		t.Fatalf("framework handle: %v", err)

@@ -61,7 +61,7 @@ func NewMetrics() *Metrics {
 	}
 }
 
-// Register adds every metric to r.
-func (m *Metrics) Register(r metrics.KubeRegistry) {
-	r.MustRegister(m.Evictions, m.SkippedCandidates, m.HotNodes, m.PingPong)
+// Collectors returns every metric, for registering with a registry.
+func (m *Metrics) Collectors() []metrics.Registerable {
+	return []metrics.Registerable{m.Evictions, m.SkippedCandidates, m.HotNodes, m.PingPong}
 }
