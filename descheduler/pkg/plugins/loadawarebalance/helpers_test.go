@@ -2,6 +2,7 @@ package loadawarebalance
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"testing"
@@ -15,13 +16,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 	testingclock "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
+	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
+	"sigs.k8s.io/descheduler/pkg/features"
+	frameworkfake "sigs.k8s.io/descheduler/pkg/framework/fake"
 	"sigs.k8s.io/descheduler/pkg/framework/plugins/defaultevictor"
-	frameworktesting "sigs.k8s.io/descheduler/pkg/framework/testing"
+	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
@@ -120,6 +128,7 @@ type harness struct {
 	evicted []string
 	// refuse makes the Eviction API answer 429 for these pods.
 	refuse map[string]bool
+	events *events.FakeRecorder
 }
 
 func newHarness(t *testing.T, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods ...*v1.Pod) *harness {
@@ -149,16 +158,83 @@ func newHarness(t *testing.T, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 	})
 	reg := metrics.NewKubeRegistry()
 	reg.MustRegister(h.metrics.Collectors()...)
-	handle, _, err := frameworktesting.InitFrameworkHandle(ctx, h.client, nil, defaultevictor.DefaultEvictorArgs{}, nil)
-	if err != nil {
-		t.Fatalf("framework handle: %v", err)
-	}
+	handle := h.frameworkHandle(ctx)
 	plugin, err := New(ctx, args, handle, Deps{Usage: h.source, Model: SchedulerModel{}, Metrics: h.metrics, Clock: h.clock})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	h.plugin = plugin
 	return h
+}
+
+// frameworkHandle is the descheduler's test handle with an event recorder
+// whose events the test can read.
+func (h *harness) frameworkHandle(ctx context.Context) *frameworkfake.HandleImpl {
+	h.t.Helper()
+	factory := informers.NewSharedInformerFactory(h.client, 0)
+	podInformer := factory.Core().V1().Pods().Informer()
+	podsOn, err := podutil.BuildGetPodsAssignedToNodeFunc(podInformer)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	h.waitWatching(ctx, factory)
+	gates := featuregate.NewFeatureGate()
+	if err := gates.Add(map[featuregate.Feature]featuregate.FeatureSpec{
+		features.EvictionsInBackground: {Default: false, PreRelease: featuregate.Alpha},
+	}); err != nil {
+		h.t.Fatal(err)
+	}
+	h.events = events.NewFakeRecorder(100)
+	evictor, err := evictions.NewPodEvictor(ctx, h.client, h.events, podInformer, gates, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	base := &frameworkfake.HandleImpl{ClientsetImpl: h.client, GetPodsAssignedToNodeFuncImpl: podsOn, SharedInformerFactoryImpl: factory}
+	filter, err := defaultevictor.New(ctx, &defaultevictor.DefaultEvictorArgs{}, base)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	base.PodEvictorImpl = evictor
+	base.EvictorFilterImpl = filter.(frameworktypes.EvictorPlugin)
+	return base
+}
+
+// waitWatching returns once the pod informer's watch delivers events: the
+// fake clientset drops events sent before a watch exists, and a lost
+// deletion would leave an evicted pod in the cache.
+func (h *harness) waitWatching(ctx context.Context, factory informers.SharedInformerFactory) {
+	h.t.Helper()
+	lister := factory.Core().V1().Pods().Lister()
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		name := fmt.Sprintf("watch-probe-%d", time.Now().UnixNano())
+		probe := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "watch-probe", Name: name}}
+		if _, err := h.client.CoreV1().Pods("watch-probe").Create(ctx, probe, metav1.CreateOptions{}); err != nil {
+			return false, err
+		}
+		seen := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 200*time.Millisecond, true, func(context.Context) (bool, error) {
+			_, err := lister.Pods("watch-probe").Get(name)
+			return err == nil, nil
+		}) == nil
+		return seen, h.client.CoreV1().Pods("watch-probe").Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	if err != nil {
+		h.t.Fatalf("pod informer never watched: %v", err)
+	}
+}
+
+// recordedEvents drains the events recorded so far.
+func (h *harness) recordedEvents() []string {
+	var out []string
+	for {
+		select {
+		case e := <-h.events.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
 }
 
 // cycle runs one Balance with usage loads, then waits until the informer

@@ -318,13 +318,14 @@ func (p *LoadAwareBalance) countPingPong(logger klog.Logger, s *Store) {
 }
 
 // eventReason says why the pod is evicted and where it should go, short
-// enough for an event's reason.
+// enough for an event's reason and free of format verbs, e.g.
+// "memory 95 over 85 pct on node-a; expected destination node-b".
 func eventReason(over []usage.Resource, load NodeLoad, high ResourceThresholds, source, dest string) string {
 	parts := make([]string, len(over))
 	for i, r := range over {
-		parts[i] = fmt.Sprintf("%s %.0f%%>%g%%", r, load[r], high[r])
+		parts[i] = fmt.Sprintf("%s %.0f over %g pct", r, load[r], high[r])
 	}
-	s := fmt.Sprintf("%s hot on %s; expected destination %s", strings.Join(parts, ","), source, dest)
+	s := fmt.Sprintf("%s on %s; expected destination %s", strings.Join(parts, ", "), source, dest)
 	if len(s) > maxEventReason {
 		s = s[:maxEventReason]
 	}

@@ -329,10 +329,18 @@ func TestBalanceAccountsForMovesTheWindowDoesNotShowYet(t *testing.T) {
 	}
 }
 
-func TestBalanceRecordsEvictionMetric(t *testing.T) {
+func TestBalanceRecordsEvictionMetricAndEvents(t *testing.T) {
 	h := newHarness(t, args(eager), threeNodes, hotPods()...)
 	h.cycle(hotUsage)
 	if got := h.counter(h.metrics.Evictions, PluginName, "hot-memory", "hot"); got != 2 {
 		t.Errorf("evictions{reason=hot-memory,node=hot} = %v, want 2", got)
+	}
+	// One event per evicted pod, saying why and where it should go.
+	want := []string{
+		"Normal memory 95 over 85 pct on hot; expected destination cool-a pod eviction from hot node by sigs.k8s.io/descheduler",
+		"Normal memory 91 over 85 pct on hot; expected destination cool-a pod eviction from hot node by sigs.k8s.io/descheduler",
+	}
+	if diff := cmp.Diff(want, h.recordedEvents()); diff != "" {
+		t.Errorf("events (-want,+got):\n%s", diff)
 	}
 }
