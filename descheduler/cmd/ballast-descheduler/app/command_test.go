@@ -1,0 +1,185 @@
+package app
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/descheduler/pkg/api"
+	"sigs.k8s.io/descheduler/pkg/descheduler"
+	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+	"sigs.k8s.io/descheduler/pkg/framework/plugins/defaultevictor"
+	"sigs.k8s.io/descheduler/pkg/framework/plugins/nodeutilization"
+	"sigs.k8s.io/descheduler/pkg/framework/plugins/removeduplicates"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+)
+
+const policyPath = "../../../config/policy.yaml"
+
+// preRun runs the command's PreRunE with args the way cobra would.
+func preRun(t *testing.T, args ...string) error {
+	t.Helper()
+	cmd := NewCommand(io.Discard)
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatalf("parsing %v: %v", args, err)
+	}
+	return cmd.PreRunE(cmd, nil)
+}
+
+func TestPreRunRegistersBallastPluginsAfterUpstreamSetup(t *testing.T) {
+	pluginregistry.PluginRegistry = nil
+	if err := preRun(t); err != nil {
+		t.Fatalf("PreRunE: %v", err)
+	}
+	for _, name := range []string{
+		loadawarebalance.PluginName,
+		defaultevictor.PluginName,
+		removeduplicates.PluginName,
+		nodeutilization.LowNodeUtilizationPluginName,
+		"RemovePodsViolatingTopologySpreadConstraint",
+		"PodLifeTime",
+	} {
+		if _, ok := pluginregistry.PluginRegistry[name]; !ok {
+			t.Errorf("plugin %s is not registered after PreRunE", name)
+		}
+	}
+}
+
+// The wrap exists because upstream setup replaces the registry: a plugin
+// registered before it is lost. If upstream ever stops doing that, this
+// test says so.
+func TestUpstreamSetupDropsEarlierRegistrations(t *testing.T) {
+	pluginregistry.PluginRegistry = pluginregistry.NewRegistry()
+	RegisterPlugins(pluginregistry.PluginRegistry, &lazyClient{})
+	descheduler.SetupPlugins()
+	if _, ok := pluginregistry.PluginRegistry[loadawarebalance.PluginName]; ok {
+		t.Fatal("upstream SetupPlugins kept an earlier registration; the PreRunE wrap may be unnecessary")
+	}
+}
+
+func TestPreRunRejectsBadLoadWatcherAddress(t *testing.T) {
+	err := preRun(t, "--load-watcher-address=ftp://load-watcher")
+	if err == nil || !strings.Contains(err.Error(), "--load-watcher-address") {
+		t.Fatalf("PreRunE = %v, want an error naming --load-watcher-address", err)
+	}
+}
+
+func TestShippedPolicy(t *testing.T) {
+	if err := preRun(t); err != nil {
+		t.Fatal(err)
+	}
+	policy, err := descheduler.LoadPolicyConfig(policyPath, fake.NewClientset(), pluginregistry.PluginRegistry)
+	if err != nil {
+		t.Fatalf("loading %s: %v", policyPath, err)
+	}
+	if len(policy.Profiles) != 1 {
+		t.Fatalf("want one profile, got %d", len(policy.Profiles))
+	}
+	p := policy.Profiles[0]
+	if diff := cmp.Diff([]string{loadawarebalance.PluginName, removeduplicates.PluginName}, p.Plugins.Balance.Enabled); diff != "" {
+		t.Errorf("balance plugins (-want,+got):\n%s", diff)
+	}
+	args := map[string]any{}
+	for _, pc := range p.PluginConfigs {
+		args[pc.Name] = pc.Args
+	}
+	ev, ok := args[defaultevictor.PluginName].(*defaultevictor.DefaultEvictorArgs)
+	if !ok {
+		t.Fatalf("DefaultEvictor args are %T", args[defaultevictor.PluginName])
+	}
+	if !ev.NodeFit || ev.NoEvictionPolicy != defaultevictor.MandatoryNoEvictionPolicy {
+		t.Errorf("DefaultEvictor nodeFit=%v noEvictionPolicy=%q, want true and Mandatory", ev.NodeFit, ev.NoEvictionPolicy)
+	}
+	if ev.EvictLocalStoragePods || ev.EvictDaemonSetPods || ev.EvictSystemCriticalPods || ev.EvictFailedBarePods ||
+		len(ev.PodProtections.DefaultDisabled) > 0 {
+		t.Errorf("a default pod protection is disabled: %+v", ev)
+	}
+	lb, ok := args[loadawarebalance.PluginName].(*loadawarebalance.LoadAwareBalanceArgs)
+	if !ok {
+		t.Fatalf("LoadAwareBalance args are %T", args[loadawarebalance.PluginName])
+	}
+	if *lb.ConsecutiveHotCycles != 3 || lb.EvictionCooldown.Duration.Minutes() != 10 || lb.HighThresholds["memory"] != 85 {
+		t.Errorf("LoadAwareBalance args differ from the documented defaults: %+v", lb)
+	}
+	for _, name := range []string{loadawarebalance.PluginName, removeduplicates.PluginName} {
+		if !excludes(args[name], "kube-system") {
+			t.Errorf("%s does not exclude kube-system", name)
+		}
+	}
+	if got := *policy.MaxNoOfPodsToEvictPerNode; got != 2 {
+		t.Errorf("maxNoOfPodsToEvictPerNode = %d, want 2", got)
+	}
+}
+
+func excludes(args any, ns string) bool {
+	var n *api.Namespaces
+	switch a := args.(type) {
+	case *loadawarebalance.LoadAwareBalanceArgs:
+		n = a.Namespaces
+	case *removeduplicates.RemoveDuplicatesArgs:
+		n = a.Namespaces
+	}
+	return n != nil && len(n.Include) == 0 && contains(n.Exclude, ns)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Invalid plugin args stop the binary before it evicts anything, and the
+// error names the field.
+func TestStartFailsOnInvalidArgs(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "policy.yaml")
+	writeFile(t, policy, `apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+  - name: ballast
+    pluginConfig:
+      - name: LoadAwareBalance
+        args:
+          highThresholds: {cpu: 120, memory: 85}
+          consecutiveHotCycles: 0
+    plugins:
+      balance:
+        enabled: [LoadAwareBalance]
+`)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	writeFile(t, kubeconfig, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+users: [{name: u, user: {token: t}}]
+current-context: c
+`)
+	cmd := NewCommand(io.Discard)
+	cmd.SetArgs([]string{"--policy-config-file", policy, "--kubeconfig", kubeconfig, "--secure-port=0"})
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.ExecuteContext(context.Background())
+	if err == nil {
+		t.Fatal("the command started with invalid LoadAwareBalance args")
+	}
+	for _, field := range []string{"highThresholds[cpu]", "consecutiveHotCycles"} {
+		if !strings.Contains(err.Error(), field) {
+			t.Errorf("error %q does not name %s", err, field)
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

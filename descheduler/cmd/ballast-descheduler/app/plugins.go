@@ -1,0 +1,59 @@
+package app
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"sigs.k8s.io/descheduler/pkg/descheduler/scheme"
+	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+// UsageSource is a snapshot source that starts fetching when the first
+// plugin needing it is built, so a policy without Ballast's plugins never
+// talks to load-watcher.
+type UsageSource interface {
+	loadawarebalance.SnapshotSource
+	Start(ctx context.Context)
+}
+
+var registerMetrics sync.Once
+
+// pluginMetrics is registered with the descheduler's /metrics once per process.
+var pluginMetrics = loadawarebalance.NewMetrics()
+
+// RegisterPlugins adds Ballast's plugins to registry, reading usage from src.
+func RegisterPlugins(registry pluginregistry.Registry, src UsageSource) {
+	registerMetrics.Do(func() {
+		legacyregistry.MustRegister(pluginMetrics.Collectors()...)
+		utilruntime.Must(loadawarebalance.AddToScheme(scheme.Scheme))
+	})
+	deps := loadawarebalance.Deps{Usage: src, Model: loadawarebalance.SchedulerModel{}, Metrics: pluginMetrics}
+	build := func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
+		src.Start(ctx)
+		return loadawarebalance.New(ctx, args, handle, deps)
+	}
+	pluginregistry.Register(loadawarebalance.PluginName, build, &loadawarebalance.LoadAwareBalance{},
+		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
+		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, registry)
+}
+
+// lazyClient is the load-watcher HTTP client, refreshed in the background
+// from the first Start on.
+type lazyClient struct {
+	client *client.Client
+	once   sync.Once
+}
+
+func (l *lazyClient) Start(ctx context.Context) {
+	l.once.Do(func() { go l.client.Run(ctx) })
+}
+
+func (l *lazyClient) Snapshot() *usage.Snapshot { return l.client.Snapshot() }

@@ -1,0 +1,48 @@
+package loadawarebalance
+
+import (
+	"cmp"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/descheduler/pkg/utils"
+)
+
+var qosRank = map[v1.PodQOSClass]int{
+	v1.PodQOSBestEffort: 0,
+	v1.PodQOSBurstable:  1,
+	v1.PodQOSGuaranteed: 2,
+}
+
+// sortCandidates orders the pods of a hot node for eviction: lowest priority
+// first, then BestEffort before Burstable before Guaranteed, then the pod
+// contributing most to the hot resources; names break ties so a cycle is
+// reproducible.
+func sortCandidates(pods []*v1.Pod, contribution func(*v1.Pod) float64) {
+	type keyed struct {
+		pod      *v1.Pod
+		priority int32
+		qos      int
+		load     float64
+	}
+	ks := make([]keyed, len(pods))
+	for i, p := range pods {
+		var prio int32
+		if p.Spec.Priority != nil {
+			prio = *p.Spec.Priority
+		}
+		ks[i] = keyed{pod: p, priority: prio, qos: qosRank[utils.GetPodQOS(p)], load: contribution(p)}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		return cmp.Or(
+			cmp.Compare(a.priority, b.priority),
+			cmp.Compare(a.qos, b.qos),
+			cmp.Compare(b.load, a.load),
+			cmp.Compare(a.pod.Namespace, b.pod.Namespace),
+			cmp.Compare(a.pod.Name, b.pod.Name),
+		)
+	})
+	for i := range ks {
+		pods[i] = ks[i].pod
+	}
+}

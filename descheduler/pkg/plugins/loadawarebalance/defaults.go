@@ -1,0 +1,69 @@
+package loadawarebalance
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/descheduler/pkg/api"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+var (
+	defaultHighThresholds           = ResourceThresholds{usage.CPU: 80, usage.Memory: 85}
+	defaultLowThresholds            = ResourceThresholds{usage.CPU: 50, usage.Memory: 60}
+	defaultConsecutiveHotCycles     = int32(3)
+	defaultEvictionCooldown         = 10 * time.Minute
+	defaultMaxEvictionsPerNode      = int32(2)
+	defaultMaxEvictionsPerNamespace = int32(5)
+	defaultMaxEvictionsPerCycle     = int32(5)
+	defaultWindow                   = usage.Window5m.Duration()
+	defaultExcludedNamespaces       = []string{metav1.NamespaceSystem}
+)
+
+func addDefaultingFuncs(scheme *runtime.Scheme) error {
+	return RegisterDefaults(scheme)
+}
+
+// SetDefaults_LoadAwareBalanceArgs fills every unset field with its default.
+func SetDefaults_LoadAwareBalanceArgs(obj runtime.Object) {
+	args := obj.(*LoadAwareBalanceArgs)
+	if args.HighThresholds == nil {
+		args.HighThresholds = copyThresholds(defaultHighThresholds)
+	}
+	if args.LowThresholds == nil {
+		args.LowThresholds = copyThresholds(defaultLowThresholds)
+	}
+	if args.ConsecutiveHotCycles == nil {
+		args.ConsecutiveHotCycles = ptrTo(defaultConsecutiveHotCycles)
+	}
+	if args.EvictionCooldown == nil {
+		args.EvictionCooldown = &metav1.Duration{Duration: defaultEvictionCooldown}
+	}
+	if args.MaxEvictionsPerNode == nil {
+		args.MaxEvictionsPerNode = ptrTo(defaultMaxEvictionsPerNode)
+	}
+	if args.MaxEvictionsPerNamespace == nil {
+		args.MaxEvictionsPerNamespace = ptrTo(defaultMaxEvictionsPerNamespace)
+	}
+	if args.MaxEvictionsPerCycle == nil {
+		args.MaxEvictionsPerCycle = ptrTo(defaultMaxEvictionsPerCycle)
+	}
+	if args.Window == nil {
+		args.Window = &metav1.Duration{Duration: defaultWindow}
+	}
+	if args.Namespaces == nil {
+		args.Namespaces = &api.Namespaces{Exclude: append([]string(nil), defaultExcludedNamespaces...)}
+	}
+}
+
+func copyThresholds(in ResourceThresholds) ResourceThresholds {
+	out := make(ResourceThresholds, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+func ptrTo[T any](v T) *T { return &v }

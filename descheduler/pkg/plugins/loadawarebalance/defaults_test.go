@@ -1,0 +1,81 @@
+package loadawarebalance
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/descheduler/pkg/api"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+func TestSetDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		in   *LoadAwareBalanceArgs
+		want *LoadAwareBalanceArgs
+	}{
+		{
+			name: "everything unset",
+			in:   &LoadAwareBalanceArgs{},
+			want: &LoadAwareBalanceArgs{
+				HighThresholds:           ResourceThresholds{usage.CPU: 80, usage.Memory: 85},
+				LowThresholds:            ResourceThresholds{usage.CPU: 50, usage.Memory: 60},
+				ConsecutiveHotCycles:     ptrTo(int32(3)),
+				EvictionCooldown:         &metav1.Duration{Duration: 10 * time.Minute},
+				MaxEvictionsPerNode:      ptrTo(int32(2)),
+				MaxEvictionsPerNamespace: ptrTo(int32(5)),
+				MaxEvictionsPerCycle:     ptrTo(int32(5)),
+				Window:                   &metav1.Duration{Duration: 5 * time.Minute},
+				Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
+			},
+		},
+		{
+			name: "set fields are kept",
+			in: &LoadAwareBalanceArgs{
+				HighThresholds:           ResourceThresholds{usage.Memory: 90},
+				LowThresholds:            ResourceThresholds{usage.Memory: 40},
+				ConsecutiveHotCycles:     ptrTo(int32(1)),
+				EvictionCooldown:         &metav1.Duration{Duration: time.Hour},
+				MaxEvictionsPerNode:      ptrTo(int32(7)),
+				MaxEvictionsPerNamespace: ptrTo(int32(8)),
+				MaxEvictionsPerCycle:     ptrTo(int32(9)),
+				Window:                   &metav1.Duration{Duration: 15 * time.Minute},
+				DryRun:                   true,
+				Namespaces:               &api.Namespaces{Include: []string{"apps"}},
+			},
+			want: &LoadAwareBalanceArgs{
+				HighThresholds:           ResourceThresholds{usage.Memory: 90},
+				LowThresholds:            ResourceThresholds{usage.Memory: 40},
+				ConsecutiveHotCycles:     ptrTo(int32(1)),
+				EvictionCooldown:         &metav1.Duration{Duration: time.Hour},
+				MaxEvictionsPerNode:      ptrTo(int32(7)),
+				MaxEvictionsPerNamespace: ptrTo(int32(8)),
+				MaxEvictionsPerCycle:     ptrTo(int32(9)),
+				Window:                   &metav1.Duration{Duration: 15 * time.Minute},
+				DryRun:                   true,
+				Namespaces:               &api.Namespaces{Include: []string{"apps"}},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			SetDefaults_LoadAwareBalanceArgs(tc.in)
+			if diff := cmp.Diff(tc.want, tc.in); diff != "" {
+				t.Errorf("defaulted args (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDefaultsDoNotShareMaps(t *testing.T) {
+	a, b := &LoadAwareBalanceArgs{}, &LoadAwareBalanceArgs{}
+	SetDefaults_LoadAwareBalanceArgs(a)
+	SetDefaults_LoadAwareBalanceArgs(b)
+	a.HighThresholds[usage.CPU] = 1
+	if b.HighThresholds[usage.CPU] != 80 {
+		t.Errorf("changing one instance's thresholds changed another's: %v", b.HighThresholds)
+	}
+}

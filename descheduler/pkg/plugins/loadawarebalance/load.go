@@ -1,0 +1,91 @@
+package loadawarebalance
+
+import (
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+// NodeLoad is usage per resource in percent of a node's allocatable.
+type NodeLoad map[usage.Resource]float64
+
+// add returns l + factor × o for the resources of l.
+func (l NodeLoad) add(o NodeLoad, factor float64) NodeLoad {
+	out := make(NodeLoad, len(l))
+	for r, v := range l {
+		out[r] = v + factor*o[r]
+	}
+	return out
+}
+
+// SnapshotSource is where the plugin reads real usage: load-watcher's HTTP
+// client or its in-process collector. Stale flags are already evaluated.
+type SnapshotSource interface {
+	Snapshot() *usage.Snapshot
+}
+
+// Placement is the verdict of the load model on one destination.
+type Placement struct {
+	// Fits is false when the pod would push the node above a high threshold.
+	Fits bool
+	// Score ranks fitting nodes; higher is better.
+	Score int64
+	// Reason explains a node that does not fit.
+	Reason string
+}
+
+// LoadModel is the scheduler's load arithmetic as the plugin needs it, so the
+// descheduler never predicts differently from the scheduler that places the
+// replacement pod.
+type LoadModel interface {
+	// PodLoad estimates what pod adds to node, in percent of its allocatable.
+	PodLoad(pod *v1.Pod, node *v1.Node) NodeLoad
+	// Place judges node as a destination for pod, given the node's current
+	// usage (moves still in flight included) and the high thresholds.
+	Place(pod *v1.Pod, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement
+}
+
+// readLoad returns the window average of every resource in want, and false
+// when the node is missing, stale or lacks samples for one of them.
+func readLoad(snap *usage.Snapshot, node string, w usage.Window, want ...ResourceThresholds) (NodeLoad, bool) {
+	nu, ok := snap.Node(node)
+	if !ok {
+		return nil, false
+	}
+	load := NodeLoad{}
+	for _, t := range want {
+		for r := range t {
+			s, ok := nu.Get(w, r)
+			if !ok {
+				return nil, false
+			}
+			load[r] = s.Avg
+		}
+	}
+	return load, true
+}
+
+// above returns the resources whose load is strictly above their threshold,
+// in a stable order.
+func (t ResourceThresholds) above(l NodeLoad) []usage.Resource {
+	var out []usage.Resource
+	for r, limit := range t {
+		if l[r] > limit {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// allBelow reports whether every thresholded resource is strictly below its threshold.
+func (t ResourceThresholds) allBelow(l NodeLoad) bool {
+	for r, limit := range t {
+		if !(l[r] < limit) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,346 @@
+package loadawarebalance
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/descheduler/pkg/api"
+)
+
+// args returns defaulted args changed by edit.
+func args(edit func(*LoadAwareBalanceArgs)) *LoadAwareBalanceArgs {
+	a := &LoadAwareBalanceArgs{}
+	SetDefaults_LoadAwareBalanceArgs(a)
+	if edit != nil {
+		edit(a)
+	}
+	return a
+}
+
+func eager(a *LoadAwareBalanceArgs) { a.ConsecutiveHotCycles = ptrTo(int32(1)) }
+
+func unlimited(a *LoadAwareBalanceArgs) {
+	a.ConsecutiveHotCycles = ptrTo(int32(1))
+	a.MaxEvictionsPerNode = ptrTo(int32(100))
+	a.MaxEvictionsPerNamespace = ptrTo(int32(100))
+	a.MaxEvictionsPerCycle = ptrTo(int32(100))
+}
+
+var threeNodes = []*v1.Node{node("hot"), node("cool-a"), node("cool-b")}
+
+// hotPods are ten pods of distinct workloads using 40 MiB (4 %) each.
+func hotPods() []*v1.Pod {
+	var pods []*v1.Pod
+	for i := range 10 {
+		name := string(rune('a' + i))
+		pods = append(pods, pod("p-"+name, "hot", "rs-"+name, 40))
+	}
+	return pods
+}
+
+// hotUsage: hot at memory 95 %, the others cool.
+var hotUsage = loads("hot", 40, 95, "cool-a", 10, 20, "cool-b", 10, 30)
+
+func TestBalanceWaitsForConsecutiveHotCycles(t *testing.T) {
+	h := newHarness(t, args(nil), threeNodes, hotPods()...)
+	for i := 1; i <= 2; i++ {
+		h.cycle(hotUsage)
+		if len(h.evicted) != 0 {
+			t.Fatalf("cycle %d: evicted %v before the node was hot for 3 cycles", i, h.evicted)
+		}
+	}
+	h.cycle(hotUsage)
+	// 2 = maxEvictionsPerNode; 95 − 2×4 = 87 % is still hot.
+	if len(h.evicted) != 2 {
+		t.Fatalf("third hot cycle evicted %v, want 2 pods", h.evicted)
+	}
+}
+
+func TestBalanceSpikeResetsHysteresis(t *testing.T) {
+	h := newHarness(t, args(nil), threeNodes, hotPods()...)
+	h.cycle(hotUsage)
+	h.cycle(hotUsage)
+	h.cycle(loads("hot", 40, 70, "cool-a", 10, 20, "cool-b", 10, 30))
+	h.cycle(hotUsage)
+	h.cycle(hotUsage)
+	if len(h.evicted) != 0 {
+		t.Fatalf("evicted %v although the node was never hot 3 cycles in a row", h.evicted)
+	}
+}
+
+func TestBalanceStopsOnceProjectedUnderHighThreshold(t *testing.T) {
+	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
+	h.cycle(hotUsage)
+	// 95 → 91 → 87 → 83: the third eviction brings memory under 85 %.
+	if len(h.evicted) != 3 {
+		t.Fatalf("evicted %v, want 3 pods", h.evicted)
+	}
+}
+
+func TestBalanceEvictsInCandidateOrder(t *testing.T) {
+	pods := []*v1.Pod{
+		pod("guaranteed-big", "hot", "rs-1", 80, func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Limits = p.Spec.Containers[0].Resources.Requests
+		}),
+		pod("burstable-big", "hot", "rs-2", 80),
+		pod("burstable-small", "hot", "rs-3", 20),
+		pod("high-priority", "hot", "rs-4", 10, func(p *v1.Pod) { p.Spec.Priority = ptrTo(int32(1000)) }),
+	}
+	h := newHarness(t, args(unlimited), threeNodes, pods...)
+	h.cycle(hotUsage)
+	// Burstable before Guaranteed, the larger first: 95 − 8 = 87, − 2 = 85
+	// (not above 85 %, done). Priority 1000 would go last.
+	if diff := cmp.Diff([]string{"burstable-big", "burstable-small"}, h.evicted); diff != "" {
+		t.Errorf("evicted (-want,+got):\n%s", diff)
+	}
+}
+
+func TestBalanceNeedsADestination(t *testing.T) {
+	tainted := func(n *v1.Node) {
+		n.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "gpu", Effect: v1.TaintEffectNoSchedule}}
+	}
+	tests := []struct {
+		name  string
+		nodes []*v1.Node
+		pods  []*v1.Pod
+		usage map[string]NodeLoad
+	}{
+		{
+			name:  "other nodes are warm, not cool",
+			nodes: threeNodes,
+			pods:  hotPods(),
+			usage: loads("hot", 40, 95, "cool-a", 10, 70, "cool-b", 10, 61),
+		},
+		{
+			name:  "cool nodes are tainted",
+			nodes: []*v1.Node{node("hot"), node("cool-a", tainted), node("cool-b", tainted)},
+			pods:  hotPods(),
+			usage: hotUsage,
+		},
+		{
+			name:  "node selector matches only the hot node",
+			nodes: threeNodes,
+			pods: []*v1.Pod{pod("pinned", "hot", "rs-1", 40, func(p *v1.Pod) {
+				p.Spec.NodeSelector = map[string]string{v1.LabelHostname: "hot"}
+			})},
+			usage: hotUsage,
+		},
+		{
+			name:  "cool nodes are cordoned",
+			nodes: []*v1.Node{node("hot"), node("cool-a", cordon), node("cool-b", cordon)},
+			pods:  hotPods(),
+			usage: hotUsage,
+		},
+		{
+			name:  "the pod would make every cool node hot",
+			nodes: threeNodes,
+			// 700 MiB is 70 %: 20 + 70 and 30 + 70 are both above 85 %.
+			pods:  []*v1.Pod{pod("huge", "hot", "rs-1", 700)},
+			usage: hotUsage,
+		},
+		{
+			name:  "the pod's requests do not fit on the cool nodes",
+			nodes: []*v1.Node{node("hot"), node("cool-a", tiny), node("cool-b", tiny)},
+			pods:  hotPods(),
+			usage: hotUsage,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, args(eager), tc.nodes, tc.pods...)
+			h.cycle(tc.usage)
+			if len(h.evicted) != 0 {
+				t.Errorf("evicted %v without a destination", h.evicted)
+			}
+			if got := h.skipped(skipNoDestination); got < 1 {
+				t.Errorf("skipped{reason=no-destination} = %v, want at least 1", got)
+			}
+		})
+	}
+}
+
+func cordon(n *v1.Node) { n.Spec.Unschedulable = true }
+
+// tiny nodes have 50m CPU allocatable, less than a test pod requests.
+func tiny(n *v1.Node) {
+	n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("50m")
+}
+
+func TestBalanceChoosesTheBestScoredDestination(t *testing.T) {
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, hotPods()...)
+	h.cycle(hotUsage)
+	m := h.plugin.deps.Store.moves
+	if len(m) != 1 || m[0].destination != "cool-a" {
+		t.Fatalf("moves %+v, want one to cool-a (memory 20 %% beats 30 %%)", m)
+	}
+}
+
+func TestBalanceStaleUsage(t *testing.T) {
+	t.Run("stale hot node is not hot", func(t *testing.T) {
+		h := newHarness(t, args(eager), threeNodes, hotPods()...)
+		h.cycle(hotUsage, "hot")
+		if len(h.evicted) != 0 {
+			t.Errorf("evicted %v from a node with stale usage", h.evicted)
+		}
+		if got := h.skipped(skipStale); got != 1 {
+			t.Errorf("skipped{reason=stale} = %v, want 1", got)
+		}
+	})
+	t.Run("stale cool nodes are no destination", func(t *testing.T) {
+		h := newHarness(t, args(eager), threeNodes, hotPods()...)
+		h.cycle(hotUsage, "cool-a", "cool-b")
+		if len(h.evicted) != 0 {
+			t.Errorf("evicted %v towards nodes with stale usage", h.evicted)
+		}
+	})
+	t.Run("no snapshot at all", func(t *testing.T) {
+		h := newHarness(t, args(eager), threeNodes, hotPods()...)
+		h.plugin.Balance(h.ctx, h.nodes)
+		if len(h.evicted) != 0 {
+			t.Errorf("evicted %v without any usage", h.evicted)
+		}
+	})
+	t.Run("window missing from the snapshot", func(t *testing.T) {
+		h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.Window = &metav1.Duration{Duration: time.Minute} }), threeNodes, hotPods()...)
+		h.cycle(hotUsage)
+		if len(h.evicted) != 0 {
+			t.Errorf("evicted %v although the 1m window had no samples", h.evicted)
+		}
+	})
+}
+
+func TestBalanceCooldownAndPingPong(t *testing.T) {
+	pods := []*v1.Pod{pod("web-1", "hot", "web", 40), pod("web-2", "hot", "web", 40), pod("web-3", "hot", "web", 40)}
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, pods...)
+	h.cycle(hotUsage)
+	if len(h.evicted) != 1 {
+		t.Fatalf("first cycle evicted %v, want 1 pod", h.evicted)
+	}
+	// The replacement lands back on the hot node.
+	h.add(pod("web-4", "hot", "web", 40, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
+	h.cycle(hotUsage)
+	h.cycle(hotUsage)
+	if len(h.evicted) != 1 {
+		t.Errorf("evicted %v within the cooldown, want only the first pod", h.evicted)
+	}
+	if got := h.skipped(skipCooldown); got < 2 {
+		t.Errorf("skipped{reason=cooldown} = %v, want at least 2", got)
+	}
+	if got := h.counter(h.metrics.PingPong, PluginName, "hot"); got != 1 {
+		t.Errorf("pingpong{node=hot} = %v, want 1 (counted once)", got)
+	}
+	h.clock.Step(10 * time.Minute)
+	h.cycle(hotUsage)
+	if len(h.evicted) != 2 {
+		t.Errorf("evicted %v after the cooldown, want a second pod", h.evicted)
+	}
+}
+
+func TestBalanceLimits(t *testing.T) {
+	twoHot := []*v1.Node{node("hot"), node("hot-2"), node("cool-a"), node("cool-b")}
+	var pods []*v1.Pod
+	pods = append(pods, hotPods()...)
+	for _, name := range []string{"q-a", "q-b", "q-c", "q-d"} {
+		pods = append(pods, pod(name, "hot-2", "rs-"+name, 40))
+	}
+	usage := loads("hot", 40, 99, "hot-2", 40, 99, "cool-a", 5, 5, "cool-b", 5, 5)
+	tests := []struct {
+		name string
+		edit func(*LoadAwareBalanceArgs)
+		want int
+	}{
+		{name: "per node", edit: func(a *LoadAwareBalanceArgs) { unlimited(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }, want: 2},
+		{name: "per cycle", edit: func(a *LoadAwareBalanceArgs) { unlimited(a); a.MaxEvictionsPerCycle = ptrTo(int32(3)) }, want: 3},
+		{name: "per namespace", edit: func(a *LoadAwareBalanceArgs) { unlimited(a); a.MaxEvictionsPerNamespace = ptrTo(int32(2)) }, want: 2},
+		{name: "defaults", want: 0}, // not hot for 3 cycles yet
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, args(tc.edit), twoHot, pods...)
+			h.cycle(usage)
+			if len(h.evicted) != tc.want {
+				t.Errorf("evicted %v, want %d pods", h.evicted, tc.want)
+			}
+		})
+	}
+}
+
+func TestBalanceDryRunEvictsNothing(t *testing.T) {
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.DryRun = true }), threeNodes, hotPods()...)
+	h.cycle(hotUsage)
+	h.cycle(hotUsage)
+	if len(h.evicted) != 0 {
+		t.Errorf("dry run evicted %v", h.evicted)
+	}
+	if n := len(h.plugin.deps.Store.moves); n != 0 {
+		t.Errorf("dry run remembered %d moves", n)
+	}
+}
+
+func TestBalanceDisruptionRefusalTriesNextPod(t *testing.T) {
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, hotPods()...)
+	// All candidates are equal, so names decide: p-a is first.
+	h.refuse["p-a"] = true
+	h.cycle(hotUsage)
+	if diff := cmp.Diff([]string{"p-b"}, h.evicted); diff != "" {
+		t.Errorf("evicted (-want,+got):\n%s", diff)
+	}
+	if got := h.skipped(skipPDB); got != 1 {
+		t.Errorf("skipped{reason=pdb} = %v, want 1", got)
+	}
+}
+
+func TestBalanceNamespaces(t *testing.T) {
+	system := func(p *v1.Pod) { p.Namespace = metav1.NamespaceSystem }
+	pods := []*v1.Pod{pod("sys-1", "hot", "rs-1", 40, system), pod("sys-2", "hot", "rs-2", 40, system)}
+	t.Run("kube-system excluded by default", func(t *testing.T) {
+		h := newHarness(t, args(eager), threeNodes, pods...)
+		h.cycle(hotUsage)
+		if len(h.evicted) != 0 {
+			t.Errorf("evicted %v from kube-system", h.evicted)
+		}
+	})
+	t.Run("include list", func(t *testing.T) {
+		edit := func(a *LoadAwareBalanceArgs) {
+			eager(a)
+			a.Namespaces = &api.Namespaces{Include: []string{"default"}}
+		}
+		h := newHarness(t, args(edit), threeNodes, append(pods, pod("app", "hot", "rs-3", 40))...)
+		h.cycle(hotUsage)
+		if diff := cmp.Diff([]string{"app"}, h.evicted); diff != "" {
+			t.Errorf("evicted (-want,+got):\n%s", diff)
+		}
+	})
+}
+
+func TestBalanceAccountsForMovesTheWindowDoesNotShowYet(t *testing.T) {
+	h := newHarness(t, args(eager), threeNodes, hotPods()...)
+	h.cycle(hotUsage)
+	// The window average still reads 95 % a minute later: the two pods that
+	// left (8 %) are subtracted for the part of the window that predates
+	// them, 95 − 8 × (1 − 1/5) = 88.6 %: hot, but one more pod is enough.
+	h.cycle(hotUsage)
+	if len(h.evicted) != 3 {
+		t.Errorf("evicted %v, want 3 pods in two cycles", h.evicted)
+	}
+}
+
+func TestBalanceRecordsEvictionMetricAndEvents(t *testing.T) {
+	h := newHarness(t, args(eager), threeNodes, hotPods()...)
+	h.cycle(hotUsage)
+	if got := h.counter(h.metrics.Evictions, PluginName, "hot-memory", "hot"); got != 2 {
+		t.Errorf("evictions{reason=hot-memory,node=hot} = %v, want 2", got)
+	}
+	// One event per evicted pod, saying why and where it should go.
+	want := []string{
+		"Normal memory 95 over 85 pct on hot; expected destination cool-a pod eviction from hot node by sigs.k8s.io/descheduler",
+		"Normal memory 91 over 85 pct on hot; expected destination cool-a pod eviction from hot node by sigs.k8s.io/descheduler",
+	}
+	if diff := cmp.Diff(want, h.recordedEvents()); diff != "" {
+		t.Errorf("events (-want,+got):\n%s", diff)
+	}
+}

@@ -1,0 +1,78 @@
+package loadawarebalance
+
+import (
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
+)
+
+// SchedulerModel is the LoadModel of the Ballast scheduler: it estimates
+// pods, predicts usage, checks thresholds and scores nodes with the very
+// functions the scheduler's LoadAware plugin uses, so a destination judged
+// good here is one the scheduler also prefers.
+type SchedulerModel struct {
+	// Estimate says how to guess a pod's usage; the scheduler's defaults
+	// (requests, or 100m and 200Mi without any) when zero.
+	Estimate loadscore.EstimateOptions
+	// Weights of the resources in the score; cpu and memory equally when empty.
+	Weights []loadscore.ResourceWeight
+}
+
+var _ LoadModel = SchedulerModel{}
+
+func (m SchedulerModel) options() loadscore.EstimateOptions {
+	if m.Estimate == (loadscore.EstimateOptions{}) {
+		return loadscore.DefaultEstimateOptions
+	}
+	return m.Estimate
+}
+
+func (m SchedulerModel) weights() []loadscore.ResourceWeight {
+	if len(m.Weights) == 0 {
+		return []loadscore.ResourceWeight{{Resource: usage.CPU, Weight: 1}, {Resource: usage.Memory, Weight: 1}}
+	}
+	return m.Weights
+}
+
+func allocatable(node *v1.Node, r usage.Resource) int64 {
+	switch r {
+	case usage.CPU:
+		return node.Status.Allocatable.Cpu().MilliValue()
+	case usage.Memory:
+		return node.Status.Allocatable.Memory().Value()
+	}
+	return 0
+}
+
+// PodLoad estimates pod's share of node's allocatable.
+func (m SchedulerModel) PodLoad(pod *v1.Pod, node *v1.Node) NodeLoad {
+	est := loadscore.EstimatePod(pod, m.options())
+	out := NodeLoad{}
+	for _, r := range usage.Resources {
+		out[r] = loadscore.Percent(est.Of(r), allocatable(node, r))
+	}
+	return out
+}
+
+// Place predicts node's usage with pod on it, rejects it when a high
+// threshold would be exceeded and otherwise scores it least-loaded first.
+func (m SchedulerModel) Place(pod *v1.Pod, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement {
+	est := loadscore.EstimatePod(pod, m.options())
+	preds := make([]loadscore.Prediction, 0, len(usage.Resources))
+	for _, r := range usage.Resources {
+		cur, known := current[r]
+		if !known {
+			continue
+		}
+		p, ok := loadscore.Predict(r, cur, 0, est.Of(r), allocatable(node, r))
+		if !ok {
+			return Placement{Reason: "invalid usage of " + string(r)}
+		}
+		preds = append(preds, p)
+	}
+	if v := loadscore.CheckThresholds(preds, high); len(v) > 0 {
+		return Placement{Reason: v[0].Reason()}
+	}
+	return Placement{Fits: true, Score: loadscore.WeightedScore(preds, m.weights(), loadscore.LeastLoaded)}
+}

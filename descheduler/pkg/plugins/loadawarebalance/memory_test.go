@@ -1,0 +1,98 @@
+package loadawarebalance
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+func TestInFlight(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := NewStore()
+	s.remember(&move{source: "a", destination: "b", at: t0,
+		sourceLoad: NodeLoad{usage.Memory: 10}, destinationLoad: NodeLoad{usage.Memory: 20}})
+	tests := []struct {
+		name    string
+		node    string
+		sampled time.Time
+		want    NodeLoad
+	}{
+		// missing = 1 − (ts − t0)/5m
+		{name: "source, sample before the move", node: "a", sampled: t0.Add(-time.Minute), want: NodeLoad{usage.Memory: -10}},
+		{name: "source, 2m into the window", node: "a", sampled: t0.Add(2 * time.Minute), want: NodeLoad{usage.Memory: -6}},
+		{name: "destination, 1m into the window", node: "b", sampled: t0.Add(time.Minute), want: NodeLoad{usage.Memory: 16}},
+		{name: "window rolled past the move", node: "a", sampled: t0.Add(6 * time.Minute), want: NodeLoad{usage.Memory: 0}},
+		{name: "unrelated node", node: "c", sampled: t0, want: NodeLoad{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := s.inFlight(tc.node, tc.sampled, 5*time.Minute)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+				t.Errorf("inFlight (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCooldownAndExpiry(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := workload{Namespace: "default", Kind: "Deployment", Name: "web"}
+	s := NewStore()
+	s.remember(&move{workload: w, source: "a", destination: "b", at: t0})
+	for _, tc := range []struct {
+		name     string
+		w        workload
+		node     string
+		now      time.Time
+		cooldown time.Duration
+		want     bool
+	}{
+		{name: "same cycle does not count", w: w, node: "a", now: t0, cooldown: time.Hour, want: false},
+		{name: "within cooldown", w: w, node: "a", now: t0.Add(9 * time.Minute), cooldown: 10 * time.Minute, want: true},
+		{name: "after cooldown", w: w, node: "a", now: t0.Add(10 * time.Minute), cooldown: 10 * time.Minute, want: false},
+		{name: "other node", w: w, node: "b", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
+		{name: "other workload", w: workload{Namespace: "default", Kind: "Deployment", Name: "db"}, node: "a", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
+	} {
+		if got := s.inCooldown(tc.w, tc.node, tc.now, tc.cooldown); got != tc.want {
+			t.Errorf("%s: inCooldown = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	s.expire(t0.Add(11*time.Minute), 10*time.Minute)
+	if len(s.moves) != 0 {
+		t.Errorf("expire kept %d moves older than 10m", len(s.moves))
+	}
+}
+
+func TestWorkloadOf(t *testing.T) {
+	owned := func(kind, name string, labels map[string]string) *v1.Pod {
+		yes := true
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{Kind: kind, Name: name, Controller: &yes}}}}
+	}
+	tests := []struct {
+		name   string
+		pod    *v1.Pod
+		want   workload
+		wantOK bool
+	}{
+		{name: "deployment replica set", pod: owned("ReplicaSet", "web-5d8f7c", map[string]string{"pod-template-hash": "5d8f7c"}),
+			want: workload{"ns", "Deployment", "web"}, wantOK: true},
+		{name: "bare replica set", pod: owned("ReplicaSet", "web", nil), want: workload{"ns", "ReplicaSet", "web"}, wantOK: true},
+		{name: "statefulset", pod: owned("StatefulSet", "db", nil), want: workload{"ns", "StatefulSet", "db"}, wantOK: true},
+		{name: "bare pod", pod: &v1.Pod{}, wantOK: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := workloadOf(tc.pod)
+			if ok != tc.wantOK || got != tc.want {
+				t.Errorf("workloadOf = %v, %v; want %v, %v", got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}

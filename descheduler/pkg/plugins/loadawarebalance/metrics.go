@@ -1,0 +1,67 @@
+package loadawarebalance
+
+import (
+	"k8s.io/component-base/metrics"
+)
+
+const metricsSubsystem = "ballast_descheduler"
+
+// Skip reasons, the values of the reason label of skipped candidates.
+const (
+	skipNoDestination = "no-destination"
+	skipPDB           = "pdb"
+	skipCooldown      = "cooldown"
+	skipStale         = "stale"
+	skipLimit         = "limit"
+	skipFiltered      = "filtered"
+	skipEvictionError = "eviction-error"
+)
+
+// Metrics are the plugin's Prometheus metrics. One set serves every plugin
+// instance; the binary registers it once with the descheduler's registry.
+type Metrics struct {
+	// Evictions counts evicted pods by plugin, reason (e.g. hot-memory) and source node.
+	Evictions *metrics.CounterVec
+	// SkippedCandidates counts pods and nodes passed over, by plugin and reason.
+	SkippedCandidates *metrics.CounterVec
+	// HotNodes is the number of nodes hot after hysteresis in the last cycle.
+	HotNodes *metrics.GaugeVec
+	// PingPong counts replacements of moved pods that landed back on the
+	// node they were moved off, by plugin and node.
+	PingPong *metrics.CounterVec
+}
+
+// NewMetrics creates the metrics; they record nothing until registered.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		Evictions: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "evictions_total",
+			Help:           "Pods evicted, by plugin, reason and source node.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin", "reason", "node"}),
+		SkippedCandidates: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "skipped_candidates_total",
+			Help:           "Eviction candidates passed over, by plugin and reason (no-destination, pdb, cooldown, stale, limit, filtered, eviction-error).",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin", "reason"}),
+		HotNodes: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "hot_nodes",
+			Help:           "Nodes hot for at least consecutiveHotCycles cycles in the last cycle, by plugin.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin"}),
+		PingPong: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "pingpong_total",
+			Help:           "Replacements of moved pods that landed back on the node they were moved off within the cooldown, by plugin and node.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin", "node"}),
+	}
+}
+
+// Collectors returns every metric, for registering with a registry.
+func (m *Metrics) Collectors() []metrics.Registerable {
+	return []metrics.Registerable{m.Evictions, m.SkippedCandidates, m.HotNodes, m.PingPong}
+}

@@ -1,0 +1,48 @@
+package loadawarebalance
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/descheduler/pkg/api"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+// ResourceThresholds maps a measured resource to a percentage of allocatable.
+type ResourceThresholds map[usage.Resource]float64
+
+// +k8s:deepcopy-gen=true
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// LoadAwareBalanceArgs configures the LoadAwareBalance plugin.
+type LoadAwareBalanceArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// HighThresholds: a node using more than any of these percentages of its
+	// allocatable is hot. Defaults to {cpu: 80, memory: 85}.
+	HighThresholds ResourceThresholds `json:"highThresholds,omitempty"`
+	// LowThresholds: a node using less than all of these percentages is cool
+	// and may receive moved pods. Defaults to {cpu: 50, memory: 60}.
+	LowThresholds ResourceThresholds `json:"lowThresholds,omitempty"`
+	// ConsecutiveHotCycles is how many descheduling cycles in a row a node
+	// must be above a high threshold before it counts as hot. Defaults to 3.
+	ConsecutiveHotCycles *int32 `json:"consecutiveHotCycles,omitempty"`
+	// EvictionCooldown is how long pods of a workload are not evicted again
+	// from a node they were moved off. Defaults to 10m.
+	EvictionCooldown *metav1.Duration `json:"evictionCooldown,omitempty"`
+	// MaxEvictionsPerNode caps this plugin's evictions per node and cycle.
+	// Defaults to 2.
+	MaxEvictionsPerNode *int32 `json:"maxEvictionsPerNode,omitempty"`
+	// MaxEvictionsPerNamespace caps this plugin's evictions per namespace and
+	// cycle. Defaults to 5.
+	MaxEvictionsPerNamespace *int32 `json:"maxEvictionsPerNamespace,omitempty"`
+	// MaxEvictionsPerCycle caps this plugin's evictions per cycle. Defaults to 5.
+	MaxEvictionsPerCycle *int32 `json:"maxEvictionsPerCycle,omitempty"`
+	// Window selects which load-watcher window's average is used.
+	// Defaults to 5m.
+	Window *metav1.Duration `json:"window,omitempty"`
+	// DryRun logs the evictions the plugin would make instead of making them.
+	DryRun bool `json:"dryRun,omitempty"`
+	// Namespaces restricts which namespaces pods are moved from; at most one
+	// of include and exclude may be set. Defaults to excluding kube-system.
+	Namespaces *api.Namespaces `json:"namespaces,omitempty"`
+}

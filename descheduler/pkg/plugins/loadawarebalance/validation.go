@@ -1,0 +1,99 @@
+package loadawarebalance
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+var supportedResources = sets.New(usage.Resources...)
+
+// ValidateLoadAwareBalanceArgs checks the args as they will be used, that is
+// after defaulting, and reports every problem with its field path.
+func ValidateLoadAwareBalanceArgs(obj runtime.Object) error {
+	args, ok := obj.(*LoadAwareBalanceArgs)
+	if !ok {
+		return fmt.Errorf("want args to be of type LoadAwareBalanceArgs, got %T", obj)
+	}
+	defaulted := args.DeepCopy()
+	SetDefaults_LoadAwareBalanceArgs(defaulted)
+	return validateArgs(nil, defaulted).ToAggregate()
+}
+
+func validateArgs(path *field.Path, args *LoadAwareBalanceArgs) field.ErrorList {
+	var errs field.ErrorList
+	highPath, lowPath := path.Child("highThresholds"), path.Child("lowThresholds")
+	errs = append(errs, validateThresholds(highPath, args.HighThresholds)...)
+	errs = append(errs, validateThresholds(lowPath, args.LowThresholds)...)
+	for _, r := range sortedResources(args.LowThresholds) {
+		low := args.LowThresholds[r]
+		if high, ok := args.HighThresholds[r]; ok && low >= high {
+			errs = append(errs, field.Invalid(lowPath.Key(string(r)), low,
+				fmt.Sprintf("must be below highThresholds[%s] (%v)", r, high)))
+		}
+	}
+	if v := *args.ConsecutiveHotCycles; v < 1 {
+		errs = append(errs, field.Invalid(path.Child("consecutiveHotCycles"), v, "must be at least 1"))
+	}
+	if d := args.EvictionCooldown.Duration; d < 0 {
+		errs = append(errs, field.Invalid(path.Child("evictionCooldown"), d.String(), "must not be negative"))
+	}
+	for name, v := range map[string]int32{
+		"maxEvictionsPerNode":      *args.MaxEvictionsPerNode,
+		"maxEvictionsPerNamespace": *args.MaxEvictionsPerNamespace,
+		"maxEvictionsPerCycle":     *args.MaxEvictionsPerCycle,
+	} {
+		if v < 1 {
+			errs = append(errs, field.Invalid(path.Child(name), v, "must be at least 1; use dryRun to stop evictions"))
+		}
+	}
+	if d := args.Window.Duration; d <= 0 {
+		errs = append(errs, field.Invalid(path.Child("window"), d.String(), "must be a positive duration such as 5m"))
+	}
+	if ns := args.Namespaces; ns != nil && len(ns.Include) > 0 && len(ns.Exclude) > 0 {
+		errs = append(errs, field.Invalid(path.Child("namespaces"), "include and exclude", "only one of include and exclude may be set"))
+	}
+	// Field order is stable for readers and tests; map iteration is not.
+	slices.SortStableFunc(errs, func(a, b *field.Error) int {
+		switch {
+		case a.Field < b.Field:
+			return -1
+		case a.Field > b.Field:
+			return 1
+		}
+		return 0
+	})
+	return errs
+}
+
+func validateThresholds(path *field.Path, thresholds ResourceThresholds) field.ErrorList {
+	var errs field.ErrorList
+	if len(thresholds) == 0 {
+		return append(errs, field.Required(path, "at least one of cpu, memory"))
+	}
+	for _, r := range sortedResources(thresholds) {
+		v := thresholds[r]
+		if !supportedResources.Has(r) {
+			errs = append(errs, field.NotSupported(path.Key(string(r)), r, sets.List(supportedResources)))
+			continue
+		}
+		if v <= 0 || v > 100 {
+			errs = append(errs, field.Invalid(path.Key(string(r)), v, "must be a percentage above 0 and at most 100"))
+		}
+	}
+	return errs
+}
+
+func sortedResources(t ResourceThresholds) []usage.Resource {
+	out := make([]usage.Resource, 0, len(t))
+	for r := range t {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,93 @@
+package loadawarebalance
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/descheduler/pkg/api"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+func TestValidateLoadAwareBalanceArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		args *LoadAwareBalanceArgs
+		want field.ErrorList
+	}{
+		{name: "empty args are valid once defaulted", args: &LoadAwareBalanceArgs{}},
+		{
+			name: "threshold above 100",
+			args: &LoadAwareBalanceArgs{HighThresholds: ResourceThresholds{usage.CPU: 120, usage.Memory: 85}},
+			want: field.ErrorList{field.Invalid(field.NewPath("highThresholds").Key("cpu"), nil, "")},
+		},
+		{
+			name: "unknown resource",
+			args: &LoadAwareBalanceArgs{LowThresholds: ResourceThresholds{"gpu": 10}},
+			want: field.ErrorList{field.NotSupported[string](field.NewPath("lowThresholds").Key("gpu"), nil, nil)},
+		},
+		{
+			name: "empty high thresholds",
+			args: &LoadAwareBalanceArgs{HighThresholds: ResourceThresholds{}},
+			want: field.ErrorList{field.Required(field.NewPath("highThresholds"), "")},
+		},
+		{
+			name: "low not below high, against the default high",
+			args: &LoadAwareBalanceArgs{LowThresholds: ResourceThresholds{usage.Memory: 85}},
+			want: field.ErrorList{field.Invalid(field.NewPath("lowThresholds").Key("memory"), nil, "")},
+		},
+		{
+			name: "negative and zero numbers",
+			args: &LoadAwareBalanceArgs{
+				ConsecutiveHotCycles:     ptrTo(int32(0)),
+				EvictionCooldown:         &metav1.Duration{Duration: -time.Second},
+				MaxEvictionsPerNode:      ptrTo(int32(0)),
+				MaxEvictionsPerNamespace: ptrTo(int32(-1)),
+				MaxEvictionsPerCycle:     ptrTo(int32(0)),
+				Window:                   &metav1.Duration{},
+			},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("consecutiveHotCycles"), nil, ""),
+				field.Invalid(field.NewPath("evictionCooldown"), nil, ""),
+				field.Invalid(field.NewPath("maxEvictionsPerCycle"), nil, ""),
+				field.Invalid(field.NewPath("maxEvictionsPerNamespace"), nil, ""),
+				field.Invalid(field.NewPath("maxEvictionsPerNode"), nil, ""),
+				field.Invalid(field.NewPath("window"), nil, ""),
+			},
+		},
+		{
+			name: "include and exclude namespaces together",
+			args: &LoadAwareBalanceArgs{Namespaces: &api.Namespaces{Include: []string{"a"}, Exclude: []string{"b"}}},
+			want: field.ErrorList{field.Invalid(field.NewPath("namespaces"), nil, "")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := tc.args.DeepCopy()
+			SetDefaults_LoadAwareBalanceArgs(a)
+			got := validateArgs(nil, a)
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(field.Error{}, "BadValue", "Detail")); diff != "" {
+				t.Errorf("errors (-want,+got):\n%s", diff)
+			}
+			err := ValidateLoadAwareBalanceArgs(tc.args)
+			if (err != nil) != (len(tc.want) > 0) {
+				t.Errorf("ValidateLoadAwareBalanceArgs() = %v, want an error: %v", err, len(tc.want) > 0)
+			}
+		})
+	}
+}
+
+func TestNewRejectsInvalidArgs(t *testing.T) {
+	_, err := New(t.Context(), &LoadAwareBalanceArgs{ConsecutiveHotCycles: ptrTo(int32(0))}, nil, Deps{})
+	if err == nil {
+		t.Fatal("New accepted consecutiveHotCycles: 0")
+	}
+	if want := "consecutiveHotCycles"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not name %s", err, want)
+	}
+}
