@@ -22,6 +22,7 @@ block=$(
 	echo "replace ("
 	sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/k8s.io/[a-z0-9-]*$#\t\1 => \1 '"$staging_version"'#p' "$modfile" | sort
 	echo ")"
+	echo
 	echo "$end"
 )
 

@@ -1,0 +1,60 @@
+# Ballast build. Every Go module is built and tested on its own; go.work ties
+# them together. Run `make help` for the targets.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+GO      ?= go
+MODULES := load-watcher scheduler descheduler installer simulator
+# Modules that hold Go code yet (a new module starts with its go.mod alone).
+GO_MODULES = $(foreach m,$(MODULES),$(if $(shell find $(m) -name '*.go' -print -quit),$(m)))
+BIN     := $(CURDIR)/bin
+# Kubernetes test binaries link at ~2.5 GB each: keep two at a time at most.
+GOTEST_FLAGS ?= -count=1 -p 2 -timeout 30m
+BENCH_FLAGS  ?= -run '^$$' -bench . -benchmem
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: demo
+demo: ## Simulate a small homelab in-process and show where its pods go (no cluster needed).
+	cd simulator && $(GO) run ./cmd/ballast-demo
+
+.PHONY: build
+build: ## Build every binary into bin/.
+	@mkdir -p $(BIN)
+	@for m in $(GO_MODULES); do \
+		if [ -d $$m/cmd ]; then echo "build $$m"; (cd $$m && $(GO) build -o $(BIN)/ ./cmd/...); fi; \
+	done
+
+.PHONY: test
+test: lint test-all ## Lint, then every unit and integration test of every module (what CI runs).
+
+.PHONY: test-all
+test-all: ## Unit and integration tests of every module.
+	@for m in $(GO_MODULES); do echo "== test $$m"; (cd $$m && $(GO) test $(GOTEST_FLAGS) ./...); done
+
+.PHONY: test-unit
+test-unit: ## Fast unit tests only (-short: no control plane, no Prometheus).
+	@for m in $(GO_MODULES); do echo "== unit $$m"; (cd $$m && $(GO) test -short $(GOTEST_FLAGS) ./...); done
+
+.PHONY: lint
+lint: ## gofmt check, go vet, and the generated replace blocks up to date.
+	@bad=$$(gofmt -l $(MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
+	@for m in $(GO_MODULES); do echo "== vet $$m"; (cd $$m && $(GO) vet ./...); done
+	@hack/update-k8s-replace.sh --verify
+
+.PHONY: bench
+bench: ## Benchmarks of every module (figures go to docs/performance.md).
+	@for m in $(GO_MODULES); do echo "== bench $$m"; (cd $$m && $(GO) test $(BENCH_FLAGS) ./...); done
+
+.PHONY: update-replace
+update-replace: ## Regenerate the Kubernetes replace blocks from hack/k8s-version.
+	hack/update-k8s-replace.sh
+
+.PHONY: clean
+clean: ## Remove built binaries.
+	rm -rf $(BIN)

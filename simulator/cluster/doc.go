@@ -1,0 +1,11 @@
+// Package cluster runs a real Kubernetes control plane inside the calling
+// process: embedded etcd, kube-apiserver, the controllers Ballast relies on
+// (Deployment, ReplicaSet, DaemonSet, disruption), optionally the real
+// kube-scheduler with out-of-tree plugins, and simulated nodes whose kubelet
+// stand-in moves bound pods to Running.
+//
+// Tests use it to exercise Ballast against the same API server and scheduler
+// a cluster runs; the demo and the simulator use it to run scenarios without
+// k3s or any network. Nothing is downloaded: every part is built from Go
+// modules.
+package cluster

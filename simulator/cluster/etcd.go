@@ -1,0 +1,68 @@
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// etcdReadyTimeout bounds how long an embedded etcd may take to elect itself.
+const etcdReadyTimeout = 30 * time.Second
+
+// startEtcd starts a single-member etcd on free loopback ports with its data
+// in dir. fsync is off: the data dies with the cluster, and fsync is what
+// makes etcd slow on small disks.
+func startEtcd(dir string) (*embed.Etcd, string, error) {
+	clientURL, err := freeLoopbackURL()
+	if err != nil {
+		return nil, "", err
+	}
+	peerURL, err := freeLoopbackURL()
+	if err != nil {
+		return nil, "", err
+	}
+
+	cfg := embed.NewConfig()
+	cfg.Name = "ballast"
+	cfg.Dir = dir
+	cfg.UnsafeNoFsync = true
+	// etcd logs ordinary shutdown as errors; its real failures surface
+	// through Err and ReadyNotify below.
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.ListenClientUrls = []url.URL{*clientURL}
+	cfg.AdvertiseClientUrls = []url.URL{*clientURL}
+	cfg.ListenPeerUrls = []url.URL{*peerURL}
+	cfg.AdvertisePeerUrls = []url.URL{*peerURL}
+	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peerURL.String())
+	cfg.ListenMetricsUrls = nil
+
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("starting embedded etcd: %w", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, "", fmt.Errorf("embedded etcd failed: %w", err)
+	case <-time.After(etcdReadyTimeout):
+		e.Close()
+		return nil, "", fmt.Errorf("embedded etcd not ready after %s", etcdReadyTimeout)
+	}
+	return e, clientURL.String(), nil
+}
+
+// freeLoopbackURL returns an http URL on 127.0.0.1 with a port that was free
+// a moment ago.
+func freeLoopbackURL() (*url.URL, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("finding a free loopback port: %w", err)
+	}
+	defer l.Close()
+	return &url.URL{Scheme: "http", Host: l.Addr().String()}, nil
+}

@@ -1,0 +1,316 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+)
+
+const (
+	// leaseDuration and heartbeatPeriod mirror the kubelet's defaults.
+	leaseDuration   = 40 * time.Second
+	heartbeatPeriod = 10 * time.Second
+	// statusEvery is how many heartbeats pass between Ready condition updates.
+	statusEvery    = 6
+	kubeletWorkers = 4
+)
+
+// kubelet stands in for the kubelets of all simulated nodes: it starts the
+// pods bound to them (Running, Ready, with a pod IP), finishes the deletion
+// of terminating pods, and renews each node's Lease and Ready condition.
+// Containers are not run; usage comes from the simulator's usage model.
+type kubelet struct {
+	client kubernetes.Interface
+	queue  workqueue.TypedRateLimitingInterface[string]
+	pods   corelisters.PodLister
+
+	mu        sync.Mutex
+	nodes     map[string]*simNode
+	nextIndex int
+}
+
+type simNode struct {
+	index  int
+	nextIP int
+}
+
+func newKubelet(client kubernetes.Interface) *kubelet {
+	return &kubelet{
+		client: client,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "kubelet"}),
+		nodes: map[string]*simNode{},
+	}
+}
+
+// register makes name a node this kubelet runs and returns its index, which
+// fixes its addresses.
+func (k *kubelet) register(name string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n, ok := k.nodes[name]; ok {
+		return n.index
+	}
+	n := &simNode{index: k.nextIndex}
+	k.nextIndex++
+	k.nodes[name] = n
+	return n.index
+}
+
+func (k *kubelet) unregister(name string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.nodes, name)
+}
+
+func (k *kubelet) owns(node string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.nodes[node]
+	return ok
+}
+
+// allocateIP hands out the next pod IP of a node, or "" when the node is not
+// one of ours.
+func (k *kubelet) allocateIP(node string) (hostIP, podIP string, ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n, ok := k.nodes[node]
+	if !ok {
+		return "", "", false
+	}
+	n.nextIP = n.nextIP%253 + 1
+	return nodeIP(n.index), fmt.Sprintf("10.%d.%d.%d", 100+n.index/256, n.index%256, n.nextIP+1), true
+}
+
+func (k *kubelet) nodeNames() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	names := make([]string, 0, len(k.nodes))
+	for name := range k.nodes {
+		names = append(names, name)
+	}
+	return names
+}
+
+func (k *kubelet) run(ctx context.Context) {
+	defer k.queue.ShutDown()
+	factory := informers.NewSharedInformerFactory(k.client, 0)
+	podInformer := factory.Core().V1().Pods()
+	k.pods = podInformer.Lister()
+	enqueue := func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || pod.Spec.NodeName == "" {
+			return
+		}
+		if key, err := cache.MetaNamespaceKeyFunc(pod); err == nil {
+			k.queue.Add(key)
+		}
+	}
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+	}); err != nil {
+		klog.FromContext(ctx).Error(err, "Kubelet stand-in cannot watch pods")
+		return
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), podInformer.Informer().HasSynced) {
+		return
+	}
+
+	var wg sync.WaitGroup
+	for range kubeletWorkers {
+		wg.Go(func() {
+			for k.processNext(ctx) {
+			}
+		})
+	}
+	wg.Go(func() { k.heartbeat(ctx) })
+	<-ctx.Done()
+	k.queue.ShutDown()
+	wg.Wait()
+}
+
+func (k *kubelet) processNext(ctx context.Context) bool {
+	key, quit := k.queue.Get()
+	if quit {
+		return false
+	}
+	defer k.queue.Done(key)
+	if err := k.sync(ctx, key); err != nil {
+		klog.FromContext(ctx).V(4).Info("Kubelet stand-in will retry", "pod", key, "err", err)
+		k.queue.AddRateLimited(key)
+		return true
+	}
+	k.queue.Forget(key)
+	return true
+}
+
+// sync moves one pod towards what a kubelet would make of it.
+func (k *kubelet) sync(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	pod, err := k.pods.Pods(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !k.owns(pod.Spec.NodeName) {
+		return nil
+	}
+	if pod.DeletionTimestamp != nil {
+		// Containers "stop" at once; finish the graceful deletion.
+		opts := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0), Preconditions: metav1.NewUIDPreconditions(string(pod.UID))}
+		err := k.client.CoreV1().Pods(namespace).Delete(ctx, name, opts)
+		if isNotFound(err) || apierrors.IsConflict(err) {
+			return nil
+		}
+		return err
+	}
+	if isTerminal(pod) || podRunningAndReady(pod) {
+		return nil
+	}
+	hostIP, podIP, ours := k.allocateIP(pod.Spec.NodeName)
+	if !ours {
+		return nil
+	}
+	started := runningStatus(pod, hostIP, podIP, metav1.Now())
+	_, err = k.client.CoreV1().Pods(namespace).UpdateStatus(ctx, started, metav1.UpdateOptions{})
+	if isNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// runningStatus returns a copy of pod with the status of a pod whose
+// containers all started and passed their readiness checks at now.
+func runningStatus(pod *corev1.Pod, hostIP, podIP string, now metav1.Time) *corev1.Pod {
+	pod = pod.DeepCopy()
+	s := &pod.Status
+	s.Phase = corev1.PodRunning
+	s.HostIP, s.HostIPs = hostIP, []corev1.HostIP{{IP: hostIP}}
+	s.PodIP, s.PodIPs = podIP, []corev1.PodIP{{IP: podIP}}
+	s.StartTime = &now
+	for _, t := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized,
+		corev1.ContainersReady, corev1.PodReady, corev1.PodScheduled} {
+		setPodCondition(s, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
+	}
+	s.ContainerStatuses = make([]corev1.ContainerStatus, 0, len(pod.Spec.Containers))
+	for _, ctr := range pod.Spec.Containers {
+		s.ContainerStatuses = append(s.ContainerStatuses, corev1.ContainerStatus{
+			Name:        ctr.Name,
+			Image:       ctr.Image,
+			ImageID:     ctr.Image,
+			ContainerID: "sim://" + string(pod.UID) + "/" + ctr.Name,
+			Ready:       true,
+			Started:     ptr.To(true),
+			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		})
+	}
+	return pod
+}
+
+func setPodCondition(s *corev1.PodStatus, c corev1.PodCondition) {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == c.Type {
+			if s.Conditions[i].Status != c.Status {
+				s.Conditions[i] = c
+			}
+			return
+		}
+	}
+	s.Conditions = append(s.Conditions, c)
+}
+
+func podRunningAndReady(pod *corev1.Pod) bool {
+	if pod.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func isTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+func isNotFound(err error) bool { return err != nil && apierrors.IsNotFound(err) }
+
+// heartbeat renews every node's Lease each period and its Ready condition
+// every statusEvery periods, as a kubelet does.
+func (k *kubelet) heartbeat(ctx context.Context) {
+	tick := 0
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		for _, name := range k.nodeNames() {
+			if err := k.renewLease(ctx, name); err != nil {
+				klog.FromContext(ctx).V(2).Info("Renewing node lease failed", "node", name, "err", err)
+			}
+			if tick%statusEvery == 0 {
+				if err := k.touchNodeStatus(ctx, name); err != nil {
+					klog.FromContext(ctx).V(2).Info("Updating node status failed", "node", name, "err", err)
+				}
+			}
+		}
+		tick++
+	}, heartbeatPeriod)
+}
+
+func (k *kubelet) renewLease(ctx context.Context, node string) error {
+	leases := k.client.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	now := metav1.NewMicroTime(time.Now())
+	lease, err := leases.Get(ctx, node, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: corev1.NamespaceNodeLease},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity:       ptr.To(node),
+				LeaseDurationSeconds: ptr.To(int32(leaseDuration.Seconds())),
+				RenewTime:            &now,
+			},
+		}, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	lease.Spec.RenewTime = &now
+	_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+	return err
+}
+
+func (k *kubelet) touchNodeStatus(ctx context.Context, name string) error {
+	node, err := k.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	now := metav1.Now()
+	for i := range node.Status.Conditions {
+		node.Status.Conditions[i].LastHeartbeatTime = now
+	}
+	_, err = k.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	return err
+}
