@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/ballast-sched/ballast/charts v0.0.0
+	github.com/google/go-cmp v0.7.0
 	github.com/k3s-io/helm-controller v0.17.7
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
