@@ -30,8 +30,8 @@ func fakeK3sServer(t *testing.T) Paths {
 		}
 	}
 	for path, data := range map[string]string{
-		"usr/local/bin/k3s":                "k3s binary",
-		"etc/systemd/system/k3s.service":   "[Service]\nExecStart=/usr/local/bin/k3s server\n",
+		"usr/local/bin/k3s":                                 "k3s binary",
+		"etc/systemd/system/k3s.service":                    "[Service]\nExecStart=/usr/local/bin/k3s server\n",
 		"var/lib/rancher/k3s/server/manifests/coredns.yaml": "# k3s's own manifest\n",
 	} {
 		if err := os.WriteFile(filepath.Join(root, path), []byte(data), 0o644); err != nil {
