@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
@@ -28,6 +29,8 @@ type Options struct {
 	ReleaseName string
 	Namespace   string
 	Values      map[string]any
+	// Chart to install; nil means the chart embedded in the binary.
+	Chart *chart.Chart
 	// Timeout bounds the whole operation, including waiting for the rollout.
 	Timeout time.Duration
 	// Progress receives readiness updates while waiting; may be nil.
@@ -55,9 +58,11 @@ func InstallOrUpgrade(ctx context.Context, o Options) (rel *release.Release, upg
 	if err != nil {
 		return nil, false, err
 	}
-	chrt, err := charts.Load()
-	if err != nil {
-		return nil, false, err
+	chrt := o.Chart
+	if chrt == nil {
+		if chrt, err = charts.Load(); err != nil {
+			return nil, false, err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
