@@ -3,6 +3,7 @@ package charts
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
@@ -71,4 +72,14 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// ComponentFullname is the name the chart gives a component's objects
+// (Deployment, ServiceAccount, ClusterRole): "<release>-<component>", or the
+// release name alone when it already contains the component name.
+func ComponentFullname(release, component string) string {
+	if strings.Contains(release, component) {
+		return release
+	}
+	return release + "-" + component
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 )
 
@@ -49,15 +49,6 @@ type Options struct {
 	Now func() time.Time
 }
 
-// fullname mirrors the chart's component naming: "<release>-<component>",
-// or the release name alone when it already contains the component name.
-func fullname(release, component string) string {
-	if strings.Contains(release, component) {
-		return release
-	}
-	return release + "-" + component
-}
-
 // Collect reads Deployments and asks load-watcher, through the API server's
 // service proxy, for its latest usage.
 func Collect(ctx context.Context, o Options) Report {
@@ -68,7 +59,7 @@ func Collect(ctx context.Context, o Options) Report {
 	r := Report{Namespace: o.Namespace, Now: now()}
 	for _, c := range Components {
 		comp := Component{Name: c}
-		d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, fullname(o.ReleaseName, c), metav1.GetOptions{})
+		d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, charts.ComponentFullname(o.ReleaseName, c), metav1.GetOptions{})
 		if err == nil {
 			comp.Found = true
 			comp.Ready = helminstall.Ready(d)
@@ -82,7 +73,7 @@ func Collect(ctx context.Context, o Options) Report {
 		}
 		r.Components = append(r.Components, comp)
 	}
-	svc := fullname(o.ReleaseName, "load-watcher")
+	svc := charts.ComponentFullname(o.ReleaseName, "load-watcher")
 	body, err := o.Client.CoreV1().Services(o.Namespace).
 		ProxyGet("http", svc, fmt.Sprint(o.LoadWatcherPort), "/watcher", nil).DoRaw(ctx)
 	if err != nil {

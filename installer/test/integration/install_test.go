@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/configz"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
@@ -22,7 +23,7 @@ import (
 
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
-	"github.com/ballast-sched/ballast/installer/pkg/kube"
+	"github.com/ballast-sched/ballast/installer/pkg/kubeconfig"
 	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 
@@ -74,7 +75,7 @@ func TestHelmChartInstallsAndSchedules(t *testing.T) {
 	ns := hc.Spec.TargetNamespace
 	var progress []string
 	rel, upgraded, err := helminstall.InstallOrUpgrade(ctx, helminstall.Options{
-		Getter:      kube.Flags{Kubeconfig: c.KubeconfigPath()}.Getter(ns, ""),
+		Getter:      helmGetter(c, ns),
 		Client:      c.Client,
 		ReleaseName: hc.Name,
 		Namespace:   ns,
@@ -102,7 +103,7 @@ func TestHelmChartInstallsAndSchedules(t *testing.T) {
 	// A second install with the same values is an upgrade that changes nothing in the cluster.
 	before := deploymentGenerations(t, ctx, c.Client, ns)
 	_, upgraded, err = helminstall.InstallOrUpgrade(ctx, helminstall.Options{
-		Getter: kube.Flags{Kubeconfig: c.KubeconfigPath()}.Getter(ns, ""), Client: c.Client,
+		Getter: helmGetter(c, ns), Client: c.Client,
 		ReleaseName: hc.Name, Namespace: ns, Values: vals, Chart: reload(t, archive), Timeout: 2 * time.Minute,
 	})
 	if err != nil || !upgraded {
@@ -115,6 +116,7 @@ func TestHelmChartInstallsAndSchedules(t *testing.T) {
 	runSchedulerAsItsServiceAccount(t, ctx, c, ns)
 	checkLoadWatcherPermissions(t, ctx, c, ns)
 	checkDeschedulerPermissions(t, ctx, c, ns)
+	checkExternalKubeconfig(t, ctx, c, ns)
 }
 
 func reload(t *testing.T, archive []byte) *chart.Chart {
@@ -249,5 +251,52 @@ func checkDeschedulerPermissions(t *testing.T, ctx context.Context, c *cluster.C
 	err = client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("descheduler deleting pods: err = %v, want Forbidden", err)
+	}
+}
+
+// checkExternalKubeconfig: the kubeconfig for a component run outside the
+// cluster carries its own ServiceAccount's token, lives in a Secret, and
+// grants exactly the component's permissions.
+func checkExternalKubeconfig(t *testing.T, ctx context.Context, c *cluster.Cluster, ns string) {
+	t.Helper()
+	data, err := kubeconfig.Generate(ctx, kubeconfig.Options{
+		Client: c.Client, Namespace: ns, ReleaseName: "ballast", Component: "load-watcher",
+		Server: c.RestConfig.Host, CAData: c.RestConfig.CAData, Duration: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kubeconfig.StoreSecret(ctx, c.Client, ns, "ballast-load-watcher-kubeconfig", data); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := c.Client.CoreV1().Secrets(ns).Get(ctx, "ballast-load-watcher-kubeconfig", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := secret.Data[kubeconfig.SecretKey]
+	if c.RestConfig.BearerToken != "" && bytes.Contains(stored, []byte(c.RestConfig.BearerToken)) {
+		t.Fatal("the kubeconfig carries the admin token")
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
+	if _, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("external load-watcher cannot list nodes: %v", err)
+	}
+	if _, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("external load-watcher listing pods: err = %v, want Forbidden", err)
+	}
+	cms, err := c.Client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range cms.Items {
+		for k, v := range cm.Data {
+			if bytes.Contains([]byte(v), []byte("kind: Config")) {
+				t.Errorf("ConfigMap %s key %s holds a kubeconfig", cm.Name, k)
+			}
+		}
 	}
 }

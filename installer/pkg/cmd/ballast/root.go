@@ -8,6 +8,7 @@ import (
 
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/install"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/kubeconfig"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/render"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/status"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/uninstall"
@@ -42,6 +43,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.PersistentFlags().BoolVarP(&flags.Quiet, "quiet", "q", false, "print only results, warnings and errors")
 	c.AddCommand(install.NewCommand(logger, streams))
 	c.AddCommand(uninstall.NewCommand(logger, streams))
+	c.AddCommand(kubeconfig.NewCommand(logger, streams))
 	c.AddCommand(render.NewCommand(logger, streams))
 	c.AddCommand(status.NewCommand(logger, streams))
 	return c
