@@ -1,0 +1,174 @@
+{{/*
+Helpers shared by the umbrella and its subcharts. Helm shares named templates
+across a chart and its subcharts, so the components use these for what must
+agree between them: names that cross component boundaries, images, the
+scheduler mode and the pod security baseline.
+*/}}
+
+{{/* Name of umbrella-level objects. */}}
+{{- define "ballast.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name of umbrella-level objects, truncated to the 63 characters a DNS label allows. */}}
+{{- define "ballast.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Namespace of every Ballast object. */}}
+{{- define "ballast.namespace" -}}
+{{- default .Release.Namespace .Values.global.namespaceOverride }}
+{{- end }}
+
+{{/*
+Full name of a component from its chart name: "<release>-<component>", or the
+release name alone when it already contains the component name. Components
+use it to find each other, so it takes the component name as an argument.
+Usage: include "ballast.componentFullname" (list . "load-watcher")
+*/}}
+{{- define "ballast.componentFullname" -}}
+{{- $ctx := index . 0 }}
+{{- $name := index . 1 }}
+{{- if contains $name $ctx.Release.Name }}
+{{- $ctx.Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" $ctx.Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{/* URL of load-watcher as the scheduler and descheduler reach it. */}}
+{{- define "ballast.loadWatcherAddress" -}}
+{{- if .Values.global.loadWatcher.address }}
+{{- .Values.global.loadWatcher.address }}
+{{- else }}
+{{- printf "http://%s.%s.svc:%v" (include "ballast.componentFullname" (list . "load-watcher")) (include "ballast.namespace" .) .Values.global.loadWatcher.port }}
+{{- end }}
+{{- end }}
+
+{{/* Labels every Ballast object carries; the component chart's name is the component label. */}}
+{{- define "ballast.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: {{ .Chart.Name }}
+app.kubernetes.io/part-of: ballast
+{{- with .Values.global.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Selector labels of a component: stable across upgrades. */}}
+{{- define "ballast.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Image reference of a component: registry/repository, then @digest or :tag. */}}
+{{- define "ballast.image" -}}
+{{- $ref := printf "%s/%s" (trimSuffix "/" .Values.global.image.registry) .Values.image.repository }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" $ref .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" $ref (.Values.image.tag | default .Values.global.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+{{- end }}
+
+{{/*
+schedulerName for Ballast's own pods. In replaceDefault mode they are placed
+by the cluster's renamed built-in scheduler, so a Ballast scheduler that is
+down or starting never blocks its own pods.
+*/}}
+{{- define "ballast.ownSchedulerName" -}}
+{{- if eq .Values.global.schedulerMode "replaceDefault" }}
+{{- .Values.global.bootstrapSchedulerName }}
+{{- end }}
+{{- end }}
+
+{{/* Pod-level settings every component shares. */}}
+{{- define "ballast.podSpecCommon" -}}
+{{- with (include "ballast.ownSchedulerName" .) }}
+schedulerName: {{ . }}
+{{- end }}
+{{- with .Values.global.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+securityContext:
+  {{- toYaml .Values.global.podSecurityContext | nindent 2 }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* Checks on combinations the schema cannot express; called once from the umbrella. */}}
+{{- define "ballast.validate" -}}
+{{- $mode := .Values.global.schedulerMode }}
+{{- $s := index .Values "scheduler" }}
+{{- $d := index .Values "descheduler" }}
+{{- $lw := index .Values "load-watcher" }}
+{{- if and (eq $mode "second") (eq $s.schedulerName "default-scheduler") }}
+{{- fail "scheduler.schedulerName must not be default-scheduler in second mode: two schedulers would race for every pod; set global.schedulerMode=replaceDefault instead" }}
+{{- end }}
+{{- if or (eq .Values.global.bootstrapSchedulerName "default-scheduler") (eq .Values.global.bootstrapSchedulerName $s.schedulerName) }}
+{{- fail "global.bootstrapSchedulerName must differ from default-scheduler and scheduler.schedulerName: it names the cluster's built-in scheduler after it is renamed" }}
+{{- end }}
+{{- if and $s.enabled (gt (int $s.replicas) 1) (not $s.leaderElection.enabled) }}
+{{- fail "scheduler.replicas > 1 requires scheduler.leaderElection.enabled=true: without it every replica binds pods" }}
+{{- end }}
+{{- if and $d.enabled (gt (int $d.replicas) 1) (not $d.leaderElection.enabled) }}
+{{- fail "descheduler.replicas > 1 requires descheduler.leaderElection.enabled=true: without it every replica evicts pods" }}
+{{- end }}
+{{- if and $lw.enabled (eq $lw.provider "prometheus") (not $lw.prometheus.address) }}
+{{- fail "load-watcher.prometheus.address is required when load-watcher.provider=prometheus" }}
+{{- end }}
+{{- if and (not $lw.enabled) (not .Values.global.loadWatcher.address) (or $s.enabled $d.enabled) }}
+{{- fail "load-watcher.enabled=false needs global.loadWatcher.address: the scheduler and descheduler must read usage from somewhere" }}
+{{- end }}
+{{- if $s.enabled }}
+{{- $p := $s.plugins }}
+{{- if not (or $p.loadAware.enabled $p.loadVariationRiskBalancing.enabled $p.podCountBalance.enabled $p.usageAwareFit.enabled) }}
+{{- fail "scheduler.plugins: enable at least one Ballast plugin, or disable the scheduler with scheduler.enabled=false" }}
+{{- end }}
+{{- end }}
+{{- $p := $s.plugins }}
+{{- if $lw.enabled }}
+{{- range $name, $w := dict "scheduler.plugins.loadAware.window" $p.loadAware.window "scheduler.plugins.loadVariationRiskBalancing.window" $p.loadVariationRiskBalancing.window "scheduler.plugins.usageAwareFit.window" $p.usageAwareFit.window "descheduler.loadAwareBalance.window" $d.loadAwareBalance.window }}
+{{- if not (has $w $lw.windows) }}
+{{- fail (printf "%s=%s is not one of the windows load-watcher keeps (load-watcher.windows=%v)" $name $w $lw.windows) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $r, $high := $d.loadAwareBalance.highThresholds }}
+{{- $low := index $d.loadAwareBalance.lowThresholds $r }}
+{{- if and $low (le (float64 $high) (float64 $low)) }}
+{{- fail (printf "descheduler.loadAwareBalance.highThresholds.%s (%v) must be above lowThresholds.%s (%v)" $r $high $r $low) }}
+{{- end }}
+{{- end }}
+{{- end }}

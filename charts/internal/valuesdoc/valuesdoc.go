@@ -1,0 +1,142 @@
+// Package valuesdoc turns the helm-docs style comments of a values.yaml
+// ("# -- text" above a key) into a reference table, and finds keys without one.
+package valuesdoc
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Entry documents one value.
+type Entry struct {
+	Key         string
+	Type        string
+	Default     string
+	Description string
+}
+
+// Parse returns the documented keys of a values file in file order, and the
+// keys that are neither documented nor inside a documented key.
+func Parse(data []byte) (entries []Entry, undocumented []string, err error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, nil, fmt.Errorf("parse values: %w", err)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, nil, fmt.Errorf("values must be a mapping")
+	}
+	err = walk(doc.Content[0], "", &entries, &undocumented)
+	return entries, undocumented, err
+}
+
+func walk(m *yaml.Node, prefix string, entries *[]Entry, undocumented *[]string) error {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		key, val := m.Content[i], m.Content[i+1]
+		path := key.Value
+		if prefix != "" {
+			path = prefix + "." + key.Value
+		}
+		if desc, ok := description(key.HeadComment); ok {
+			def, err := defaultOf(val)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			*entries = append(*entries, Entry{Key: path, Type: typeOf(val), Default: def, Description: desc})
+			continue
+		}
+		if val.Kind == yaml.MappingNode && len(val.Content) > 0 {
+			if err := walk(val, path, entries, undocumented); err != nil {
+				return err
+			}
+			continue
+		}
+		*undocumented = append(*undocumented, path)
+	}
+	return nil
+}
+
+// description extracts the text of the last "# --" comment block.
+func description(comment string) (string, bool) {
+	lines := strings.Split(comment, "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "# --") {
+			start = i
+		}
+	}
+	if start < 0 {
+		return "", false
+	}
+	var parts []string
+	for i, l := range lines[start:] {
+		l = strings.TrimSpace(l)
+		if i == 0 {
+			l = strings.TrimPrefix(l, "# --")
+		} else {
+			l = strings.TrimPrefix(l, "#")
+		}
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, " "), true
+}
+
+func typeOf(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "object"
+	case yaml.SequenceNode:
+		return "list"
+	}
+	switch n.Tag {
+	case "!!int":
+		return "int"
+	case "!!float":
+		return "float"
+	case "!!bool":
+		return "bool"
+	case "!!null":
+		return "null"
+	}
+	return "string"
+}
+
+func defaultOf(n *yaml.Node) (string, error) {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return "", err
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return string(out), nil
+}
+
+// Markdown renders entries as the docs/values.md reference.
+func Markdown(entries []Entry) string {
+	var b strings.Builder
+	b.WriteString("# Ballast chart values\n\n")
+	b.WriteString("<!-- Generated from charts/ballast/values.yaml by hack/gen-values-doc.sh; do not edit. -->\n\n")
+	b.WriteString("Every setting of the `ballast` chart, for `helm install -f`, `ballast install -f` or `--set`. ")
+	b.WriteString("`values.schema.json` rejects wrong types and out-of-range values before anything is applied.\n")
+	section := ""
+	for _, e := range entries {
+		top, _, nested := strings.Cut(e.Key, ".")
+		if !nested {
+			top = "General"
+		}
+		if top != section {
+			section = top
+			fmt.Fprintf(&b, "\n## %s\n\n| Key | Type | Default | Description |\n|-----|------|---------|-------------|\n", top)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s |\n", e.Key, e.Type, escape(e.Default), escape(e.Description))
+	}
+	return b.String()
+}
+
+func escape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -1,0 +1,373 @@
+package charts
+
+import (
+	"context"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	schedconfigv1 "k8s.io/kube-scheduler/config/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// TestRenderedObjectsAreSane renders the defaults and every example and checks what must hold for any values.
+func TestRenderedObjectsAreSane(t *testing.T) {
+	cases := map[string]map[string]any{"defaults": {}}
+	for _, f := range exampleValueFiles(t) {
+		cases[filepath.Base(f)] = readValues(t, f)
+	}
+	for name, vals := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := render(t, vals)
+			if len(objs) == 0 {
+				t.Fatal("nothing rendered")
+			}
+			var deployments int
+			for _, o := range objs {
+				checkLabels(t, o)
+				checkNoKubeconfig(t, o)
+				if d, ok := o.typed.(*appsv1.Deployment); ok {
+					deployments++
+					checkPodSecurity(t, d.Name, &d.Spec.Template.Spec)
+				}
+				if _, ok := o.typed.(*corev1.Secret); ok {
+					t.Errorf("Secret %s rendered: the chart must not carry credentials", o.name)
+				}
+			}
+			if deployments == 0 {
+				t.Error("no Deployment rendered")
+			}
+		})
+	}
+}
+
+func checkLabels(t *testing.T, o object) {
+	t.Helper()
+	md, _ := o.raw["metadata"].(map[string]any)
+	labels, _ := md["labels"].(map[string]any)
+	for _, key := range []string{"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
+		"app.kubernetes.io/managed-by", "app.kubernetes.io/part-of", "helm.sh/chart"} {
+		if labels[key] == nil {
+			t.Errorf("%s/%s lacks label %s", o.kind, o.name, key)
+		}
+	}
+}
+
+// checkNoKubeconfig fails on any ConfigMap that looks like a kubeconfig or carries a token.
+func checkNoKubeconfig(t *testing.T, o object) {
+	t.Helper()
+	cm, ok := o.typed.(*corev1.ConfigMap)
+	if !ok {
+		return
+	}
+	for key, data := range cm.Data {
+		for _, marker := range []string{"kind: Config", "client-certificate-data", "client-key-data", "token:", "certificate-authority-data"} {
+			if strings.Contains(data, marker) {
+				t.Errorf("ConfigMap %s key %s contains %q: kubeconfigs and tokens belong in Secrets", cm.Name, key, marker)
+			}
+		}
+	}
+}
+
+// checkPodSecurity enforces the restricted Pod Security Standard on a pod template.
+func checkPodSecurity(t *testing.T, owner string, spec *corev1.PodSpec) {
+	t.Helper()
+	psc := spec.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot {
+		t.Errorf("%s: pod must set runAsNonRoot", owner)
+	}
+	if psc == nil || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("%s: pod must use the RuntimeDefault seccomp profile", owner)
+	}
+	if spec.HostNetwork || spec.HostPID || spec.HostIPC {
+		t.Errorf("%s: pod must not share host namespaces", owner)
+	}
+	for _, v := range spec.Volumes {
+		if v.HostPath != nil {
+			t.Errorf("%s: volume %s is a hostPath", owner, v.Name)
+		}
+	}
+	for _, c := range append(spec.InitContainers, spec.Containers...) {
+		sc := c.SecurityContext
+		switch {
+		case sc == nil:
+			t.Errorf("%s/%s: no container securityContext", owner, c.Name)
+			continue
+		case sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
+			t.Errorf("%s/%s: allowPrivilegeEscalation must be false", owner, c.Name)
+		case sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
+			t.Errorf("%s/%s: root filesystem must be read-only", owner, c.Name)
+		case sc.Privileged != nil && *sc.Privileged:
+			t.Errorf("%s/%s: privileged", owner, c.Name)
+		case sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" || len(sc.Capabilities.Add) != 0:
+			t.Errorf("%s/%s: capabilities must drop ALL and add none, got %+v", owner, c.Name, sc.Capabilities)
+		}
+		if c.Resources.Requests == nil {
+			t.Errorf("%s/%s: no resource requests", owner, c.Name)
+		}
+	}
+}
+
+func TestDefaultsRenderTheExpectedObjects(t *testing.T) {
+	objs := render(t, nil)
+	var got []string
+	for _, o := range objs {
+		got = append(got, o.kind+"/"+o.name)
+	}
+	sort.Strings(got)
+	want := []string{
+		"ClusterRole/ballast-descheduler", "ClusterRole/ballast-load-watcher", "ClusterRole/ballast-scheduler",
+		"ClusterRoleBinding/ballast-descheduler", "ClusterRoleBinding/ballast-load-watcher", "ClusterRoleBinding/ballast-scheduler",
+		"ConfigMap/ballast-descheduler", "ConfigMap/ballast-scheduler",
+		"Deployment/ballast-descheduler", "Deployment/ballast-load-watcher", "Deployment/ballast-scheduler",
+		"PodDisruptionBudget/ballast-descheduler", "PodDisruptionBudget/ballast-load-watcher", "PodDisruptionBudget/ballast-scheduler",
+		"Role/ballast-descheduler", "Role/ballast-scheduler",
+		"RoleBinding/ballast-descheduler", "RoleBinding/ballast-scheduler", "RoleBinding/ballast-scheduler-auth-reader",
+		"Service/ballast-load-watcher",
+		"ServiceAccount/ballast-descheduler", "ServiceAccount/ballast-load-watcher", "ServiceAccount/ballast-scheduler",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rendered objects (-want,+got):\n%s", diff)
+	}
+}
+
+func TestEachComponentCanBeDisabled(t *testing.T) {
+	for _, component := range []string{"scheduler", "descheduler"} {
+		t.Run(component, func(t *testing.T) {
+			objs := render(t, map[string]any{component: map[string]any{"enabled": false}})
+			for _, o := range objs {
+				if strings.HasSuffix(o.name, "-"+component) || strings.HasPrefix(o.name, "ballast-"+component+"-") {
+					t.Errorf("%s/%s rendered with %s disabled", o.kind, o.name, component)
+				}
+			}
+			if _, ok := find(objs, "Deployment", "ballast-load-watcher"); !ok {
+				t.Error("load-watcher missing")
+			}
+		})
+	}
+	t.Run("load-watcher with an external address", func(t *testing.T) {
+		objs := render(t, valuesFromYAML(t, `
+load-watcher: {enabled: false}
+global: {loadWatcher: {address: "http://usage.example:2020"}}`))
+		if _, ok := find(objs, "Deployment", "ballast-load-watcher"); ok {
+			t.Error("load-watcher rendered although disabled")
+		}
+		d := mustFind(t, objs, "Deployment", "ballast-scheduler").typed.(*appsv1.Deployment)
+		if !contains(d.Spec.Template.Spec.Containers[0].Args, "--load-watcher-address=http://usage.example:2020") {
+			t.Errorf("scheduler does not use the external load-watcher: %v", d.Spec.Template.Spec.Containers[0].Args)
+		}
+	})
+}
+
+// schedulerConfig decodes the rendered KubeSchedulerConfiguration strictly, so a misspelt field fails.
+func schedulerConfig(t *testing.T, objs []object) *schedconfigv1.KubeSchedulerConfiguration {
+	t.Helper()
+	cm := mustFind(t, objs, "ConfigMap", "ballast-scheduler").typed.(*corev1.ConfigMap)
+	cfg := &schedconfigv1.KubeSchedulerConfiguration{}
+	if err := yaml.UnmarshalStrict([]byte(cm.Data["config.yaml"]), cfg); err != nil {
+		t.Fatalf("scheduler config does not decode strictly: %v\n%s", err, cm.Data["config.yaml"])
+	}
+	return cfg
+}
+
+func profileNames(cfg *schedconfigv1.KubeSchedulerConfiguration) []string {
+	var names []string
+	for _, p := range cfg.Profiles {
+		names = append(names, *p.SchedulerName)
+	}
+	return names
+}
+
+func TestSchedulerConfigFollowsValues(t *testing.T) {
+	cfg := schedulerConfig(t, render(t, valuesFromYAML(t, `
+scheduler:
+  plugins:
+    loadAware:
+      weight: 7
+      thresholds: {cpu: 60, memory: 70}
+      scoringStrategy: {type: TargetPacking, targetUtilization: 55}
+    podCountBalance: {enabled: true, weight: 2}
+    disabledScorePlugins: [NodeResourcesBalancedAllocation]`)))
+
+	if diff := cmp.Diff([]string{"ballast-scheduler"}, profileNames(cfg)); diff != "" {
+		t.Errorf("profiles (-want,+got):\n%s", diff)
+	}
+	p := cfg.Profiles[0]
+	var enabled []string
+	for _, pl := range p.Plugins.MultiPoint.Enabled {
+		enabled = append(enabled, pl.Name)
+		if pl.Name == "LoadAware" && *pl.Weight != 7 {
+			t.Errorf("LoadAware weight = %d, want 7", *pl.Weight)
+		}
+	}
+	if diff := cmp.Diff([]string{"LoadAware", "PodCountBalance"}, enabled); diff != "" {
+		t.Errorf("multiPoint plugins (-want,+got):\n%s", diff)
+	}
+	if len(p.Plugins.Score.Disabled) != 1 || p.Plugins.Score.Disabled[0].Name != "NodeResourcesBalancedAllocation" {
+		t.Errorf("score.disabled = %+v", p.Plugins.Score.Disabled)
+	}
+	if len(p.PluginConfig) != 1 || p.PluginConfig[0].Name != "LoadAware" {
+		t.Fatalf("pluginConfig = %+v, want only LoadAware (PodCountBalance has no args)", p.PluginConfig)
+	}
+	args := map[string]any{}
+	if err := yaml.Unmarshal(p.PluginConfig[0].Args.Raw, &args); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"thresholds":      map[string]any{"cpu": float64(60), "memory": float64(70)},
+		"scoringStrategy": map[string]any{"type": "TargetPacking", "targetUtilization": float64(55), "resources": []any{map[string]any{"name": "cpu", "weight": float64(1)}, map[string]any{"name": "memory", "weight": float64(1)}}},
+		"window":          "5m",
+		"podEstimate":     map[string]any{"requestMultiplier": float64(1), "defaultCPU": "100m", "defaultMemory": "200Mi"},
+	}
+	if diff := cmp.Diff(want, args); diff != "" {
+		t.Errorf("LoadAware args (-want,+got):\n%s", diff)
+	}
+}
+
+func TestReplaceDefaultMode(t *testing.T) {
+	objs := render(t, valuesFromYAML(t, `global: {schedulerMode: replaceDefault}`))
+	cfg := schedulerConfig(t, objs)
+	if diff := cmp.Diff([]string{"ballast-scheduler", "default-scheduler"}, profileNames(cfg)); diff != "" {
+		t.Errorf("profiles (-want,+got):\n%s", diff)
+	}
+	// Ballast's own pods must not wait for Ballast: the renamed built-in scheduler places them.
+	for _, name := range []string{"ballast-load-watcher", "ballast-scheduler", "ballast-descheduler"} {
+		d := mustFind(t, objs, "Deployment", name).typed.(*appsv1.Deployment)
+		if got := d.Spec.Template.Spec.SchedulerName; got != "ballast-bootstrap" {
+			t.Errorf("%s schedulerName = %q, want ballast-bootstrap", name, got)
+		}
+	}
+	second := render(t, nil)
+	d := mustFind(t, second, "Deployment", "ballast-scheduler").typed.(*appsv1.Deployment)
+	if got := d.Spec.Template.Spec.SchedulerName; got != "" {
+		t.Errorf("second mode: Ballast pods use schedulerName %q, want the cluster default", got)
+	}
+}
+
+func TestLeaderElection(t *testing.T) {
+	objs := render(t, valuesFromYAML(t, `{scheduler: {replicas: 3}, descheduler: {replicas: 2}}`))
+	cfg := schedulerConfig(t, objs)
+	le := cfg.LeaderElection
+	if le.LeaderElect == nil || !*le.LeaderElect || le.ResourceName != "ballast-scheduler" || le.ResourceNamespace != DefaultNamespace {
+		t.Errorf("scheduler leader election = %+v", le)
+	}
+	role := mustFind(t, objs, "Role", "ballast-scheduler")
+	if !strings.Contains(mustYAML(t, role.raw), "- ballast-scheduler") {
+		t.Errorf("scheduler Role does not grant its lease:\n%s", mustYAML(t, role.raw))
+	}
+	dd := mustFind(t, objs, "Deployment", "ballast-descheduler").typed.(*appsv1.Deployment)
+	if !contains(dd.Spec.Template.Spec.Containers[0].Args, "--leader-elect=true") {
+		t.Errorf("descheduler args lack --leader-elect: %v", dd.Spec.Template.Spec.Containers[0].Args)
+	}
+}
+
+func TestChecksumFollowsConfig(t *testing.T) {
+	checksum := func(vals map[string]any, name string) string {
+		d := mustFind(t, render(t, vals), "Deployment", name).typed.(*appsv1.Deployment)
+		sum := d.Spec.Template.Annotations["checksum/config"]
+		if len(sum) != 64 {
+			t.Fatalf("%s checksum/config = %q", name, sum)
+		}
+		return sum
+	}
+	base := checksum(nil, "ballast-scheduler")
+	if base == checksum(valuesFromYAML(t, `scheduler: {plugins: {loadAware: {thresholds: {cpu: 70}}}}`), "ballast-scheduler") {
+		t.Error("scheduler checksum/config did not change with its configuration")
+	}
+	if base != checksum(valuesFromYAML(t, `scheduler: {logLevel: 4}`), "ballast-scheduler") {
+		t.Error("scheduler checksum/config changed although its configuration did not")
+	}
+	if checksum(nil, "ballast-descheduler") == checksum(valuesFromYAML(t, `descheduler: {loadAwareBalance: {maxEvictionsPerNode: 1}}`), "ballast-descheduler") {
+		t.Error("descheduler checksum/config did not change with its policy")
+	}
+}
+
+func TestLoadWatcherArgs(t *testing.T) {
+	objs := render(t, readValues(t, filepath.Join(ChartName, "ci", "prometheus-values.yaml")))
+	d := mustFind(t, objs, "Deployment", "ballast-load-watcher").typed.(*appsv1.Deployment)
+	args := d.Spec.Template.Spec.Containers[0].Args
+	for _, want := range []string{
+		"--provider=prometheus",
+		"--prometheus-address=http://prometheus-operated.monitoring.svc:9090",
+		"--prometheus-query-set=kube-prometheus",
+		"--prometheus-bearer-token-file=/etc/ballast/prometheus-token/token",
+		"--listen-address=:2020",
+		"--windows=1m,5m,15m",
+	} {
+		if !contains(args, want) {
+			t.Errorf("load-watcher args lack %s: %v", want, args)
+		}
+	}
+	cr := mustFind(t, objs, "ClusterRole", "ballast-load-watcher")
+	if strings.Contains(mustYAML(t, cr.raw), "metrics.k8s.io") {
+		t.Error("load-watcher on Prometheus still gets metrics.k8s.io access")
+	}
+	for _, name := range []string{"ballast-load-watcher", "ballast-scheduler", "ballast-descheduler"} {
+		mustFind(t, objs, "ServiceMonitor", name)
+	}
+	dash := mustFind(t, objs, "ConfigMap", "ballast-dashboard").typed.(*corev1.ConfigMap)
+	if dash.Namespace != "monitoring" || !strings.Contains(dash.Data["ballast.json"], `"uid": "ballast-overview"`) {
+		t.Errorf("dashboard ConfigMap in %q without the dashboard", dash.Namespace)
+	}
+}
+
+func TestRenderFailsOnInconsistentValues(t *testing.T) {
+	cases := []struct {
+		name, values, wantErr string
+	}{
+		{"several schedulers without leader election", `scheduler: {replicas: 2, leaderElection: {enabled: false}}`, "scheduler.replicas > 1 requires"},
+		{"several deschedulers without leader election", `descheduler: {replicas: 2, leaderElection: {enabled: false}}`, "descheduler.replicas > 1 requires"},
+		{"prometheus without address", `load-watcher: {provider: prometheus}`, "load-watcher.prometheus.address is required"},
+		{"window load-watcher does not keep", `scheduler: {plugins: {loadAware: {window: 30m}}}`, "scheduler.plugins.loadAware.window=30m"},
+		{"descheduler window load-watcher does not keep", `descheduler: {loadAwareBalance: {window: 2m}}`, "descheduler.loadAwareBalance.window=2m"},
+		{"low threshold above high", `descheduler: {loadAwareBalance: {lowThresholds: {cpu: 90}}}`, "highThresholds.cpu (80) must be above lowThresholds.cpu (90)"},
+		{"second scheduler named default-scheduler", `scheduler: {schedulerName: default-scheduler}`, "must not be default-scheduler"},
+		{"no plugin", `scheduler: {plugins: {loadAware: {enabled: false}}}`, "enable at least one Ballast plugin"},
+		{"no load-watcher at all", `load-watcher: {enabled: false}`, "needs global.loadWatcher.address"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := Render(context.Background(), RenderOptions{Values: valuesFromYAML(t, tc.values)})
+			if err == nil {
+				t.Fatal("rendered without error")
+			}
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %q does not contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestNotesExplainOptIn(t *testing.T) {
+	_, notes, err := Render(context.Background(), RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"schedulerName: ballast-scheduler", "ballast status", "/api/v1/usage"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("NOTES lack %q:\n%s", want, notes)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func mustYAML(t *testing.T, v any) string {
+	t.Helper()
+	out, err := yaml.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}

@@ -1,0 +1,43 @@
+package charts
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestSchemaRejectsBadValues checks that Helm refuses wrong types and out-of-range
+// values before rendering, naming the offending field.
+func TestSchemaRejectsBadValues(t *testing.T) {
+	cases := []struct {
+		name, values, wantPath string
+	}{
+		{"threshold above 100", `scheduler: {plugins: {loadAware: {thresholds: {cpu: 101}}}}`, "/scheduler/plugins/loadAware/thresholds/cpu"},
+		{"negative threshold", `descheduler: {loadAwareBalance: {lowThresholds: {memory: -1}}}`, "/descheduler/loadAwareBalance/lowThresholds/memory"},
+		{"unknown strategy", `scheduler: {plugins: {loadAware: {scoringStrategy: {type: MostLoaded}}}}`, "/scheduler/plugins/loadAware/scoringStrategy/type"},
+		{"replicas as a string", `scheduler: {replicas: "two"}`, "/scheduler/replicas"},
+		{"zero weight", `scheduler: {plugins: {podCountBalance: {weight: 0}}}`, "/scheduler/plugins/podCountBalance/weight"},
+		{"unknown resource", `scheduler: {plugins: {loadAware: {scoringStrategy: {resources: [{name: gpu, weight: 1}]}}}}`, "/scheduler/plugins/loadAware/scoringStrategy/resources/0/name"},
+		{"unknown provider", `load-watcher: {provider: datadog}`, "/load-watcher/provider"},
+		{"bad duration", `descheduler: {deschedulingInterval: "5 minutes"}`, "/descheduler/deschedulingInterval"},
+		{"bad window", `load-watcher: {windows: ["5min"]}`, "/load-watcher/windows/0"},
+		{"misspelt key", `scheduler: {replica: 2}`, "/scheduler"},
+		{"bad mode", `global: {schedulerMode: both}`, "/global/schedulerMode"},
+		{"port out of range", `global: {loadWatcher: {port: 70000}}`, "/global/loadWatcher/port"},
+		{"dry run as a string", `descheduler: {dryRun: "yes"}`, "/descheduler/dryRun"},
+		{"overcommit below 1", `scheduler: {plugins: {usageAwareFit: {maxOvercommit: {cpu: 0.5}}}}`, "/scheduler/plugins/usageAwareFit/maxOvercommit/cpu"},
+		{"prometheus address without scheme", `load-watcher: {prometheus: {address: "prometheus:9090"}}`, "/load-watcher/prometheus/address"},
+		{"bad digest", `scheduler: {image: {digest: "latest"}}`, "/scheduler/image/digest"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := Render(context.Background(), RenderOptions{Values: valuesFromYAML(t, tc.values)})
+			if err == nil {
+				t.Fatal("bad values accepted")
+			}
+			if !strings.Contains(err.Error(), "schema") || !strings.Contains(err.Error(), "'"+tc.wantPath+"'") {
+				t.Errorf("error does not name %s as a schema violation:\n%v", tc.wantPath, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,120 @@
+package app
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/installer/pkg/k3s"
+	"github.com/ballast-sched/ballast/installer/pkg/log"
+)
+
+func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = Run(log.New(&errOut), cmd.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+	return out.String(), errOut.String(), err
+}
+
+func TestNoSubcommandIsAnError(t *testing.T) {
+	_, stderr, err := run(t)
+	if err == nil || !strings.Contains(stderr, "ERROR: missing subcommand") {
+		t.Fatalf("err = %v, stderr:\n%s", err, stderr)
+	}
+}
+
+func TestRender(t *testing.T) {
+	stdout, _, err := run(t, "render", "--set", "descheduler.enabled=false", "-n", "sched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "kind: Deployment") || !strings.Contains(stdout, "namespace: sched") {
+		t.Errorf("render output lacks the Deployments in namespace sched:\n%.500s", stdout)
+	}
+	if strings.Contains(stdout, "name: ballast-descheduler") {
+		t.Error("descheduler rendered although disabled")
+	}
+
+	stdout, stderr, err := run(t, "render", "--set", "scheduler.plugins.loadAware.thresholds.cpu=101")
+	if err == nil {
+		t.Fatal("out-of-range threshold accepted")
+	}
+	if stdout != "" {
+		t.Errorf("stdout not empty on error:\n%.300s", stdout)
+	}
+	if !strings.Contains(stderr, "/scheduler/plugins/loadAware/thresholds/cpu") {
+		t.Errorf("stderr does not name the field:\n%s", stderr)
+	}
+}
+
+func TestRenderArchive(t *testing.T) {
+	stdout, _, err := run(t, "render", "--archive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix([]byte(stdout), []byte{0x1f, 0x8b}) {
+		t.Error("--archive did not print a gzip stream")
+	}
+}
+
+// fakeRoot returns a directory that looks like a k3s server.
+func fakeRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, d := range []string{"usr/local/bin", "var/lib/rancher/k3s/server/manifests"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "usr/local/bin/k3s"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func TestInstallOnK3sWithoutAPIAccess(t *testing.T) {
+	root := fakeRoot(t)
+	unreachable := filepath.Join(t.TempDir(), "missing-kubeconfig")
+	manifest := k3s.HostPaths(root).Manifest()
+
+	stdout, stderr, err := run(t, "install", "--root", root, "--kubeconfig", unreachable, "--set", "descheduler.dryRun=true")
+	if err != nil {
+		t.Fatalf("install: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "WARNING: cannot reach the cluster") {
+		t.Errorf("no warning about the unreachable API:\n%s", stderr)
+	}
+	if !strings.Contains(stdout, "Wrote "+manifest) {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	if _, err := os.Stat(manifest); err != nil {
+		t.Fatal(err)
+	}
+
+	stdout, _, err = run(t, "install", "--root", root, "--kubeconfig", unreachable, "--set", "descheduler.dryRun=true", "-q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "already up to date") {
+		t.Errorf("second install:\n%s", stdout)
+	}
+
+	before, _ := os.ReadFile(manifest)
+	_, stderr, err = run(t, "install", "--root", root, "--kubeconfig", unreachable, "--set", "load-watcher.provider=datadog")
+	if err == nil || !strings.Contains(stderr, "/load-watcher/provider") {
+		t.Fatalf("bad provider: err=%v\n%s", err, stderr)
+	}
+	if after, _ := os.ReadFile(manifest); !bytes.Equal(before, after) {
+		t.Error("a rejected install changed the manifest")
+	}
+}
+
+func TestInstallRejectsUnknownMode(t *testing.T) {
+	_, stderr, err := run(t, "install", "--root", fakeRoot(t), "--mode", "exclusive")
+	if err == nil || !strings.Contains(stderr, "--mode=exclusive") {
+		t.Fatalf("err = %v\n%s", err, stderr)
+	}
+}

@@ -1,0 +1,50 @@
+// Package ballast is the root of the ballast command tree.
+package ballast
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/install"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/kubeconfig"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/render"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/status"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/uninstall"
+	"github.com/ballast-sched/ballast/installer/pkg/log"
+)
+
+type flagpole struct {
+	Verbosity int
+	Quiet     bool
+}
+
+// NewCommand returns the root ballast command.
+func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
+	flags := &flagpole{}
+	c := &cobra.Command{
+		Use:   "ballast",
+		Short: "Install and inspect Ballast, load-aware scheduling for k3s and Kubernetes",
+		Long: "ballast installs Ballast (load-watcher, a load-aware scheduler and a descheduler) on k3s in one command,\n" +
+			"or on any cluster through Helm, renders its manifests, and shows how loaded your nodes really are.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			_ = c.Help()
+			return errors.New("missing subcommand")
+		},
+	}
+	c.SetOut(streams.Out)
+	c.SetErr(streams.ErrOut)
+	// Parsed early by app.Run; declared here so cobra accepts and documents them.
+	c.PersistentFlags().IntVarP(&flags.Verbosity, "verbosity", "v", 0, "log detail: 1 shows API and Helm steps, errors get their full chain")
+	c.PersistentFlags().BoolVarP(&flags.Quiet, "quiet", "q", false, "print only results, warnings and errors")
+	c.AddCommand(install.NewCommand(logger, streams))
+	c.AddCommand(uninstall.NewCommand(logger, streams))
+	c.AddCommand(kubeconfig.NewCommand(logger, streams))
+	c.AddCommand(render.NewCommand(logger, streams))
+	c.AddCommand(status.NewCommand(logger, streams))
+	return c
+}

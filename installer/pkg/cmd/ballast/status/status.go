@@ -1,0 +1,72 @@
+// Package status implements `ballast status`: component health, load-watcher
+// freshness and a per-node table of real usage.
+package status
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ballast-sched/ballast/charts"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/installer/pkg/k3s"
+	"github.com/ballast-sched/ballast/installer/pkg/kube"
+	"github.com/ballast-sched/ballast/installer/pkg/log"
+	report "github.com/ballast-sched/ballast/installer/pkg/status"
+)
+
+type flagpole struct {
+	Kube            kube.Flags
+	Namespace       string
+	ReleaseName     string
+	LoadWatcherPort int
+	Root            string
+	Timeout         time.Duration
+}
+
+// NewCommand returns the status command.
+func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
+	flags := &flagpole{}
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Show Ballast's health and the real cpu/memory usage of every node",
+		Long:  "status exits non-zero when a component is not ready or load-watcher has no usage to serve.",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runE(c.Context(), logger, streams, flags)
+		},
+	}
+	flags.Kube.AddFlags(c.Flags())
+	c.Flags().StringVarP(&flags.Namespace, "namespace", "n", charts.DefaultNamespace, "namespace Ballast runs in")
+	c.Flags().StringVar(&flags.ReleaseName, "release-name", charts.DefaultReleaseName, "Helm release name")
+	c.Flags().IntVar(&flags.LoadWatcherPort, "load-watcher-port", 2020, "port of the load-watcher Service")
+	c.Flags().StringVar(&flags.Root, "root", "/", "root of the host filesystem (for k3s's kubeconfig)")
+	c.Flags().DurationVar(&flags.Timeout, "timeout", 30*time.Second, "how long to wait for the API")
+	return c
+}
+
+func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, flags.Timeout)
+	defer cancel()
+	getter := flags.Kube.Getter(flags.Namespace, k3s.HostPaths(flags.Root).Kubeconfig())
+	clients, err := kube.NewClients(getter)
+	if err != nil {
+		return err
+	}
+	r := report.Collect(ctx, report.Options{
+		Client: clients.Kube, Namespace: flags.Namespace, ReleaseName: flags.ReleaseName, LoadWatcherPort: flags.LoadWatcherPort,
+	})
+	if err := r.Print(streams.Out); err != nil {
+		return err
+	}
+	if !r.Healthy() {
+		return errors.New("Ballast is not healthy (see above)")
+	}
+	logger.V(1).Infof("all components ready")
+	return nil
+}

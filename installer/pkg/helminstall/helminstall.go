@@ -1,0 +1,199 @@
+// Package helminstall installs, upgrades and removes the embedded Ballast
+// chart through the Helm SDK, for clusters that are not k3s (or with --helm).
+package helminstall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ballast-sched/ballast/charts"
+)
+
+// Options describe one install or upgrade.
+type Options struct {
+	Getter      genericclioptions.RESTClientGetter
+	Client      kubernetes.Interface
+	ReleaseName string
+	Namespace   string
+	Values      map[string]any
+	// Chart to install; nil means the chart embedded in the binary.
+	Chart *chart.Chart
+	// Timeout bounds the whole operation, including waiting for the rollout.
+	Timeout time.Duration
+	// Progress receives readiness updates while waiting; may be nil.
+	Progress func(string)
+	// Debugf receives Helm's own log lines; may be nil.
+	Debugf func(format string, args ...any)
+}
+
+func (o Options) configuration() (*action.Configuration, error) {
+	cfg := &action.Configuration{}
+	debugf := o.Debugf
+	if debugf == nil {
+		debugf = func(string, ...any) {}
+	}
+	if err := cfg.Init(o.Getter, o.Namespace, "secret", debugf); err != nil {
+		return nil, fmt.Errorf("connect to the cluster: %w", err)
+	}
+	return cfg, nil
+}
+
+// InstallOrUpgrade installs the release, or upgrades it when it exists, and
+// waits until every Deployment is rolled out or the timeout passes.
+func InstallOrUpgrade(ctx context.Context, o Options) (rel *release.Release, upgraded bool, err error) {
+	cfg, err := o.configuration()
+	if err != nil {
+		return nil, false, err
+	}
+	chrt := o.Chart
+	if chrt == nil {
+		if chrt, err = charts.Load(); err != nil {
+			return nil, false, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	stopProgress := o.watchProgress(ctx)
+	defer stopProgress()
+
+	_, histErr := action.NewHistory(cfg).Run(o.ReleaseName)
+	switch {
+	case errors.Is(histErr, driver.ErrReleaseNotFound):
+		in := action.NewInstall(cfg)
+		in.ReleaseName, in.Namespace = o.ReleaseName, o.Namespace
+		in.CreateNamespace = true
+		in.Wait, in.Timeout = true, o.Timeout
+		rel, err = in.RunWithContext(ctx, chrt, o.Values)
+	case histErr != nil:
+		return nil, false, fmt.Errorf("look up release %s: %w", o.ReleaseName, histErr)
+	default:
+		up := action.NewUpgrade(cfg)
+		up.Namespace = o.Namespace
+		up.Wait, up.Timeout = true, o.Timeout
+		up.ResetValues = true // the values given now are the whole truth, like a fresh install
+		rel, err = up.RunWithContext(ctx, o.ReleaseName, chrt, o.Values)
+		upgraded = true
+	}
+	if err != nil {
+		if ctx.Err() != nil || strings.Contains(err.Error(), "context deadline exceeded") || strings.Contains(err.Error(), "timed out") {
+			return rel, upgraded, fmt.Errorf("Ballast was not ready within %s (%s); inspect with: kubectl -n %s get pods,events: %w",
+				o.Timeout, o.notReady(context.Background()), o.Namespace, err)
+		}
+		return rel, upgraded, err
+	}
+	return rel, upgraded, nil
+}
+
+// Uninstall removes the release and waits for its objects to go.
+func Uninstall(ctx context.Context, o Options) (bool, error) {
+	cfg, err := o.configuration()
+	if err != nil {
+		return false, err
+	}
+	un := action.NewUninstall(cfg)
+	un.Wait, un.Timeout = true, o.Timeout
+	if _, err := un.Run(o.ReleaseName); err != nil {
+		if errors.Is(err, driver.ErrReleaseNotFound) {
+			return false, nil
+		}
+		return false, fmt.Errorf("uninstall release %s: %w", o.ReleaseName, err)
+	}
+	return true, nil
+}
+
+// watchProgress reports Deployment readiness every two seconds until stopped.
+func (o Options) watchProgress(ctx context.Context) (stop func()) {
+	if o.Progress == nil || o.Client == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if msg := o.readiness(ctx); msg != "" {
+					o.Progress(msg)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (o Options) deployments(ctx context.Context) ([]appsv1.Deployment, error) {
+	list, err := o.Client.AppsV1().Deployments(o.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/instance=" + o.ReleaseName,
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	return list.Items, nil
+}
+
+func (o Options) readiness(ctx context.Context) string {
+	ds, err := o.deployments(ctx)
+	if err != nil || len(ds) == 0 {
+		return ""
+	}
+	ready := 0
+	for _, d := range ds {
+		if Ready(&d) {
+			ready++
+		}
+	}
+	return fmt.Sprintf("waiting for Ballast: %d/%d deployments ready", ready, len(ds))
+}
+
+func (o Options) notReady(ctx context.Context) string {
+	if o.Client == nil {
+		return "readiness unknown"
+	}
+	ds, err := o.deployments(ctx)
+	if err != nil {
+		return "readiness unknown: " + err.Error()
+	}
+	var names []string
+	for _, d := range ds {
+		if !Ready(&d) {
+			names = append(names, fmt.Sprintf("%s %d/%d ready", d.Name, d.Status.ReadyReplicas, replicas(&d)))
+		}
+	}
+	if len(names) == 0 {
+		return "all deployments ready"
+	}
+	return "not ready: " + strings.Join(names, ", ")
+}
+
+// Ready reports whether a Deployment's current generation is fully rolled out and available.
+func Ready(d *appsv1.Deployment) bool {
+	want := replicas(d)
+	return d.Status.ObservedGeneration >= d.Generation &&
+		d.Status.UpdatedReplicas == want && d.Status.AvailableReplicas == want && d.Status.ReadyReplicas == want
+}
+
+func replicas(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas == nil {
+		return 1
+	}
+	return *d.Spec.Replicas
+}

@@ -1,0 +1,88 @@
+package k3s
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+)
+
+// managedMarker starts every host file Ballast owns; Ballast never overwrites
+// or removes a file without it.
+const managedMarker = "# Managed by ballast (ballast install --mode replaceDefault); ballast uninstall removes it.\n"
+
+// bootstrapSchedulerConfig is the configuration k3s's embedded kube-scheduler
+// loads in replaceDefault mode: one profile under a name only Ballast's own
+// pods use, so Ballast can serve default-scheduler while its own pods never
+// depend on it. With --config set, kube-scheduler ignores k3s's --kubeconfig
+// flag, so the config names k3s's scheduler credential itself.
+func bootstrapSchedulerConfig(p Paths, schedulerName string) []byte {
+	return []byte(managedMarker + fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %s
+profiles:
+  - schedulerName: %s
+`, p.SchedulerKubeconfigInK3s(), schedulerName))
+}
+
+// dropIn makes k3s pass the bootstrap config to its embedded scheduler; the
+// "+" appends to any kube-scheduler-arg the administrator already set.
+func dropIn(p Paths) []byte {
+	return []byte(managedMarker + fmt.Sprintf(`kube-scheduler-arg+:
+  - config=%s
+`, p.BootstrapSchedulerConfigInK3s()))
+}
+
+// ensureManaged refuses to touch path when it exists without Ballast's marker.
+func ensureManaged(path string) error {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if !bytes.HasPrefix(data, []byte(managedMarker)) {
+		return fmt.Errorf("%s exists and was not written by ballast; move it away or merge it by hand", path)
+	}
+	return nil
+}
+
+// enableBootstrapScheduler writes the drop-in and the config it points to. It
+// reports whether anything changed, which means k3s must restart.
+func enableBootstrapScheduler(p Paths, schedulerName string) (bool, error) {
+	for _, path := range []string{p.DropIn(), p.BootstrapSchedulerConfig()} {
+		if err := ensureManaged(path); err != nil {
+			return false, err
+		}
+	}
+	// The config first: k3s must never see a drop-in pointing at a missing file.
+	changedConfig, err := writeFileAtomic(p.BootstrapSchedulerConfig(), bootstrapSchedulerConfig(p, schedulerName), 0o600)
+	if err != nil {
+		return false, err
+	}
+	changedDropIn, err := writeFileAtomic(p.DropIn(), dropIn(p), 0o600)
+	if err != nil {
+		return false, err
+	}
+	return changedConfig || changedDropIn, nil
+}
+
+// disableBootstrapScheduler removes what enableBootstrapScheduler wrote and
+// reports whether the drop-in existed (then k3s must restart).
+func disableBootstrapScheduler(p Paths) (bool, error) {
+	for _, path := range []string{p.DropIn(), p.BootstrapSchedulerConfig()} {
+		if err := ensureManaged(path); err != nil {
+			return false, err
+		}
+	}
+	// The drop-in first, so k3s never points at a config that is gone.
+	removed, err := removeFile(p.DropIn())
+	if err != nil {
+		return false, err
+	}
+	if _, err := removeFile(p.BootstrapSchedulerConfig()); err != nil {
+		return false, err
+	}
+	return removed, nil
+}

@@ -1,0 +1,195 @@
+package k3s
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/ballast-sched/ballast/charts"
+)
+
+// Mode is how Ballast schedules (the chart's global.schedulerMode).
+type Mode string
+
+const (
+	// ModeSecond runs Ballast next to k3s's scheduler; workloads opt in by schedulerName.
+	ModeSecond Mode = "second"
+	// ModeReplaceDefault makes Ballast serve default-scheduler and renames k3s's.
+	ModeReplaceDefault Mode = "replaceDefault"
+)
+
+// DefaultBootstrapSchedulerName is the chart's global.bootstrapSchedulerName default.
+const DefaultBootstrapSchedulerName = "ballast-bootstrap"
+
+// Installer writes and removes Ballast's files on a k3s server.
+type Installer struct {
+	Paths Paths
+	// Euid returns the effective user id; os.Geteuid when nil.
+	Euid func() int
+}
+
+// InstallOptions are what `ballast install` was asked for.
+type InstallOptions struct {
+	// Values are the user's values (-f, --set); chart defaults fill the rest.
+	Values map[string]any
+	// Namespace receives Ballast's objects; default charts.DefaultNamespace.
+	Namespace string
+	// Mode defaults to ModeSecond.
+	Mode Mode
+	// BootstrapSchedulerName defaults to DefaultBootstrapSchedulerName.
+	BootstrapSchedulerName string
+}
+
+// InstallResult says what changed on the host.
+type InstallResult struct {
+	// Manifest is the HelmChart file; ManifestChanged is false when it already had this content.
+	Manifest        string
+	ManifestChanged bool
+	// RestartK3s is true when a k3s config drop-in changed: k3s reads them only at start.
+	RestartK3s bool
+	// Values are the values written into the HelmChart.
+	Values map[string]any
+}
+
+// Install validates the values by rendering the chart, then writes the
+// HelmChart (and, in replaceDefault mode, the scheduler drop-in). Nothing is
+// written when validation fails. Concurrent runs on one host are serialised by
+// a lock; the loser fails with ErrLocked.
+func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallResult, error) {
+	if err := in.checkPrivileges(); err != nil {
+		return InstallResult{}, err
+	}
+	mode := opts.Mode
+	if mode == "" {
+		mode = ModeSecond
+	}
+	if mode != ModeSecond && mode != ModeReplaceDefault {
+		return InstallResult{}, fmt.Errorf("unknown mode %q: want %s or %s", mode, ModeSecond, ModeReplaceDefault)
+	}
+	bootstrap := opts.BootstrapSchedulerName
+	if bootstrap == "" {
+		bootstrap = DefaultBootstrapSchedulerName
+	}
+	ns := opts.Namespace
+	if ns == "" {
+		ns = charts.DefaultNamespace
+	}
+	vals := withMode(opts.Values, mode, bootstrap)
+
+	// Render exactly what helm-controller will render: schema and chart checks fail here, before any write.
+	if _, _, err := charts.Render(ctx, charts.RenderOptions{ReleaseName: HelmChartName, Namespace: ns, Values: vals}); err != nil {
+		return InstallResult{}, fmt.Errorf("invalid values, nothing written: %w", err)
+	}
+	archive, err := charts.Archive()
+	if err != nil {
+		return InstallResult{}, err
+	}
+	hc, err := NewHelmChart(archive, vals, ns)
+	if err != nil {
+		return InstallResult{}, err
+	}
+	manifest, err := EncodeHelmChart(hc)
+	if err != nil {
+		return InstallResult{}, err
+	}
+
+	unlock, err := lock(in.Paths.LockFile())
+	if err != nil {
+		return InstallResult{}, err
+	}
+	defer unlock()
+
+	res := InstallResult{Manifest: in.Paths.Manifest(), Values: vals}
+	if mode == ModeReplaceDefault {
+		// Before the HelmChart: Ballast's pods ask for the bootstrap scheduler, which exists once k3s restarts.
+		if res.RestartK3s, err = enableBootstrapScheduler(in.Paths, bootstrap); err != nil {
+			return res, err
+		}
+	} else if res.RestartK3s, err = disableBootstrapScheduler(in.Paths); err != nil {
+		return res, err
+	}
+	if res.ManifestChanged, err = writeFileAtomic(in.Paths.Manifest(), manifest, 0o600); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// UninstallResult says what was removed.
+type UninstallResult struct {
+	ManifestRemoved bool
+	// RestartK3s is true when the scheduler drop-in was removed.
+	RestartK3s bool
+}
+
+// Uninstall deletes the HelmChart through the API with deleteHelmChart (then
+// helm-controller uninstalls the release), and only then removes the host
+// files: deleting the manifest alone leaves Ballast running.
+func (in Installer) Uninstall(ctx context.Context, deleteHelmChart func(context.Context) error) (UninstallResult, error) {
+	if err := in.checkPrivileges(); err != nil {
+		return UninstallResult{}, err
+	}
+	unlock, err := lock(in.Paths.LockFile())
+	if err != nil {
+		return UninstallResult{}, err
+	}
+	defer unlock()
+
+	var res UninstallResult
+	if deleteHelmChart != nil {
+		if err := deleteHelmChart(ctx); err != nil {
+			return res, fmt.Errorf("delete HelmChart %s/%s, host files left in place: %w", HelmChartNamespace, HelmChartName, err)
+		}
+	}
+	if res.ManifestRemoved, err = removeFile(in.Paths.Manifest()); err != nil {
+		return res, err
+	}
+	if res.RestartK3s, err = disableBootstrapScheduler(in.Paths); err != nil {
+		return res, err
+	}
+	if _, err := removeFile(in.Paths.LockFile()); err != nil {
+		return res, err
+	}
+	// The state directory is Ballast's own; leave it only if someone put other files there.
+	_ = os.Remove(in.Paths.StateDir())
+	return res, nil
+}
+
+func (in Installer) checkPrivileges() error {
+	euid := os.Geteuid
+	if in.Euid != nil {
+		euid = in.Euid
+	}
+	// Only the real host needs root; a --root tree belongs to whoever prepared it.
+	if in.Paths.Root == "/" && euid() != 0 {
+		return fmt.Errorf("installing on a k3s server writes %s, which only root may write: run with sudo, "+
+			"or use --helm to install through the API with your kubeconfig", in.Paths.ManifestsDir())
+	}
+	return nil
+}
+
+// withMode returns a copy of vals with the scheduler mode settings the host files rely on.
+func withMode(vals map[string]any, mode Mode, bootstrap string) map[string]any {
+	out := make(map[string]any, len(vals)+1)
+	for k, v := range vals {
+		out[k] = v
+	}
+	global := map[string]any{}
+	if g, ok := out["global"].(map[string]any); ok {
+		for k, v := range g {
+			global[k] = v
+		}
+	}
+	if mode == ModeReplaceDefault {
+		global["schedulerMode"] = string(ModeReplaceDefault)
+		global["bootstrapSchedulerName"] = bootstrap
+	} else {
+		delete(global, "schedulerMode")
+		delete(global, "bootstrapSchedulerName")
+	}
+	if len(global) > 0 {
+		out["global"] = global
+	} else {
+		delete(out, "global")
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package status
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ballast-sched/ballast/charts"
+	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
+)
+
+// Components are Ballast's Deployments, by component name.
+var Components = []string{"load-watcher", "scheduler", "descheduler"}
+
+// Component is the health of one Deployment.
+type Component struct {
+	Name      string
+	Found     bool
+	Ready     bool
+	Replicas  int32
+	Available int32
+}
+
+// Report is everything `ballast status` shows.
+type Report struct {
+	Namespace  string
+	Components []Component
+	Usage      *Usage
+	// UsageErr says why usage is missing.
+	UsageErr error
+	// Now is when the report was taken, for ages.
+	Now time.Time
+}
+
+// Options locate the installation.
+type Options struct {
+	Client      kubernetes.Interface
+	Namespace   string
+	ReleaseName string
+	// LoadWatcherPort is the load-watcher Service port.
+	LoadWatcherPort int
+	// Now defaults to time.Now.
+	Now func() time.Time
+}
+
+// Collect reads Deployments and asks load-watcher, through the API server's
+// service proxy, for its latest usage.
+func Collect(ctx context.Context, o Options) Report {
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	r := Report{Namespace: o.Namespace, Now: now()}
+	for _, c := range Components {
+		comp := Component{Name: c}
+		d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, charts.ComponentFullname(o.ReleaseName, c), metav1.GetOptions{})
+		if err == nil {
+			comp.Found = true
+			comp.Ready = helminstall.Ready(d)
+			comp.Available = d.Status.AvailableReplicas
+			comp.Replicas = 1
+			if d.Spec.Replicas != nil {
+				comp.Replicas = *d.Spec.Replicas
+			}
+		} else if !apierrors.IsNotFound(err) {
+			r.UsageErr = fmt.Errorf("read Deployment %s: %w", c, err)
+		}
+		r.Components = append(r.Components, comp)
+	}
+	svc := charts.ComponentFullname(o.ReleaseName, "load-watcher")
+	body, err := o.Client.CoreV1().Services(o.Namespace).
+		ProxyGet("http", svc, fmt.Sprint(o.LoadWatcherPort), "/watcher", nil).DoRaw(ctx)
+	if err != nil {
+		r.UsageErr = fmt.Errorf("ask load-watcher (service %s/%s): %w", o.Namespace, svc, err)
+		return r
+	}
+	u, err := parseWatcher(body)
+	if err != nil {
+		r.UsageErr = err
+		return r
+	}
+	r.Usage = &u
+	return r
+}
+
+// Healthy reports whether every installed component is ready and usage is available.
+func (r Report) Healthy() bool {
+	for _, c := range r.Components {
+		if c.Found && !c.Ready {
+			return false
+		}
+	}
+	return r.Usage != nil
+}
+
+// Print writes the report.
+func (r Report) Print(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMPONENT\tSTATUS\tAVAILABLE")
+	for _, c := range r.Components {
+		state, avail := "not installed", "-"
+		if c.Found {
+			state, avail = "not ready", fmt.Sprintf("%d/%d", c.Available, c.Replicas)
+			if c.Ready {
+				state = "ready"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, state, avail)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if r.Usage == nil {
+		fmt.Fprintf(w, "usage: unavailable: %v\n", r.UsageErr)
+		return nil
+	}
+	age := "unknown age"
+	if !r.Usage.Time.IsZero() {
+		age = r.Now.Sub(r.Usage.Time).Round(time.Second).String() + " old"
+	}
+	fmt.Fprintf(w, "usage: from %s, window %s, %s\n\n", r.Usage.Source, r.Usage.Window, age)
+	return PrintNodes(w, r.Usage.Nodes)
+}

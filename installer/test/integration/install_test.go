@@ -1,0 +1,302 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/component-base/configz"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
+	"github.com/ballast-sched/ballast/installer/pkg/k3s"
+	"github.com/ballast-sched/ballast/installer/pkg/kubeconfig"
+	"github.com/ballast-sched/ballast/simulator/cluster"
+)
+
+// TestHelmChartInstallsAndSchedules does what k3s does with the HelmChart
+// `ballast install` writes: installs its chartContent with its valuesContent
+// through the Helm SDK. All three Deployments must roll out, and a scheduler
+// running with nothing but the chart's scheduler ServiceAccount permissions
+// and the chart's scheduler configuration must place a pod that asks for
+// ballast-scheduler.
+func TestHelmChartInstallsAndSchedules(t *testing.T) {
+	c, ctx := startCluster(t)
+	for _, n := range []string{"node-a", "node-b"} {
+		if _, err := c.AddNode(ctx, cluster.NodeSpec{Name: n, CPU: "4", Memory: "8Gi"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The cluster's own scheduler places Ballast's pods, as in second mode.
+	if _, err := c.StartScheduler(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	// The HelmChart, exactly as `ballast install` writes it on a k3s server.
+	p := k3s.HostPaths(t.TempDir())
+	userValues := map[string]any{"descheduler": map[string]any{"dryRun": true}}
+	if _, err := (k3s.Installer{Paths: p, Euid: func() int { return 0 }}).Install(ctx, k3s.InstallOptions{Values: userValues}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(p.Manifest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := k3s.DecodeHelmChart(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive, err := k3s.ChartArchive(hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrt, err := loader.LoadArchive(bytes.NewReader(archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string]any{}
+	if err := yaml.Unmarshal([]byte(hc.Spec.ValuesContent), &vals); err != nil {
+		t.Fatal(err)
+	}
+
+	ns := hc.Spec.TargetNamespace
+	var progress []string
+	rel, upgraded, err := helminstall.InstallOrUpgrade(ctx, helminstall.Options{
+		Getter:      helmGetter(c, ns),
+		Client:      c.Client,
+		ReleaseName: hc.Name,
+		Namespace:   ns,
+		Values:      vals,
+		Chart:       chrt,
+		Timeout:     3 * time.Minute,
+		Progress:    func(s string) { progress = append(progress, s) },
+	})
+	if err != nil {
+		t.Fatalf("Helm install of the HelmChart's content: %v (progress: %v)", err, progress)
+	}
+	if upgraded || rel.Namespace != ns {
+		t.Errorf("release %s in %s, upgraded=%t", rel.Name, rel.Namespace, upgraded)
+	}
+	for _, name := range []string{"ballast-load-watcher", "ballast-scheduler", "ballast-descheduler"} {
+		d, err := c.Client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !helminstall.Ready(d) {
+			t.Errorf("Deployment %s not rolled out: %+v", name, d.Status)
+		}
+	}
+
+	// A second install with the same values is an upgrade that changes nothing in the cluster.
+	before := deploymentGenerations(t, ctx, c.Client, ns)
+	_, upgraded, err = helminstall.InstallOrUpgrade(ctx, helminstall.Options{
+		Getter: helmGetter(c, ns), Client: c.Client,
+		ReleaseName: hc.Name, Namespace: ns, Values: vals, Chart: reload(t, archive), Timeout: 2 * time.Minute,
+	})
+	if err != nil || !upgraded {
+		t.Fatalf("re-install: upgraded=%t err=%v", upgraded, err)
+	}
+	if after := deploymentGenerations(t, ctx, c.Client, ns); !equalMaps(before, after) {
+		t.Errorf("re-install with the same values changed Deployments: %v -> %v", before, after)
+	}
+
+	runSchedulerAsItsServiceAccount(t, ctx, c, ns)
+	checkLoadWatcherPermissions(t, ctx, c, ns)
+	checkDeschedulerPermissions(t, ctx, c, ns)
+	checkExternalKubeconfig(t, ctx, c, ns)
+}
+
+func reload(t *testing.T, archive []byte) *chart.Chart {
+	t.Helper()
+	chrt, err := loader.LoadArchive(bytes.NewReader(archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chrt
+}
+
+func deploymentGenerations(t *testing.T, ctx context.Context, client kubernetes.Interface, ns string) map[string]int64 {
+	t.Helper()
+	list, err := client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, d := range list.Items {
+		out[d.Name] = d.Generation
+	}
+	return out
+}
+
+func equalMaps(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// runSchedulerAsItsServiceAccount starts the real kube-scheduler with the
+// chart's configuration (leader election on the chart's lease) and only the
+// scheduler ServiceAccount's permissions, and checks it schedules a pod.
+// Ballast's own plugins live in the Ballast scheduler binary; here the
+// profile keeps kube-scheduler's default plugins, which is what RBAC is about.
+func runSchedulerAsItsServiceAccount(t *testing.T, ctx context.Context, c *cluster.Cluster, ns string) {
+	t.Helper()
+	cm, err := c.Client.CoreV1().ConfigMaps(ns).Get(ctx, "ballast-scheduler", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := map[string]any{}
+	if err := yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	profiles, _ := cfg["profiles"].([]any)
+	for _, p := range profiles {
+		profile := p.(map[string]any)
+		delete(profile, "plugins")
+		delete(profile, "pluginConfig")
+	}
+	cfg["clientConnection"] = map[string]any{"kubeconfig": serviceAccountKubeconfig(t, c, ns, "ballast-scheduler")}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/scheduler.yaml"
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	opts := options.NewOptions()
+	opts.ConfigFile = path
+	opts.SecureServing.BindPort = 0
+	sctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	configz.Delete("componentconfig")
+	cc, sched, err := app.Setup(sctx, opts)
+	if err != nil {
+		t.Fatalf("set up kube-scheduler with the chart's config: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = app.Run(sctx, cc, sched) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "opted-in", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			SchedulerName: "ballast-scheduler",
+			Containers: []corev1.Container{{Name: "app", Image: "nginx", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+			}}},
+		},
+	}
+	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the opted-in pod to be bound by ballast-scheduler", 90*time.Second, func(ctx context.Context) (bool, error) {
+		p, err := c.Client.CoreV1().Pods("default").Get(ctx, "opted-in", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return p.Spec.NodeName != "", nil
+	})
+	if _, err := c.Client.CoordinationV1().Leases(ns).Get(ctx, "ballast-scheduler", metav1.GetOptions{}); err != nil {
+		t.Errorf("the scheduler did not hold its lease in %s: %v", ns, err)
+	}
+}
+
+// checkLoadWatcherPermissions: load-watcher reads nodes and node metrics, nothing else.
+func checkLoadWatcherPermissions(t *testing.T, ctx context.Context, c *cluster.Cluster, ns string) {
+	t.Helper()
+	client := kubernetes.NewForConfigOrDie(asServiceAccount(c, ns, "ballast-load-watcher"))
+	if _, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("load-watcher cannot list nodes: %v", err)
+	}
+	if _, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("load-watcher listing pods: err = %v, want Forbidden", err)
+	}
+	if _, err := client.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("load-watcher listing secrets: err = %v, want Forbidden", err)
+	}
+}
+
+// checkDeschedulerPermissions: the descheduler evicts through the eviction API and cannot delete pods.
+func checkDeschedulerPermissions(t *testing.T, ctx context.Context, c *cluster.Cluster, ns string) {
+	t.Helper()
+	client := kubernetes.NewForConfigOrDie(asServiceAccount(c, ns, "ballast-descheduler"))
+	if _, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("descheduler cannot list pods: %v", err)
+	}
+	err := client.PolicyV1().Evictions("default").Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "opted-in", Namespace: "default"}})
+	if err != nil && !apierrors.IsTooManyRequests(err) {
+		t.Errorf("descheduler cannot evict: %v", err)
+	}
+	err = client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("descheduler deleting pods: err = %v, want Forbidden", err)
+	}
+}
+
+// checkExternalKubeconfig: the kubeconfig for a component run outside the
+// cluster carries its own ServiceAccount's token, lives in a Secret, and
+// grants exactly the component's permissions.
+func checkExternalKubeconfig(t *testing.T, ctx context.Context, c *cluster.Cluster, ns string) {
+	t.Helper()
+	data, err := kubeconfig.Generate(ctx, kubeconfig.Options{
+		Client: c.Client, Namespace: ns, ReleaseName: "ballast", Component: "load-watcher",
+		Server: c.RestConfig.Host, CAData: c.RestConfig.CAData, Duration: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kubeconfig.StoreSecret(ctx, c.Client, ns, "ballast-load-watcher-kubeconfig", data); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := c.Client.CoreV1().Secrets(ns).Get(ctx, "ballast-load-watcher-kubeconfig", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := secret.Data[kubeconfig.SecretKey]
+	if c.RestConfig.BearerToken != "" && bytes.Contains(stored, []byte(c.RestConfig.BearerToken)) {
+		t.Fatal("the kubeconfig carries the admin token")
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
+	if _, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("external load-watcher cannot list nodes: %v", err)
+	}
+	if _, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("external load-watcher listing pods: err = %v, want Forbidden", err)
+	}
+	cms, err := c.Client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range cms.Items {
+		for k, v := range cm.Data {
+			if bytes.Contains([]byte(v), []byte("kind: Config")) {
+				t.Errorf("ConfigMap %s key %s holds a kubeconfig", cm.Name, k)
+			}
+		}
+	}
+}
