@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 GO      ?= go
-MODULES := load-watcher scheduler descheduler installer simulator
+MODULES := load-watcher scheduler descheduler installer simulator charts
 # Modules that hold Go code yet (a new module starts with its go.mod alone).
 GO_MODULES = $(foreach m,$(MODULES),$(if $(shell find $(m) -name '*.go' -print -quit),$(m)))
 BIN     := $(CURDIR)/bin
