@@ -51,6 +51,7 @@ type server struct {
 	now        func() time.Time
 	windows    []usage.Window
 	compat     usage.Window
+	compatName string // compat.String(), formatted once
 	period     time.Duration
 	staleAfter time.Duration
 	fragments  *fragmentCache
@@ -141,6 +142,7 @@ func NewHandler(opts Options) *Handler {
 		s.now = time.Now
 	}
 	s.compat = compatWindow(s.windows)
+	s.compatName = s.compat.String()
 	mux := http.NewServeMux()
 	mux.HandleFunc(WatcherPath, getOnly(s.watcher))
 	mux.HandleFunc(WatcherHealthPath, getOnly(s.watcherHealth))
