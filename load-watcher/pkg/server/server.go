@@ -47,14 +47,15 @@ type Options struct {
 }
 
 type server struct {
-	src        Source
-	now        func() time.Time
-	windows    []usage.Window
-	compat     usage.Window
-	compatName string // compat.String(), formatted once
-	period     time.Duration
-	staleAfter time.Duration
-	fragments  *fragmentCache
+	src         Source
+	now         func() time.Time
+	windows     []usage.Window
+	compat      usage.Window
+	compatName  string   // compat.String(), formatted once
+	windowNames []string // windows' String forms
+	period      time.Duration
+	staleAfter  time.Duration
+	fragments   *fragmentCache
 
 	namesMu sync.Mutex
 	// namesSnap is weak so the cache does not keep an old snapshot, and
@@ -121,7 +122,7 @@ func (h *Handler) WarmLoop(ctx context.Context) {
 // needs no cache: six numbers per node format faster than a lookup costs.
 func (s *server) warm(snap *usage.Snapshot) {
 	all, _ := s.sortedNames(snap)
-	s.fragments.refresh(all, snap.Nodes, kindUsage, func(n usage.NodeUsage) ([]byte, error) { return encodeUsage(n, s.windows) })
+	s.fragments.refresh(all, snap.Nodes, kindUsage, func(n usage.NodeUsage) ([]byte, error) { return encodeUsage(n, s.windows, s.windowNames) })
 }
 
 // kindUsage is the fragment kind of /api/v1/usage with every window.
@@ -143,6 +144,7 @@ func NewHandler(opts Options) *Handler {
 	}
 	s.compat = compatWindow(s.windows)
 	s.compatName = s.compat.String()
+	s.windowNames = windowNames(s.windows)
 	mux := http.NewServeMux()
 	mux.HandleFunc(WatcherPath, getOnly(s.watcher))
 	mux.HandleFunc(WatcherHealthPath, getOnly(s.watcherHealth))
