@@ -36,6 +36,8 @@ type Collector struct {
 
 	// base is the latest published statistics, Stale not yet evaluated.
 	base atomic.Pointer[published]
+	// published is signalled (without blocking) after each publish.
+	published chan struct{}
 }
 
 type nodeSeries struct {
@@ -62,9 +64,10 @@ func New(cfg Config) (*Collector, error) {
 		return nil, err
 	}
 	c := &Collector{
-		cfg:      cfg,
-		capacity: int(cfg.maxWindow()/cfg.Period) + 2, // +2: timestamp jitter at both ends
-		series:   map[string]*nodeSeries{},
+		cfg:       cfg,
+		capacity:  int(cfg.maxWindow()/cfg.Period) + 2, // +2: timestamp jitter at both ends
+		series:    map[string]*nodeSeries{},
+		published: make(chan struct{}, 1),
 	}
 	reg := cfg.Registerer
 	if reg == nil {
@@ -292,7 +295,16 @@ func (c *Collector) publishLocked() {
 		nodes[name] = ns.usage
 	}
 	c.base.Store(&published{nodes: nodes})
+	select {
+	case c.published <- struct{}{}:
+	default:
+	}
 }
+
+// Published is signalled after new statistics are published, so the API
+// can encode them at once. It is meant for one listener; others see the
+// change on their next Snapshot call.
+func (c *Collector) Published() <-chan struct{} { return c.published }
 
 // Snapshot returns the latest statistics with Stale evaluated now; nil
 // before the first round produced data. It never blocks on sampling. The

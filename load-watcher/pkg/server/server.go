@@ -98,12 +98,22 @@ type Handler struct {
 // warmInterval is how often WarmLoop looks for a new snapshot.
 const warmInterval = 250 * time.Millisecond
 
-// WarmLoop encodes every node's statistics shortly after each sampling
-// round, until ctx ends, so that requests only copy cached bytes: without
-// it the first request after a round encodes all nodes itself.
+// publisher is implemented by sources that announce new statistics.
+type publisher interface {
+	Published() <-chan struct{}
+}
+
+// WarmLoop encodes every node's statistics right after each sampling round
+// (or within warmInterval for sources that do not announce rounds), until
+// ctx ends, so that requests only copy cached bytes: without it the first
+// request after a round encodes all nodes itself.
 func (h *Handler) WarmLoop(ctx context.Context) {
 	t := time.NewTicker(warmInterval)
 	defer t.Stop()
+	var announced <-chan struct{}
+	if p, ok := h.s.src.(publisher); ok {
+		announced = p.Published()
+	}
 	var last weak.Pointer[usage.Snapshot] // weak: do not pin old statistics
 	for {
 		if snap := h.s.src.Snapshot(); snap != nil && snap != last.Value() {
@@ -114,6 +124,7 @@ func (h *Handler) WarmLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-announced:
 		}
 	}
 }
