@@ -22,7 +22,7 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 	snap := s.src.Snapshot()
 	status := s.src.Status()
 	if snap == nil {
-		writeError(w, http.StatusServiceUnavailable, "NoData", "no usage collected yet: "+status.Reason)
+		writeError(w, http.StatusServiceUnavailable, "NoData", because("no usage collected yet", status.Reason))
 		return
 	}
 	var names, without []string

@@ -19,7 +19,7 @@ func (s *server) watcher(w http.ResponseWriter, r *http.Request) {
 	}
 	snap := s.src.Snapshot()
 	if snap == nil || len(snap.Nodes) == 0 {
-		writeError(w, http.StatusServiceUnavailable, "NoData", "no usage collected yet: "+s.src.Status().Reason)
+		writeError(w, http.StatusServiceUnavailable, "NoData", because("no usage collected yet", s.src.Status().Reason))
 		return
 	}
 	var names []string
@@ -37,7 +37,7 @@ func (s *server) watcher(w http.ResponseWriter, r *http.Request) {
 	} else {
 		_, names = s.sortedNames(snap)
 		if len(names) == 0 {
-			writeError(w, http.StatusServiceUnavailable, "StaleUsage", "usage of every node is stale: "+s.src.Status().Reason)
+			writeError(w, http.StatusServiceUnavailable, "StaleUsage", because("usage of every node is stale", s.src.Status().Reason))
 			return
 		}
 	}
