@@ -292,4 +292,3 @@ func (c *Collector) publishLocked() {
 // can encode them at once. It is meant for one listener; others see the
 // change on their next Snapshot call.
 func (c *Collector) Published() <-chan struct{} { return c.published }
-

@@ -55,4 +55,3 @@ func evaluate(nodes map[string]usage.NodeUsage, now time.Time, staleAfter time.D
 		until: until,
 	}
 }
-
