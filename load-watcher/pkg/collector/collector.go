@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,23 +35,13 @@ type Collector struct {
 
 	// base is the latest published statistics, Stale not yet evaluated.
 	base atomic.Pointer[published]
+	// published is signalled (without blocking) after each publish.
+	published chan struct{}
 }
 
 type nodeSeries struct {
 	ring  ring
 	usage usage.NodeUsage
-}
-
-// published is one round's statistics plus a cached staleness evaluation.
-type published struct {
-	nodes     map[string]usage.NodeUsage
-	evaluated atomic.Pointer[evaluated]
-}
-
-// evaluated is a snapshot whose Stale flags hold from `from` until `until`.
-type evaluated struct {
-	snap        *usage.Snapshot
-	from, until time.Time
 }
 
 // New validates cfg and returns a Collector that has not sampled yet.
@@ -62,9 +51,10 @@ func New(cfg Config) (*Collector, error) {
 		return nil, err
 	}
 	c := &Collector{
-		cfg:      cfg,
-		capacity: int(cfg.maxWindow()/cfg.Period) + 2, // +2: timestamp jitter at both ends
-		series:   map[string]*nodeSeries{},
+		cfg:       cfg,
+		capacity:  int(cfg.maxWindow()/cfg.Period) + 2, // +2: timestamp jitter at both ends
+		series:    map[string]*nodeSeries{},
+		published: make(chan struct{}, 1),
 	}
 	reg := cfg.Registerer
 	if reg == nil {
@@ -292,88 +282,13 @@ func (c *Collector) publishLocked() {
 		nodes[name] = ns.usage
 	}
 	c.base.Store(&published{nodes: nodes})
-}
-
-// Snapshot returns the latest statistics with Stale evaluated now; nil
-// before the first round produced data. It never blocks on sampling. The
-// result is shared between callers: treat it as read-only.
-func (c *Collector) Snapshot() *usage.Snapshot {
-	p := c.base.Load()
-	if p == nil {
-		return nil
-	}
-	now := c.now()
-	if e := p.evaluated.Load(); e != nil && !now.Before(e.from) && now.Before(e.until) {
-		return e.snap
-	}
-	e := evaluate(p.nodes, now, c.cfg.StaleAfter, c.cfg.Provider.Name())
-	p.evaluated.Store(e)
-	return e.snap
-}
-
-// evaluate marks stale nodes and computes how long that marking holds: until
-// the first fresh node turns stale.
-func evaluate(nodes map[string]usage.NodeUsage, now time.Time, staleAfter time.Duration, source string) *evaluated {
-	until := now.Add(100 * 365 * 24 * time.Hour)
-	out := make(map[string]usage.NodeUsage, len(nodes))
-	for name, n := range nodes {
-		n.Stale = now.Sub(n.SampleTime) > staleAfter
-		// Fresh until its age exceeds staleAfter, one nanosecond past this.
-		if turns := n.SampleTime.Add(staleAfter + time.Nanosecond); !n.Stale && turns.Before(until) {
-			until = turns
-		}
-		out[name] = n
-	}
-	return &evaluated{
-		snap:  &usage.Snapshot{Time: now, Source: source, Nodes: out},
-		from:  now,
-		until: until,
-	}
-}
-
-// Status is the collector's health, for readiness checks and the API.
-type Status struct {
-	// Ready is true once a round succeeded within the staleness threshold.
-	Ready bool
-	// Reason explains why the collector is not ready.
-	Reason string
-	// Rounds counts sampling rounds so far.
-	Rounds int
-	// LastSuccess is when the provider last answered without error.
-	LastSuccess time.Time
-	// LastError is the error of the latest round, if it failed.
-	LastError error
-	// NodesTracked counts nodes with samples.
-	NodesTracked int
-	// NodesWithoutSamples lists existing nodes the provider gave no usable
-	// sample for, sorted.
-	NodesWithoutSamples []string
-}
-
-// Status reports the collector's health now.
-func (c *Collector) Status() Status {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := Status{
-		Rounds:              c.rounds,
-		LastSuccess:         c.lastSuccess,
-		LastError:           c.lastErr,
-		NodesTracked:        len(c.series),
-		NodesWithoutSamples: append([]string(nil), c.noSamples...),
-	}
-	sort.Strings(s.NodesWithoutSamples)
-	switch {
-	case c.lastSuccess.IsZero() && c.lastErr != nil:
-		s.Reason = "no successful sample yet: " + c.lastErr.Error()
-	case c.lastSuccess.IsZero():
-		s.Reason = "no sample collected yet"
-	case c.now().Sub(c.lastSuccess) > c.cfg.StaleAfter:
-		s.Reason = fmt.Sprintf("provider has not answered since %s (stale after %s)", c.lastSuccess.UTC().Format(time.RFC3339), c.cfg.StaleAfter)
-		if c.lastErr != nil {
-			s.Reason += ": " + c.lastErr.Error()
-		}
+	select {
+	case c.published <- struct{}{}:
 	default:
-		s.Ready = true
 	}
-	return s
 }
+
+// Published is signalled after new statistics are published, so the API
+// can encode them at once. It is meant for one listener; others see the
+// change on their next Snapshot call.
+func (c *Collector) Published() <-chan struct{} { return c.published }

@@ -58,15 +58,21 @@ func (c *fragmentCache) bodies(names []string, nodes map[string]usage.NodeUsage,
 		}
 		out[i] = f.body
 	}
-	// Forget deleted nodes once the cache holds far more than is live.
-	if len(c.m) > 8*len(nodes)+64 {
-		for k := range c.m {
-			if _, live := nodes[k.node]; !live {
-				delete(c.m, k)
-			}
+	c.trimLocked(nodes)
+	return out, nil
+}
+
+// trimLocked forgets deleted nodes once the cache holds far more entries
+// than there are live nodes.
+func (c *fragmentCache) trimLocked(nodes map[string]usage.NodeUsage) {
+	if len(c.m) <= 8*len(nodes)+64 {
+		return
+	}
+	for k := range c.m {
+		if _, live := nodes[k.node]; !live {
+			delete(c.m, k)
 		}
 	}
-	return out, nil
 }
 
 // streamWriter writes a JSON answer in pieces through a pooled buffer, so
@@ -137,6 +143,7 @@ func (c *fragmentCache) refresh(names []string, nodes map[string]usage.NodeUsage
 			todo = append(todo, name)
 		}
 	}
+	c.trimLocked(nodes)
 	c.mu.Unlock()
 	if len(todo) == 0 {
 		return

@@ -30,6 +30,14 @@ func writeError(w http.ResponseWriter, code int, reason, message string) {
 
 func writeAPIError(w http.ResponseWriter, e *apiError) { writeJSON(w, e.Code, e) }
 
+// because appends the collector's reason to a message, when there is one.
+func because(message, reason string) string {
+	if reason == "" {
+		return message
+	}
+	return message + ": " + reason
+}
+
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {

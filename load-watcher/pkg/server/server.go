@@ -47,13 +47,15 @@ type Options struct {
 }
 
 type server struct {
-	src        Source
-	now        func() time.Time
-	windows    []usage.Window
-	compat     usage.Window
-	period     time.Duration
-	staleAfter time.Duration
-	fragments  *fragmentCache
+	src         Source
+	now         func() time.Time
+	windows     []usage.Window
+	compat      usage.Window
+	compatName  string   // compat.String(), formatted once
+	windowNames []string // windows' String forms
+	period      time.Duration
+	staleAfter  time.Duration
+	fragments   *fragmentCache
 
 	namesMu sync.Mutex
 	// namesSnap is weak so the cache does not keep an old snapshot, and
@@ -96,12 +98,22 @@ type Handler struct {
 // warmInterval is how often WarmLoop looks for a new snapshot.
 const warmInterval = 250 * time.Millisecond
 
-// WarmLoop encodes every node's statistics shortly after each sampling
-// round, until ctx ends, so that requests only copy cached bytes: without
-// it the first request after a round encodes all nodes itself.
+// publisher is implemented by sources that announce new statistics.
+type publisher interface {
+	Published() <-chan struct{}
+}
+
+// WarmLoop encodes every node's statistics right after each sampling round
+// (or within warmInterval for sources that do not announce rounds), until
+// ctx ends, so that requests only copy cached bytes: without it the first
+// request after a round encodes all nodes itself.
 func (h *Handler) WarmLoop(ctx context.Context) {
 	t := time.NewTicker(warmInterval)
 	defer t.Stop()
+	var announced <-chan struct{}
+	if p, ok := h.s.src.(publisher); ok {
+		announced = p.Published()
+	}
 	var last weak.Pointer[usage.Snapshot] // weak: do not pin old statistics
 	for {
 		if snap := h.s.src.Snapshot(); snap != nil && snap != last.Value() {
@@ -112,6 +124,7 @@ func (h *Handler) WarmLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-announced:
 		}
 	}
 }
@@ -120,7 +133,7 @@ func (h *Handler) WarmLoop(ctx context.Context) {
 // needs no cache: six numbers per node format faster than a lookup costs.
 func (s *server) warm(snap *usage.Snapshot) {
 	all, _ := s.sortedNames(snap)
-	s.fragments.refresh(all, snap.Nodes, kindUsage, func(n usage.NodeUsage) ([]byte, error) { return encodeUsage(n, s.windows) })
+	s.fragments.refresh(all, snap.Nodes, kindUsage, func(n usage.NodeUsage) ([]byte, error) { return encodeUsage(n, s.windows, s.windowNames) })
 }
 
 // kindUsage is the fragment kind of /api/v1/usage with every window.
@@ -141,6 +154,8 @@ func NewHandler(opts Options) *Handler {
 		s.now = time.Now
 	}
 	s.compat = compatWindow(s.windows)
+	s.compatName = s.compat.String()
+	s.windowNames = windowNames(s.windows)
 	mux := http.NewServeMux()
 	mux.HandleFunc(WatcherPath, getOnly(s.watcher))
 	mux.HandleFunc(WatcherHealthPath, getOnly(s.watcherHealth))

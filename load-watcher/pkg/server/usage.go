@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
@@ -21,7 +22,7 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 	snap := s.src.Snapshot()
 	status := s.src.Status()
 	if snap == nil {
-		writeError(w, http.StatusServiceUnavailable, "NoData", "no usage collected yet: "+status.Reason)
+		writeError(w, http.StatusServiceUnavailable, "NoData", because("no usage collected yet", status.Reason))
 		return
 	}
 	var names, without []string
@@ -39,14 +40,14 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 		names, _ = s.sortedNames(snap)
 		without = status.NodesWithoutSamples
 	}
-	windows := s.windows
+	windows, wnames := s.windows, s.windowNames
 	kind := kindUsage
 	if q.window != 0 {
-		windows = []usage.Window{q.window}
-		kind = kindUsage + "/" + q.window.String()
+		windows, wnames = []usage.Window{q.window}, []string{q.window.String()}
+		kind = kindUsage + "/" + wnames[0]
 	}
 
-	encode := func(n usage.NodeUsage) ([]byte, error) { return encodeUsage(n, windows) }
+	encode := func(n usage.NodeUsage) ([]byte, error) { return encodeUsage(n, windows, wnames) }
 	bodies, err := s.fragments.bodies(names, snap.Nodes, kind, encode)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "InternalError", err.Error())
@@ -65,7 +66,7 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `,"staleAfterSeconds":`...)
 	b = appendSeconds(b, s.staleAfter)
 	b = append(b, `,"windows":`...)
-	b = appendStrings(b, windowNames(windows))
+	b = appendStrings(b, wnames)
 	b = append(b, `,"nodes":{`...)
 	sw := startStream(w)
 	sw.write(b)
@@ -87,8 +88,11 @@ func windowNames(ws []usage.Window) []string {
 
 // encodeUsage encodes the cached part of a node, everything but its age
 // and stale flag: {"sampleTime":"…","windows":{"1m":{"cpu":{stats},…},…}}.
-func encodeUsage(n usage.NodeUsage, windows []usage.Window) ([]byte, error) {
-	b := make([]byte, 0, 64+250*len(windows))
+// windowNames are the windows' String forms, computed once per request.
+func encodeUsage(n usage.NodeUsage, windows []usage.Window, windowNames []string) ([]byte, error) {
+	sp := scratchPool.Get().(*[]byte)
+	defer scratchPool.Put(sp)
+	b := (*sp)[:0]
 	b = append(b, `{"sampleTime":`...)
 	b = appendTime(b, n.SampleTime)
 	b = append(b, `,"windows":{`...)
@@ -96,7 +100,7 @@ func encodeUsage(n usage.NodeUsage, windows []usage.Window) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, w.String())
+		b = appendString(b, windowNames[i])
 		b = append(b, ":{"...)
 		first := true
 		for _, res := range usage.Resources {
@@ -114,8 +118,12 @@ func encodeUsage(n usage.NodeUsage, windows []usage.Window) ([]byte, error) {
 		b = append(b, '}')
 	}
 	b = append(b, "}}"...)
+	*sp = b
 	return append(make([]byte, 0, len(b)), b...), nil // exact size: 5 000 of these stay cached
 }
+
+// scratchPool holds buffers for encoding one node.
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 func appendStats(b []byte, st usage.Stats) []byte {
 	b = append(b, `:{"avg":`...)

@@ -19,7 +19,7 @@ func (s *server) watcher(w http.ResponseWriter, r *http.Request) {
 	}
 	snap := s.src.Snapshot()
 	if snap == nil || len(snap.Nodes) == 0 {
-		writeError(w, http.StatusServiceUnavailable, "NoData", "no usage collected yet: "+s.src.Status().Reason)
+		writeError(w, http.StatusServiceUnavailable, "NoData", because("no usage collected yet", s.src.Status().Reason))
 		return
 	}
 	var names []string
@@ -37,7 +37,7 @@ func (s *server) watcher(w http.ResponseWriter, r *http.Request) {
 	} else {
 		_, names = s.sortedNames(snap)
 		if len(names) == 0 {
-			writeError(w, http.StatusServiceUnavailable, "StaleUsage", "usage of every node is stale: "+s.src.Status().Reason)
+			writeError(w, http.StatusServiceUnavailable, "StaleUsage", because("usage of every node is stale", s.src.Status().Reason))
 			return
 		}
 	}
@@ -47,7 +47,7 @@ func (s *server) watcher(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `{"timestamp":`...)
 	b = strconv.AppendInt(b, now.Unix(), 10)
 	b = append(b, `,"window":{"duration":`...)
-	b = appendString(b, s.compat.String())
+	b = appendString(b, s.compatName)
 	b = append(b, `,"start":`...)
 	b = strconv.AppendInt(b, now.Add(-s.compat.Duration()).Unix(), 10)
 	b = append(b, `,"end":`...)
@@ -98,7 +98,7 @@ func (s *server) appendCompat(b []byte, n usage.NodeUsage) []byte {
 			b = append(b, `,"operator":`...)
 			b = appendString(b, m.op)
 			b = append(b, `,"rollup":`...)
-			b = appendString(b, s.compat.String())
+			b = appendString(b, s.compatName)
 			b = append(b, `,"value":`...)
 			b = appendPercent(b, m.v)
 			b = append(b, '}')

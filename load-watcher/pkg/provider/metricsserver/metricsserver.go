@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
@@ -73,11 +74,11 @@ func Samples(items []metricsv1beta1.NodeMetrics, nodes []provider.Node) []provid
 			continue
 		}
 		s := provider.Sample{Node: n.Name, Time: m.Timestamp.Time}
-		if q, ok := m.Usage["cpu"]; ok && n.Allocatable.MilliCPU > 0 {
+		if q, ok := m.Usage[corev1.ResourceCPU]; ok && n.Allocatable.MilliCPU > 0 {
 			s.CPU = 100 * float64(q.MilliValue()) / float64(n.Allocatable.MilliCPU)
 			s.HasCPU = true
 		}
-		if q, ok := m.Usage["memory"]; ok && n.Allocatable.MemoryBytes > 0 {
+		if q, ok := m.Usage[corev1.ResourceMemory]; ok && n.Allocatable.MemoryBytes > 0 {
 			s.Memory = 100 * q.AsApproximateFloat64() / float64(n.Allocatable.MemoryBytes)
 			s.HasMemory = true
 		}
