@@ -18,8 +18,8 @@ const DefaultExpiry = 20 * time.Minute
 // pendingPod is a pod bound to a node whose usage the node's samples may not
 // contain yet.
 type pendingPod struct {
-	pod  *v1.Pod
-	node string
+	resources loadscore.PodResources
+	node      string
 	// since is when the pod started using resources: its start time once it
 	// runs, its bind time before that.
 	since time.Time
@@ -106,7 +106,7 @@ func (c *PendingPods) put(pod *v1.Pod, node string, since time.Time) {
 	if c.byNode[node] == nil {
 		c.byNode[node] = map[types.UID]*pendingPod{}
 	}
-	c.byNode[node][pod.UID] = &pendingPod{pod: pod, node: node, since: since}
+	c.byNode[node][pod.UID] = &pendingPod{resources: loadscore.ResourcesOf(pod), node: node, since: since}
 	c.nodeOf[pod.UID] = node
 }
 
@@ -138,9 +138,8 @@ func (c *PendingPods) Len() int {
 //	estimate × (1 − clamp((sampleTime − since) / window, 0, 1))
 //
 // (all of it for pods that started after the sample, none once the window
-// has fully covered it). estimate computes a pod's usage; callers decide
-// between the estimate of LoadAware's podEstimate args and plain requests.
-func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duration, estimate func(*v1.Pod) loadscore.Amount) loadscore.Amount {
+// has fully covered it), each pod estimated with opts.
+func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duration, opts loadscore.EstimateOptions) loadscore.Amount {
 	now := c.now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -153,7 +152,7 @@ func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duratio
 		if left <= 0 {
 			continue
 		}
-		est := estimate(p.pod)
+		est := p.resources.Estimate(opts)
 		sum.MilliCPU += int64(float64(est.MilliCPU) * left)
 		sum.Memory += int64(float64(est.Memory) * left)
 	}

@@ -25,11 +25,12 @@ import (
 const Name = "LoadAware"
 
 var (
-	_ fwk.PreFilterPlugin = &LoadAware{}
-	_ fwk.FilterPlugin    = &LoadAware{}
-	_ fwk.PreScorePlugin  = &LoadAware{}
-	_ fwk.ScorePlugin     = &LoadAware{}
-	_ fwk.ReservePlugin   = &LoadAware{}
+	_ fwk.PreFilterPlugin   = &LoadAware{}
+	_ fwk.FilterPlugin      = &LoadAware{}
+	_ fwk.PreScorePlugin    = &LoadAware{}
+	_ fwk.ScorePlugin       = &LoadAware{}
+	_ fwk.ReservePlugin     = &LoadAware{}
+	_ fwk.EnqueueExtensions = &LoadAware{}
 )
 
 // strategies builds the per-resource scorer of each strategy type.
@@ -202,7 +203,7 @@ func (pl *LoadAware) predict(s *cycleState, nodeInfo fwk.NodeInfo, resources []u
 	if cause != nodeload.CauseNone {
 		return nil, false
 	}
-	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimatePod)
+	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimate)
 	return nodeload.Predict(nu, pl.window, resources, nodeload.Avg, pending, s.podEst, nodeload.Allocatable(nodeInfo))
 }
 
@@ -258,6 +259,18 @@ func (pl *LoadAware) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, n
 // Unreserve forgets the pod when its placement is abandoned.
 func (pl *LoadAware) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
 	pl.tracker.Unreserve(pod)
+}
+
+// EventsToRegister lists the cluster events after which a pod this plugin
+// rejected may fit: a node added or changed, or a pod deleted (its usage
+// goes). Usage itself changes without an event; rejected pods are retried
+// when kube-scheduler flushes its unschedulable queue (every 5 minutes by
+// default).
+func (pl *LoadAware) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeTaint | fwk.UpdateNodeLabel}},
+	}, nil
 }
 
 func isDaemonSetPod(pod *v1.Pod) bool {
