@@ -59,6 +59,15 @@ func TestPendingPodsLifecycle(t *testing.T) {
 		t.Errorf("window fully covers the pod: pending %d m, want 0", got.MilliCPU)
 	}
 
+	// The same question twice is answered from memory; a pod landing on the
+	// node changes the answer.
+	at0 := c.Sum("n1", t0.Add(-time.Minute), window, flat)
+	c.Assume(boundPod("b", "n1"), "n1")
+	if got := c.Sum("n1", t0.Add(-time.Minute), window, flat); got.MilliCPU != at0.MilliCPU+1000 {
+		t.Errorf("after another pod landed: pending %d m, want %d", got.MilliCPU, at0.MilliCPU+1000)
+	}
+	c.Forget("b")
+
 	// Unreserve / deletion forgets it.
 	c.Forget("a")
 	if c.Len() != 0 {

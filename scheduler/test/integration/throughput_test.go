@@ -133,11 +133,18 @@ func scheduleAll(b *testing.B, ctx context.Context, c *cluster.Cluster, client k
 	}
 	createPods(b, ctx, client, ns, scheduler)
 
-	w, err := client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer w.Stop()
+	// The watch may be closed by the API server under this load; it is
+	// reopened from the last resource version seen.
+	rv := list.ResourceVersion
+	w, err := client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { w.Stop() }()
 	s, err := c.StartScheduler(ctx, config, plugins...)
 	if err != nil {
 		b.Fatal(err)
@@ -151,10 +158,17 @@ func scheduleAll(b *testing.B, ctx context.Context, c *cluster.Cluster, client k
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				b.Fatalf("watch closed after %d bindings", len(bound))
+				if w, err = client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv}); err != nil {
+					b.Fatalf("reopening the watch after %d bindings: %v", len(bound), err)
+				}
+				continue
 			}
 			pod, isPod := ev.Object.(*corev1.Pod)
-			if !isPod || ev.Type == watch.Deleted || pod.Spec.NodeName == "" || bound[pod.Name] {
+			if !isPod {
+				continue
+			}
+			rv = pod.ResourceVersion
+			if ev.Type == watch.Deleted || pod.Spec.NodeName == "" || bound[pod.Name] {
 				continue
 			}
 			now := time.Now()

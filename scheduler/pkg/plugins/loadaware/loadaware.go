@@ -199,8 +199,10 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 // its usage is unavailable.
 func (pl *LoadAware) predict(s *cycleState, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadscore.Prediction, bool) {
 	node := nodeInfo.Node().Name
-	nu, cause := nodeload.Lookup(s.snap, node, pl.window, resources...)
-	if cause != nodeload.CauseNone {
+	// Missing or stale usage: no prediction. Missing windows and invalid
+	// numbers are caught by Predict.
+	nu, ok := s.snap.Node(node)
+	if !ok {
 		return nil, false
 	}
 	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimate)
