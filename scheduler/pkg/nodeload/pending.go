@@ -184,9 +184,27 @@ func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duratio
 		return loadscore.Amount{}
 	}
 	sample := sampleTime.UnixNano()
-	slot := &np.memo[(uint64(window/time.Second)+uint64(opts.DefaultMilliCPU))%memoSlots]
-	if m := slot.Load(); m != nil && m.sampleTime == sample && m.window == window && m.opts == opts && now.Before(m.validUntil) {
-		return m.sum
+	// Each (window, options) pair keeps its own slot: look for it, else take
+	// a free one (slots are cleared whenever the node's pods change).
+	var slot *atomic.Pointer[sumMemo]
+	for i := range np.memo {
+		m := np.memo[i].Load()
+		if m == nil {
+			if slot == nil {
+				slot = &np.memo[i]
+			}
+			continue
+		}
+		if m.window == window && m.opts == opts {
+			if m.sampleTime == sample && now.Before(m.validUntil) {
+				return m.sum
+			}
+			slot = &np.memo[i]
+			break
+		}
+	}
+	if slot == nil {
+		slot = &np.memo[uint64(window/time.Second)%memoSlots]
 	}
 	var sum loadscore.Amount
 	validUntil := now.Add(c.expiry)
