@@ -179,7 +179,8 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 		return nil
 	}
 	s := pl.state(cs, pod)
-	preds, ok := pl.predict(s, nodeInfo, pl.checked)
+	var buf [2]loadscore.Prediction
+	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.checked)
 	if !ok {
 		return nil
 	}
@@ -197,7 +198,7 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 
 // predict returns the node's predicted usage for resources, or false when
 // its usage is unavailable.
-func (pl *LoadAware) predict(s *cycleState, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadscore.Prediction, bool) {
+func (pl *LoadAware) predict(buf []loadscore.Prediction, s *cycleState, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadscore.Prediction, bool) {
 	node := nodeInfo.Node().Name
 	// Missing or stale usage: no prediction. Missing windows and invalid
 	// numbers are caught by Predict.
@@ -206,7 +207,7 @@ func (pl *LoadAware) predict(s *cycleState, nodeInfo fwk.NodeInfo, resources []u
 		return nil, false
 	}
 	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimate)
-	return nodeload.Predict(nu, pl.window, resources, nodeload.Avg, pending, s.podEst, nodeload.Allocatable(nodeInfo))
+	return nodeload.Predict(buf, nu, pl.window, resources, nodeload.Avg, pending, s.podEst, nodeload.Allocatable(nodeInfo))
 }
 
 func (pl *LoadAware) estimatePod(p *v1.Pod) loadscore.Amount {
@@ -226,7 +227,8 @@ func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 // a node without usable usage gets the neutral score.
 func (pl *LoadAware) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s := pl.state(cs, pod)
-	preds, ok := pl.predict(s, nodeInfo, pl.scored)
+	var buf [2]loadscore.Prediction
+	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.scored)
 	if !ok {
 		return nodeload.NeutralScore, nil
 	}

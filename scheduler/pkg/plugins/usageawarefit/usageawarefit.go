@@ -161,7 +161,7 @@ func (pl *UsageAwareFit) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.
 		return refuse(short)
 	}
 	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimate)
-	preds, ok := nodeload.Predict(nu, pl.window, resources, nodeload.P95, pending, s.podEst, nodeload.Allocatable(nodeInfo))
+	preds, ok := nodeload.Predict(nil, nu, pl.window, resources, nodeload.P95, pending, s.podEst, nodeload.Allocatable(nodeInfo))
 	if !ok {
 		return refuse(short)
 	}
