@@ -57,10 +57,33 @@ var DefaultEstimateOptions = EstimateOptions{RequestMultiplier: 1, DefaultMilliC
 // and the pod's overhead is added. Ordinary init containers are ignored: they
 // finish before the pod reaches its steady usage.
 func EstimatePod(pod *v1.Pod, o EstimateOptions) Amount {
-	var total Amount
+	return ResourcesOf(pod).Estimate(o)
+}
+
+// containerResources are a container's CPU and memory requests and limits,
+// 0 when not set.
+type containerResources struct {
+	reqCPU, limCPU, reqMem, limMem int64
+}
+
+// PodResources are the requests and limits of a pod's long-running
+// containers, parsed once so that estimating with different options is
+// plain arithmetic (the anti-herding cache estimates the same pods for every
+// node scored).
+type PodResources struct {
+	containers []containerResources
+	overhead   Amount
+}
+
+// ResourcesOf parses the requests and limits of pod's containers and
+// sidecars and its overhead.
+func ResourcesOf(pod *v1.Pod) PodResources {
+	var r PodResources
 	add := func(c *v1.Container) {
-		total.MilliCPU += estimateOne(c.Resources, v1.ResourceCPU, o.RequestMultiplier, o.DefaultMilliCPU)
-		total.Memory += estimateOne(c.Resources, v1.ResourceMemory, o.RequestMultiplier, o.DefaultMemory)
+		r.containers = append(r.containers, containerResources{
+			reqCPU: milli(c.Resources.Requests, v1.ResourceCPU), limCPU: milli(c.Resources.Limits, v1.ResourceCPU),
+			reqMem: units(c.Resources.Requests, v1.ResourceMemory), limMem: units(c.Resources.Limits, v1.ResourceMemory),
+		})
 	}
 	for i := range pod.Spec.Containers {
 		add(&pod.Spec.Containers[i])
@@ -72,33 +95,45 @@ func EstimatePod(pod *v1.Pod, o EstimateOptions) Amount {
 		}
 	}
 	if pod.Spec.Overhead != nil {
-		total.MilliCPU += pod.Spec.Overhead.Cpu().MilliValue()
-		total.Memory += pod.Spec.Overhead.Memory().Value()
+		r.overhead = Amount{MilliCPU: milli(pod.Spec.Overhead, v1.ResourceCPU), Memory: units(pod.Spec.Overhead, v1.ResourceMemory)}
+	}
+	return r
+}
+
+// Estimate applies the rules of EstimatePod to parsed resources.
+func (r PodResources) Estimate(o EstimateOptions) Amount {
+	total := r.overhead
+	for _, c := range r.containers {
+		total.MilliCPU += estimateOne(c.reqCPU, c.limCPU, o.RequestMultiplier, o.DefaultMilliCPU)
+		total.Memory += estimateOne(c.reqMem, c.limMem, o.RequestMultiplier, o.DefaultMemory)
 	}
 	return total
 }
 
-func estimateOne(rr v1.ResourceRequirements, name v1.ResourceName, multiplier float64, def int64) int64 {
-	value := func(l v1.ResourceList) (int64, bool) {
-		q, ok := l[name]
-		if !ok || q.IsZero() {
-			return 0, false
-		}
-		if name == v1.ResourceCPU {
-			return q.MilliValue(), true
-		}
-		return q.Value(), true
+func milli(l v1.ResourceList, name v1.ResourceName) int64 {
+	if q, ok := l[name]; ok {
+		return q.MilliValue()
 	}
-	req, hasReq := value(rr.Requests)
-	limit, hasLimit := value(rr.Limits)
+	return 0
+}
+
+func units(l v1.ResourceList, name v1.ResourceName) int64 {
+	if q, ok := l[name]; ok {
+		return q.Value()
+	}
+	return 0
+}
+
+// estimateOne estimates one resource of one container; 0 means not set.
+func estimateOne(req, limit int64, multiplier float64, def int64) int64 {
 	switch {
-	case hasReq:
+	case req > 0:
 		est := scale(req, multiplier)
-		if hasLimit && est > limit {
+		if limit > 0 && est > limit {
 			est = limit
 		}
 		return est
-	case hasLimit:
+	case limit > 0:
 		return limit
 	default:
 		return def

@@ -2,6 +2,7 @@ package nodeload
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -18,8 +19,8 @@ const DefaultExpiry = 20 * time.Minute
 // pendingPod is a pod bound to a node whose usage the node's samples may not
 // contain yet.
 type pendingPod struct {
-	pod  *v1.Pod
-	node string
+	resources loadscore.PodResources
+	node      string
 	// since is when the pod started using resources: its start time once it
 	// runs, its bind time before that.
 	since time.Time
@@ -34,11 +35,41 @@ type pendingPod struct {
 // swept, so the cache cannot grow without bound.
 type PendingPods struct {
 	mu        sync.RWMutex
-	byNode    map[string]map[types.UID]*pendingPod
+	byNode    map[string]*nodePending
 	nodeOf    map[types.UID]string
 	expiry    time.Duration
 	now       func() time.Time
 	lastSweep time.Time
+}
+
+// memoSlots is how many (window, estimate options) combinations a node
+// remembers its last sum for; the shipped profiles use two.
+const memoSlots = 4
+
+// nodePending is one node's pending pods and its remembered sums: the
+// scheduler asks for the same node's sum at Filter and Score of every pod,
+// and it only changes when a pod lands on or leaves that node or a new
+// sample arrives.
+type nodePending struct {
+	pods map[types.UID]*pendingPod
+	memo [memoSlots]atomic.Pointer[sumMemo]
+}
+
+type sumMemo struct {
+	sampleTime int64
+	window     time.Duration
+	opts       loadscore.EstimateOptions
+	sum        loadscore.Amount
+	// validUntil is when the oldest counted pod expires.
+	validUntil time.Time
+}
+
+// changedLocked forgets the node's remembered sums; the caller holds the
+// write lock, so no reader is computing one.
+func (n *nodePending) changedLocked() {
+	for i := range n.memo {
+		n.memo[i].Store(nil)
+	}
 }
 
 // NewPendingPods returns an empty cache whose entries expire after expiry;
@@ -51,7 +82,7 @@ func NewPendingPods(expiry time.Duration, now func() time.Time) *PendingPods {
 		now = time.Now
 	}
 	return &PendingPods{
-		byNode: map[string]map[types.UID]*pendingPod{},
+		byNode: map[string]*nodePending{},
 		nodeOf: map[types.UID]string{},
 		expiry: expiry,
 		now:    now,
@@ -88,8 +119,10 @@ func (c *PendingPods) forgetLocked(uid types.UID) {
 		return
 	}
 	delete(c.nodeOf, uid)
-	delete(c.byNode[node], uid)
-	if len(c.byNode[node]) == 0 {
+	np := c.byNode[node]
+	delete(np.pods, uid)
+	np.changedLocked()
+	if len(np.pods) == 0 {
 		delete(c.byNode, node)
 	}
 }
@@ -103,10 +136,13 @@ func (c *PendingPods) put(pod *v1.Pod, node string, since time.Time) {
 	if now.Sub(since) > c.expiry {
 		return
 	}
-	if c.byNode[node] == nil {
-		c.byNode[node] = map[types.UID]*pendingPod{}
+	np := c.byNode[node]
+	if np == nil {
+		np = &nodePending{pods: map[types.UID]*pendingPod{}}
+		c.byNode[node] = np
 	}
-	c.byNode[node][pod.UID] = &pendingPod{pod: pod, node: node, since: since}
+	np.pods[pod.UID] = &pendingPod{resources: loadscore.ResourcesOf(pod), node: node, since: since}
+	np.changedLocked()
 	c.nodeOf[pod.UID] = node
 }
 
@@ -117,7 +153,7 @@ func (c *PendingPods) sweepLocked(now time.Time) {
 	}
 	c.lastSweep = now
 	for uid, node := range c.nodeOf {
-		if now.Sub(c.byNode[node][uid].since) > c.expiry {
+		if now.Sub(c.byNode[node].pods[uid].since) > c.expiry {
 			c.forgetLocked(uid)
 		}
 	}
@@ -138,25 +174,57 @@ func (c *PendingPods) Len() int {
 //	estimate × (1 − clamp((sampleTime − since) / window, 0, 1))
 //
 // (all of it for pods that started after the sample, none once the window
-// has fully covered it). estimate computes a pod's usage; callers decide
-// between the estimate of LoadAware's podEstimate args and plain requests.
-func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duration, estimate func(*v1.Pod) loadscore.Amount) loadscore.Amount {
+// has fully covered it), each pod estimated with opts.
+func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duration, opts loadscore.EstimateOptions) loadscore.Amount {
 	now := c.now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	np := c.byNode[node]
+	if np == nil {
+		return loadscore.Amount{}
+	}
+	sample := sampleTime.UnixNano()
+	// Each (window, options) pair keeps its own slot: look for it, else take
+	// a free one (slots are cleared whenever the node's pods change).
+	var slot *atomic.Pointer[sumMemo]
+	for i := range np.memo {
+		m := np.memo[i].Load()
+		if m == nil {
+			if slot == nil {
+				slot = &np.memo[i]
+			}
+			continue
+		}
+		if m.window == window && m.opts == opts {
+			if m.sampleTime == sample && now.Before(m.validUntil) {
+				return m.sum
+			}
+			slot = &np.memo[i]
+			break
+		}
+	}
+	if slot == nil {
+		slot = &np.memo[uint64(window/time.Second)%memoSlots]
+	}
 	var sum loadscore.Amount
-	for _, p := range c.byNode[node] {
-		if now.Sub(p.since) > c.expiry {
+	validUntil := now.Add(c.expiry)
+	for _, p := range np.pods {
+		expires := p.since.Add(c.expiry)
+		if !now.Before(expires) {
 			continue
 		}
 		left := remaining(sampleTime.Sub(p.since), window)
 		if left <= 0 {
 			continue
 		}
-		est := estimate(p.pod)
+		if expires.Before(validUntil) {
+			validUntil = expires
+		}
+		est := p.resources.Estimate(opts)
 		sum.MilliCPU += int64(float64(est.MilliCPU) * left)
 		sum.Memory += int64(float64(est.Memory) * left)
 	}
+	slot.Store(&sumMemo{sampleTime: sample, window: window, opts: opts, sum: sum, validUntil: validUntil})
 	return sum
 }
 

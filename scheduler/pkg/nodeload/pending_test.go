@@ -19,11 +19,13 @@ func (c *fakeClock) now() time.Time                   { return c.t }
 func (c *fakeClock) step(d time.Duration)             { c.t = c.t.Add(d) }
 func at(base time.Time, d time.Duration) *metav1.Time { t := metav1.NewTime(base.Add(d)); return &t }
 
-// every pod is estimated at 1000m / 1000 bytes so fractions are easy to read.
-func flat(*v1.Pod) loadscore.Amount { return loadscore.Amount{MilliCPU: 1000, Memory: 1000} }
+// Every pod has one container without requests, estimated at the defaults
+// 1000m / 1000 bytes so fractions are easy to read.
+var flat = loadscore.EstimateOptions{RequestMultiplier: 1, DefaultMilliCPU: 1000, DefaultMemory: 1000}
 
 func boundPod(uid, node string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: uid}, Spec: v1.PodSpec{NodeName: node}}
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: uid},
+		Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "app"}}}}
 }
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -56,6 +58,15 @@ func TestPendingPodsLifecycle(t *testing.T) {
 	if got := c.Sum("n1", t0.Add(30*time.Second+window), window, flat); got.MilliCPU != 0 {
 		t.Errorf("window fully covers the pod: pending %d m, want 0", got.MilliCPU)
 	}
+
+	// The same question twice is answered from memory; a pod landing on the
+	// node changes the answer.
+	at0 := c.Sum("n1", t0.Add(-time.Minute), window, flat)
+	c.Assume(boundPod("b", "n1"), "n1")
+	if got := c.Sum("n1", t0.Add(-time.Minute), window, flat); got.MilliCPU != at0.MilliCPU+1000 {
+		t.Errorf("after another pod landed: pending %d m, want %d", got.MilliCPU, at0.MilliCPU+1000)
+	}
+	c.Forget("b")
 
 	// Unreserve / deletion forgets it.
 	c.Forget("a")

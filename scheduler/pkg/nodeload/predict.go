@@ -18,12 +18,12 @@ func Allocatable(n fwk.NodeInfo) loadscore.Amount {
 	return loadscore.Amount{MilliCPU: a.GetMilliCPU(), Memory: a.GetMemory()}
 }
 
-// Predict returns, for each resource, the node's predicted usage: the
-// window's statistic chosen by pick, plus pending and pod amounts. ok is false
-// when a statistic is missing or not a valid number.
-func Predict(nu usage.NodeUsage, window usage.Window, resources []usage.Resource, pick func(usage.Stats) float64,
+// Predict appends to preds, for each resource, the node's predicted usage:
+// the window's statistic chosen by pick, plus pending and pod amounts. ok is
+// false when a statistic is missing or not a valid number. Callers pass a
+// small stack buffer (preds[:0]) so scoring a node does not allocate.
+func Predict(preds []loadscore.Prediction, nu usage.NodeUsage, window usage.Window, resources []usage.Resource, pick func(usage.Stats) float64,
 	pending, pod, allocatable loadscore.Amount) ([]loadscore.Prediction, bool) {
-	preds := make([]loadscore.Prediction, 0, len(resources))
 	for _, r := range resources {
 		s, ok := nu.Get(window, r)
 		if !ok {

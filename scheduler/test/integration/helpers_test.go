@@ -46,7 +46,7 @@ func startCluster(t *testing.T, nodes ...string) (*cluster.Cluster, context.Cont
 // staticUsage runs load-watcher's collector in-process, sampling provider
 // every period, and returns it as the scheduler's usage source once it has
 // a first snapshot.
-func staticUsage(t *testing.T, c *cluster.Cluster, provider *static.Provider, period time.Duration) app.SourceFactory {
+func staticUsage(tb testing.TB, c *cluster.Cluster, provider *static.Provider, period time.Duration) app.SourceFactory {
 	return func(ctx context.Context, _ fwk.Handle) (nodeload.Source, error) {
 		lw, err := client.NewInProcess(client.InProcessConfig{
 			RestConfig: c.RestConfig,
@@ -59,7 +59,7 @@ func staticUsage(t *testing.T, c *cluster.Cluster, provider *static.Provider, pe
 		}
 		go func() {
 			if err := lw.Run(ctx); err != nil && ctx.Err() == nil {
-				t.Errorf("collector stopped: %v", err)
+				tb.Errorf("collector stopped: %v", err)
 			}
 		}()
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -8,5 +8,7 @@
 // registered under both kube-scheduler's v1 and its internal version, so the
 // scheduler's conversion between the two is the identity.
 //
+// zz_generated.deepcopy.go is generated (go generate, see types.go).
+//
 // +k8s:deepcopy-gen=package
 package config

@@ -25,11 +25,12 @@ import (
 const Name = "LoadAware"
 
 var (
-	_ fwk.PreFilterPlugin = &LoadAware{}
-	_ fwk.FilterPlugin    = &LoadAware{}
-	_ fwk.PreScorePlugin  = &LoadAware{}
-	_ fwk.ScorePlugin     = &LoadAware{}
-	_ fwk.ReservePlugin   = &LoadAware{}
+	_ fwk.PreFilterPlugin   = &LoadAware{}
+	_ fwk.FilterPlugin      = &LoadAware{}
+	_ fwk.PreScorePlugin    = &LoadAware{}
+	_ fwk.ScorePlugin       = &LoadAware{}
+	_ fwk.ReservePlugin     = &LoadAware{}
+	_ fwk.EnqueueExtensions = &LoadAware{}
 )
 
 // strategies builds the per-resource scorer of each strategy type.
@@ -178,7 +179,8 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 		return nil
 	}
 	s := pl.state(cs, pod)
-	preds, ok := pl.predict(s, nodeInfo, pl.checked)
+	var buf [2]loadscore.Prediction
+	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.checked)
 	if !ok {
 		return nil
 	}
@@ -196,14 +198,16 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 
 // predict returns the node's predicted usage for resources, or false when
 // its usage is unavailable.
-func (pl *LoadAware) predict(s *cycleState, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadscore.Prediction, bool) {
+func (pl *LoadAware) predict(buf []loadscore.Prediction, s *cycleState, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadscore.Prediction, bool) {
 	node := nodeInfo.Node().Name
-	nu, cause := nodeload.Lookup(s.snap, node, pl.window, resources...)
-	if cause != nodeload.CauseNone {
+	// Missing or stale usage: no prediction. Missing windows and invalid
+	// numbers are caught by Predict.
+	nu, ok := s.snap.Node(node)
+	if !ok {
 		return nil, false
 	}
-	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimatePod)
-	return nodeload.Predict(nu, pl.window, resources, nodeload.Avg, pending, s.podEst, nodeload.Allocatable(nodeInfo))
+	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimate)
+	return nodeload.Predict(buf, nu, pl.window, resources, nodeload.Avg, pending, s.podEst, nodeload.Allocatable(nodeInfo))
 }
 
 func (pl *LoadAware) estimatePod(p *v1.Pod) loadscore.Amount {
@@ -223,7 +227,8 @@ func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 // a node without usable usage gets the neutral score.
 func (pl *LoadAware) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s := pl.state(cs, pod)
-	preds, ok := pl.predict(s, nodeInfo, pl.scored)
+	var buf [2]loadscore.Prediction
+	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.scored)
 	if !ok {
 		return nodeload.NeutralScore, nil
 	}
@@ -258,6 +263,18 @@ func (pl *LoadAware) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, n
 // Unreserve forgets the pod when its placement is abandoned.
 func (pl *LoadAware) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
 	pl.tracker.Unreserve(pod)
+}
+
+// EventsToRegister lists the cluster events after which a pod this plugin
+// rejected may fit: a node added or changed, or a pod deleted (its usage
+// goes). Usage itself changes without an event; rejected pods are retried
+// when kube-scheduler flushes its unschedulable queue (every 5 minutes by
+// default).
+func (pl *LoadAware) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeTaint | fwk.UpdateNodeLabel}},
+	}, nil
 }
 
 func isDaemonSetPod(pod *v1.Pod) bool {

@@ -26,9 +26,10 @@ import (
 const Name = "LoadVariationRiskBalancing"
 
 var (
-	_ fwk.PreScorePlugin = &LoadVariationRiskBalancing{}
-	_ fwk.ScorePlugin    = &LoadVariationRiskBalancing{}
-	_ fwk.ReservePlugin  = &LoadVariationRiskBalancing{}
+	_ fwk.PreScorePlugin    = &LoadVariationRiskBalancing{}
+	_ fwk.ScorePlugin       = &LoadVariationRiskBalancing{}
+	_ fwk.ReservePlugin     = &LoadVariationRiskBalancing{}
+	_ fwk.EnqueueExtensions = &LoadVariationRiskBalancing{}
 )
 
 // LoadVariationRiskBalancing scores nodes by usage risk.
@@ -132,9 +133,10 @@ func (pl *LoadVariationRiskBalancing) Score(ctx context.Context, cs fwk.CycleSta
 	if cause != nodeload.CauseNone {
 		return nodeload.NeutralScore, nil
 	}
-	added := s.podEst.Add(pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), demand))
+	added := s.podEst.Add(pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), loadscore.DefaultEstimateOptions))
 	alloc := nodeload.Allocatable(nodeInfo)
 	logger := klog.FromContext(ctx)
+	verbose := logger.V(4).Enabled()
 	var sum, total float64
 	for _, w := range pl.weights {
 		st, _ := nu.Get(pl.window, w.Resource)
@@ -142,13 +144,15 @@ func (pl *LoadVariationRiskBalancing) Score(ctx context.Context, cs fwk.CycleSta
 		risk := loadscore.Risk(in, pl.margin, pl.sensitivity)
 		sum += float64(w.Weight) * loadscore.RiskScore(risk)
 		total += float64(w.Weight)
-		if logger.V(4).Enabled() {
+		if verbose {
 			logger.V(4).Info("Risk score", "plugin", Name, "pod", klog.KObj(pod), "node", node, "resource", w.Resource,
 				"avg", in.Avg, "std", in.Std, "added", in.Added, "risk", risk)
 		}
 	}
 	score := int64(math.Round(sum / total))
-	logger.V(4).Info("Risk-balancing score", "plugin", Name, "pod", klog.KObj(pod), "node", node, "score", score)
+	if verbose {
+		logger.V(4).Info("Risk-balancing score", "plugin", Name, "pod", klog.KObj(pod), "node", node, "score", score)
+	}
 	return score, nil
 }
 
@@ -163,6 +167,12 @@ func readState(cs fwk.CycleState) (*cycleState, bool) {
 
 // ScoreExtensions returns nil: scores are already between 0 and 100.
 func (pl *LoadVariationRiskBalancing) ScoreExtensions() fwk.ScoreExtensions { return nil }
+
+// EventsToRegister returns no events: the plugin only scores and never
+// makes a pod unschedulable, so no event needs to requeue one for it.
+func (pl *LoadVariationRiskBalancing) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return nil, nil
+}
 
 // Reserve counts the pod on its node at once (anti-herding).
 func (pl *LoadVariationRiskBalancing) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {

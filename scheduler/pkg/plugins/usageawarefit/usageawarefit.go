@@ -34,9 +34,10 @@ import (
 const Name = "UsageAwareFit"
 
 var (
-	_ fwk.PreFilterPlugin = &UsageAwareFit{}
-	_ fwk.FilterPlugin    = &UsageAwareFit{}
-	_ fwk.ReservePlugin   = &UsageAwareFit{}
+	_ fwk.PreFilterPlugin   = &UsageAwareFit{}
+	_ fwk.FilterPlugin      = &UsageAwareFit{}
+	_ fwk.ReservePlugin     = &UsageAwareFit{}
+	_ fwk.EnqueueExtensions = &UsageAwareFit{}
 )
 
 // UsageAwareFit checks that a pod fits a node, allowing CPU and memory
@@ -159,10 +160,8 @@ func (pl *UsageAwareFit) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.
 		pl.tracker.Report(ctx, pl.handle, Name, pod, u)
 		return refuse(short)
 	}
-	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), func(p *v1.Pod) loadscore.Amount {
-		return loadscore.EstimatePod(p, pl.estimate)
-	})
-	preds, ok := nodeload.Predict(nu, pl.window, resources, nodeload.P95, pending, s.podEst, nodeload.Allocatable(nodeInfo))
+	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimate)
+	preds, ok := nodeload.Predict(nil, nu, pl.window, resources, nodeload.P95, pending, s.podEst, nodeload.Allocatable(nodeInfo))
 	if !ok {
 		return refuse(short)
 	}
@@ -220,6 +219,16 @@ func refuse(short []noderesources.InsufficientResource) *fwk.Status {
 		}
 	}
 	return fwk.NewStatus(code, reasons...)
+}
+
+// EventsToRegister lists the cluster events after which a rejected pod may
+// fit, as for NodeResourcesFit: a node added or changed, a pod deleted or
+// scaled down.
+func (pl *UsageAwareFit) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete | fwk.UpdatePodScaleDown}},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeTaint | fwk.UpdateNodeLabel}},
+	}, nil
 }
 
 // Reserve counts the pod on its node at once (anti-herding).
