@@ -6,6 +6,7 @@ require (
 	github.com/ballast-sched/ballast/load-watcher v0.0.0
 	github.com/ballast-sched/ballast/scheduler v0.0.0
 	github.com/ballast-sched/ballast/simulator v0.0.0
+	github.com/go-logr/logr v1.4.3
 	github.com/google/go-cmp v0.7.0
 	github.com/spf13/cobra v1.10.2
 	k8s.io/api v0.36.3
@@ -39,7 +40,6 @@ require (
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-logr/zapr v1.3.0 // indirect
 	github.com/go-openapi/jsonpointer v0.21.0 // indirect

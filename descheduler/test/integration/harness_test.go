@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	fwk "k8s.io/kube-scheduler/framework"
 	"sigs.k8s.io/descheduler/cmd/descheduler/app/options"
+	"sigs.k8s.io/descheduler/pkg/api"
 	"sigs.k8s.io/descheduler/pkg/descheduler"
 	"sigs.k8s.io/descheduler/pkg/features"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
@@ -139,8 +140,33 @@ func (e *env) cycle(policyPath string, dryRun bool) {
 // run runs one descheduling cycle on whatever usage load-watcher has.
 func (e *env) run(policyPath string, dryRun bool) {
 	e.t.Helper()
+	rs, policy := e.deschedulerFor(policyPath, dryRun, e.store)
+	if err := descheduler.RunDeschedulerStrategies(e.logContext(e.ctx), rs, policy, "v1"); err != nil {
+		e.t.Fatalf("descheduling cycle: %v", err)
+	}
+	e.waitWorkloadsReady()
+}
+
+// runFor runs the descheduler the way it runs in production, one process
+// looping every interval with its plugins built once, for d.
+func (e *env) runFor(policyPath string, dryRun bool, interval, d time.Duration) {
+	e.t.Helper()
+	rs, policy := e.deschedulerFor(policyPath, dryRun, nil)
+	rs.DeschedulingInterval = interval
+	ctx, cancel := context.WithTimeout(e.logContext(e.ctx), d)
+	defer cancel()
+	if err := descheduler.RunDeschedulerStrategies(ctx, rs, policy, "v1"); err != nil {
+		e.t.Fatalf("descheduler: %v", err)
+	}
+}
+
+// deschedulerFor sets up the upstream plugin registry with Ballast's plugins
+// and returns the server options and policy of one descheduler run. A nil
+// store leaves the plugin its own memory.
+func (e *env) deschedulerFor(policyPath string, dryRun bool, store *loadawarebalance.Store) (*options.DeschedulerServer, *api.DeschedulerPolicy) {
+	e.t.Helper()
 	descheduler.SetupPlugins()
-	deps := loadawarebalance.Deps{Usage: e.lw, Model: loadawarebalance.SchedulerModel{}, Metrics: e.metrics, Store: e.store}
+	deps := loadawarebalance.Deps{Usage: e.lw, Model: loadawarebalance.SchedulerModel{}, Metrics: e.metrics, Store: store}
 	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(deps), &loadawarebalance.LoadAwareBalance{},
 		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
 		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, pluginregistry.PluginRegistry)
@@ -155,12 +181,13 @@ func (e *env) run(policyPath string, dryRun bool) {
 	rs.Client, rs.EventClient = e.c.Client, e.c.Client
 	rs.DefaultFeatureGates = features.DefaultMutableFeatureGate
 	rs.DryRun = dryRun
+	return rs, policy
+}
+
+// logContext sends the plugins' logs to e.logs.
+func (e *env) logContext(ctx context.Context) context.Context {
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(e.logs), textlogger.Verbosity(2)))
-	ctx := klog.NewContext(e.ctx, logger)
-	if err := descheduler.RunDeschedulerStrategies(ctx, rs, policy, "v1"); err != nil {
-		e.t.Fatalf("descheduling cycle: %v", err)
-	}
-	e.waitWorkloadsReady()
+	return klog.NewContext(ctx, logger)
 }
 
 // publishUsage sets every node's usage to its base plus the requests of the

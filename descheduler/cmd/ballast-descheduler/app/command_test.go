@@ -2,11 +2,15 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/kubernetes/fake"
@@ -18,6 +22,8 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/plugins/removeduplicates"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 const policyPath = "../../../config/policy.yaml"
@@ -181,5 +187,37 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The usage source fetches once when the first plugin is built, so even a
+// single descheduling run has usage.
+func TestUsageSourceFetchesOnStart(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		list := apiv1.UsageList{APIVersion: apiv1.APIVersion, Time: now, Source: "test", Nodes: map[string]apiv1.NodeUsage{
+			"n1": {SampleTime: now, Windows: map[string]map[usage.Resource]usage.Stats{
+				"5m": {usage.Memory: {Avg: 42, Samples: 3}},
+			}},
+		}}
+		w.Header().Set("Content-Type", "application/json")
+		if err := json.NewEncoder(w).Encode(list); err != nil {
+			t.Error(err)
+		}
+	}))
+	defer srv.Close()
+	src, err := newUsageSource(&options{loadWatcherAddress: srv.URL, loadWatcherStaleAfter: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.Snapshot() != nil {
+		t.Fatal("snapshot before Start")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src.Start(ctx)
+	snap := src.Snapshot()
+	if _, ok := snap.Node("n1"); !ok {
+		t.Fatalf("no fresh usage of n1 right after Start: %+v", snap)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/scheme"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
@@ -52,8 +53,16 @@ type lazyClient struct {
 	once   sync.Once
 }
 
+// Start fetches once before returning, so that the first cycle, the only
+// one of a run with --descheduling-interval=0, already has usage, then keeps
+// refreshing in the background until ctx ends.
 func (l *lazyClient) Start(ctx context.Context) {
-	l.once.Do(func() { go l.client.Run(ctx) })
+	l.once.Do(func() {
+		if err := l.client.Refresh(ctx); err != nil {
+			klog.FromContext(ctx).Info("No usage from load-watcher yet; LoadAwareBalance evicts nothing until it answers", "err", err.Error())
+		}
+		go l.client.Run(ctx)
+	})
 }
 
 func (l *lazyClient) Snapshot() *usage.Snapshot { return l.client.Snapshot() }

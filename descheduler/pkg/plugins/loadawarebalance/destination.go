@@ -1,8 +1,10 @@
 package loadawarebalance
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -17,14 +19,16 @@ type destination struct {
 }
 
 // pickDestination returns the best cool node for pod: it must be cool now
-// (moves earlier in this cycle included), accept the pod the way the
-// scheduler would (unschedulable, node selector and affinity, taints,
-// inter-pod anti-affinity, requests), and stay under every high threshold
-// with the pod on it, judged and scored by the scheduler's load model. When
-// none qualifies it returns nil and why each cool node was rejected.
+// (moves earlier in this cycle included), stay under every high threshold
+// with the pod on it, judged and scored by the scheduler's load model, and
+// accept the pod the way the scheduler would (unschedulable, node selector
+// and affinity, taints, inter-pod anti-affinity, requests). The load model is
+// cheap and the fit check lists pods, so nodes are fit-checked best score
+// first and the first that fits wins. When none qualifies it returns nil and
+// why each cool node was rejected.
 func pickDestination(ctx context.Context, pod *v1.Pod, source string, cool []*v1.Node, loads map[string]NodeLoad,
 	args *LoadAwareBalanceArgs, model LoadModel, podsOn podutil.GetPodsAssignedToNodeFunc) (*destination, string) {
-	var best *destination
+	var ranked []destination
 	var rejected []string
 	for _, n := range cool {
 		if n.Name == source {
@@ -34,21 +38,25 @@ func pickDestination(ctx context.Context, pod *v1.Pod, source string, cool []*v1
 			rejected = append(rejected, n.Name+": no longer cool")
 			continue
 		}
-		if err := nodeutil.NodeFit(ctx, podsOn, pod, n); err != nil {
-			rejected = append(rejected, fmt.Sprintf("%s: %v", n.Name, err))
-			continue
-		}
 		p := model.Place(pod, n, loads[n.Name], args.HighThresholds)
 		if !p.Fits {
 			rejected = append(rejected, fmt.Sprintf("%s: %s", n.Name, p.Reason))
 			continue
 		}
-		if best == nil || p.Score > best.score {
-			best = &destination{node: n, score: p.Score}
-		}
+		ranked = append(ranked, destination{node: n, score: p.Score})
 	}
-	if best == nil && len(rejected) == 0 {
+	slices.SortStableFunc(ranked, func(a, b destination) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.node.Name, b.node.Name))
+	})
+	for _, d := range ranked {
+		if err := nodeutil.NodeFit(ctx, podsOn, pod, d.node); err != nil {
+			rejected = append(rejected, fmt.Sprintf("%s: %v", d.node.Name, err))
+			continue
+		}
+		return &d, ""
+	}
+	if len(rejected) == 0 {
 		return nil, "no cool node with fresh usage"
 	}
-	return best, strings.Join(rejected, "; ")
+	return nil, strings.Join(rejected, "; ")
 }

@@ -117,7 +117,7 @@ func (s *staticSource) set(at time.Time, loads map[string]NodeLoad, stale ...str
 // harness runs the plugin over a fake clientset whose evictions delete the
 // pod, as the Eviction API does.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	ctx     context.Context
 	client  *fake.Clientset
 	plugin  *LoadAwareBalance
@@ -131,7 +131,7 @@ type harness struct {
 	events *events.FakeRecorder
 }
 
-func newHarness(t *testing.T, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods ...*v1.Pod) *harness {
+func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods ...*v1.Pod) *harness {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
