@@ -259,9 +259,16 @@ func checkDeschedulerPermissions(t *testing.T, ctx context.Context, c *cluster.C
 // grants exactly the component's permissions.
 func checkExternalKubeconfig(t *testing.T, ctx context.Context, c *cluster.Cluster, ns string) {
 	t.Helper()
+	ca := c.RestConfig.CAData
+	if len(ca) == 0 {
+		var err error
+		if ca, err = os.ReadFile(c.RestConfig.CAFile); err != nil {
+			t.Fatal(err)
+		}
+	}
 	data, err := kubeconfig.Generate(ctx, kubeconfig.Options{
 		Client: c.Client, Namespace: ns, ReleaseName: "ballast", Component: "load-watcher",
-		Server: c.RestConfig.Host, CAData: c.RestConfig.CAData, Duration: time.Hour,
+		Server: c.RestConfig.Host, CAData: ca, Duration: time.Hour,
 	})
 	if err != nil {
 		t.Fatal(err)
