@@ -9,6 +9,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -175,6 +176,11 @@ func runSchedulerAsItsServiceAccount(t *testing.T, ctx context.Context, c *clust
 		delete(profile, "pluginConfig")
 	}
 	cfg["clientConnection"] = map[string]any{"kubeconfig": serviceAccountKubeconfig(t, c, ns, "ballast-scheduler")}
+	// kube-scheduler exits the process when it stops leading, which a test cannot allow;
+	// checkLeaseAccess exercises the lease calls leader election makes instead.
+	le, _ := cfg["leaderElection"].(map[string]any)
+	checkLeaseAccess(t, ctx, c, ns, le["resourceName"].(string))
+	cfg["leaderElection"] = map[string]any{"leaderElect": false}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -217,8 +223,37 @@ func runSchedulerAsItsServiceAccount(t *testing.T, ctx context.Context, c *clust
 		}
 		return p.Spec.NodeName != "", nil
 	})
-	if _, err := c.Client.CoordinationV1().Leases(ns).Get(ctx, "ballast-scheduler", metav1.GetOptions{}); err != nil {
-		t.Errorf("the scheduler did not hold its lease in %s: %v", ns, err)
+}
+
+// checkLeaseAccess makes the calls client-go's lease lock makes, as the
+// scheduler's ServiceAccount: create, get and update its lease; and checks
+// that other leases are out of reach.
+func checkLeaseAccess(t *testing.T, ctx context.Context, c *cluster.Cluster, ns, lease string) {
+	t.Helper()
+	if lease != "ballast-scheduler" {
+		t.Errorf("scheduler lease = %q, want ballast-scheduler", lease)
+	}
+	leases := kubernetes.NewForConfigOrDie(asServiceAccount(c, ns, "ballast-scheduler")).CoordinationV1().Leases(ns)
+	holder := "ballast-scheduler-0"
+	if _, err := leases.Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: lease, Namespace: ns},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("scheduler cannot create its lease: %v", err)
+	}
+	got, err := leases.Get(ctx, lease, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("scheduler cannot read its lease: %v", err)
+	}
+	if _, err := leases.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("scheduler cannot renew its lease: %v", err)
+	}
+	if _, err := leases.Get(ctx, "kube-scheduler", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("scheduler reading another component's lease: err = %v, want Forbidden", err)
+	}
+	other := kubernetes.NewForConfigOrDie(asServiceAccount(c, ns, "ballast-scheduler")).CoordinationV1().Leases("kube-system")
+	if _, err := other.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "kube-scheduler"}}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("scheduler creating a lease in kube-system: err = %v, want Forbidden", err)
 	}
 }
 
@@ -268,7 +303,7 @@ func checkExternalKubeconfig(t *testing.T, ctx context.Context, c *cluster.Clust
 	}
 	data, err := kubeconfig.Generate(ctx, kubeconfig.Options{
 		Client: c.Client, Namespace: ns, ReleaseName: "ballast", Component: "load-watcher",
-		Server: c.RestConfig.Host, CAData: ca, Duration: time.Hour,
+		Server: c.RestConfig.Host, CAData: ca, TLSServerName: c.RestConfig.ServerName, Duration: time.Hour,
 	})
 	if err != nil {
 		t.Fatal(err)

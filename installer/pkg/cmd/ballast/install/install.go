@@ -61,9 +61,6 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 }
 
 func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	mode := k3s.Mode(flags.Mode)
 	if mode != k3s.ModeSecond && mode != k3s.ModeReplaceDefault {
 		return fmt.Errorf("--mode=%s: want %s or %s", flags.Mode, k3s.ModeSecond, k3s.ModeReplaceDefault)

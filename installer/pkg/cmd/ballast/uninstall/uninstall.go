@@ -62,9 +62,6 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 }
 
 func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	paths := k3s.HostPaths(flags.Root)
 	host := k3s.DetectHost(paths)
 	getter := flags.Kube.Getter(flags.Namespace, paths.Kubeconfig())
