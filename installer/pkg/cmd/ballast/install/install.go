@@ -27,9 +27,11 @@ type flagpole struct {
 	Kube      kube.Flags
 	Namespace string
 	Mode      string
-	Helm      bool
-	Root      string
-	Timeout   time.Duration
+	// ModeSet is true when --mode was given; otherwise global.schedulerMode in the values decides.
+	ModeSet bool
+	Helm    bool
+	Root    string
+	Timeout time.Duration
 }
 
 // NewCommand returns the install command.
@@ -47,6 +49,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 			"  ballast install --helm --kubeconfig ~/.kube/config -f values.yaml --set descheduler.dryRun=true",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			flags.ModeSet = c.Flags().Changed("mode")
 			return runE(c.Context(), logger, streams, flags)
 		},
 	}
@@ -61,11 +64,11 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 }
 
 func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
-	mode := k3s.Mode(flags.Mode)
-	if mode != k3s.ModeSecond && mode != k3s.ModeReplaceDefault {
-		return fmt.Errorf("--mode=%s: want %s or %s", flags.Mode, k3s.ModeSecond, k3s.ModeReplaceDefault)
-	}
 	vals, err := flags.Values.Merge()
+	if err != nil {
+		return err
+	}
+	mode, err := schedulerMode(flags, vals)
 	if err != nil {
 		return err
 	}
@@ -92,6 +95,25 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 		return fmt.Errorf("connect to the cluster: %w", clientErr)
 	}
 	return installHelm(ctx, logger, streams, clients, getter, flags, mode, vals)
+}
+
+// schedulerMode reconciles --mode with global.schedulerMode from the values;
+// the host files depend on it, so the two must not disagree.
+func schedulerMode(flags *flagpole, vals map[string]any) (k3s.Mode, error) {
+	mode := k3s.Mode(flags.Mode)
+	if mode != k3s.ModeSecond && mode != k3s.ModeReplaceDefault {
+		return "", fmt.Errorf("--mode=%s: want %s or %s", flags.Mode, k3s.ModeSecond, k3s.ModeReplaceDefault)
+	}
+	g, _ := vals["global"].(map[string]any)
+	fromValues, ok := g["schedulerMode"].(string)
+	switch {
+	case !ok || k3s.Mode(fromValues) == mode:
+		return mode, nil
+	case !flags.ModeSet:
+		return k3s.Mode(fromValues), nil
+	default:
+		return "", fmt.Errorf("--mode=%s contradicts global.schedulerMode=%s in the values: give one of them", mode, fromValues)
+	}
 }
 
 // preflightCluster reports what the cluster is and whether metrics-server serves usage.
