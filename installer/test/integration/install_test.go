@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,6 +119,23 @@ func TestHelmChartInstallsAndSchedules(t *testing.T) {
 	checkLoadWatcherPermissions(t, ctx, c, ns)
 	checkDeschedulerPermissions(t, ctx, c, ns)
 	checkExternalKubeconfig(t, ctx, c, ns)
+	checkStatusCommand(t, c, ns)
+}
+
+// checkStatusCommand runs `ballast status`: the components are ready, but the
+// load-watcher pod is a stand-in that serves nothing, so usage is unavailable
+// and the command must say so and fail.
+func checkStatusCommand(t *testing.T, c *cluster.Cluster, ns string) {
+	t.Helper()
+	stdout, stderr, err := runCLI("status", "--kubeconfig", c.KubeconfigPath(), "-n", ns, "--timeout", "20s")
+	if err == nil {
+		t.Errorf("status succeeded without usage data:\n%s", stdout)
+	}
+	for _, want := range []string{"load-watcher  ready", "scheduler     ready", "descheduler   ready", "usage: unavailable"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status output lacks %q:\n%s\n%s", want, stdout, stderr)
+		}
+	}
 }
 
 func reload(t *testing.T, archive []byte) *chart.Chart {
