@@ -31,6 +31,8 @@ type flagpole struct {
 	ModeSet bool
 	Helm    bool
 	Root    string
+	// DataDir is k3s's --data-dir on the host.
+	DataDir string
 	Timeout time.Duration
 }
 
@@ -59,6 +61,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().StringVar(&flags.Mode, "mode", string(k3s.ModeSecond), "second (workloads opt in with schedulerName) or replaceDefault (Ballast schedules every pod; see docs/k3s.md)")
 	c.Flags().BoolVar(&flags.Helm, "helm", false, "install through the Helm SDK even on a k3s server")
 	c.Flags().StringVar(&flags.Root, "root", "/", "root of the host filesystem holding k3s's files")
+	c.Flags().StringVar(&flags.DataDir, "k3s-data-dir", k3s.DefaultDataDir, "k3s's --data-dir")
 	c.Flags().DurationVar(&flags.Timeout, "timeout", 5*time.Minute, "how long a Helm install waits for Ballast to be ready")
 	return c
 }
@@ -73,6 +76,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 		return err
 	}
 	paths := k3s.HostPaths(flags.Root)
+	paths.DataDir = flags.DataDir
 	host := k3s.DetectHost(paths)
 	logger.V(1).Infof("k3s on this host: server=%t agent=%t evidence=%v", host.Server, host.Agent, host.Evidence)
 
