@@ -75,6 +75,15 @@ func TestHelmChartInstallsAndSchedules(t *testing.T) {
 	}
 
 	ns := hc.Spec.TargetNamespace
+	// The restricted Pod Security Standard, enforced by the API server's PodSecurity admission:
+	// a pod of Ballast's that breaks it is never created and the install times out.
+	_, err = c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   ns,
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var progress []string
 	rel, upgraded, err := helminstall.InstallOrUpgrade(ctx, helminstall.Options{
 		Getter:      helmGetter(c, ns),
