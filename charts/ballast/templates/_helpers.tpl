@@ -165,6 +165,9 @@ topologySpreadConstraints:
 {{- end }}
 {{- end }}
 {{- end }}
+{{- if and $d.enabled (not $d.loadAwareBalance.enabled) (not $d.extraProfiles) }}
+{{- fail "descheduler: enable descheduler.loadAwareBalance or add descheduler.extraProfiles, or set descheduler.enabled=false" }}
+{{- end }}
 {{- range $r, $high := $d.loadAwareBalance.highThresholds }}
 {{- $low := index $d.loadAwareBalance.lowThresholds $r }}
 {{- if and $low (le (float64 $high) (float64 $low)) }}

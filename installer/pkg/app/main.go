@@ -2,9 +2,11 @@
 package app
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -28,16 +30,16 @@ func Run(logger *log.Logger, streams cmd.IOStreams, args []string) error {
 	flags.Usage = func() {}
 	verbosity := flags.IntP("verbosity", "v", 0, "")
 	quiet := flags.BoolP("quiet", "q", false, "")
-	if err := flags.Parse(args); err != nil && !errors.Is(err, pflag.ErrHelp) {
-		// The command parses again and reports flag errors itself.
-		_ = err
-	}
+	_ = flags.Parse(args) // the command parses again and reports flag errors itself
 	logger.SetVerbosity(*verbosity)
 	logger.SetQuiet(*quiet)
 
+	// Ctrl-C cancels API calls and waits instead of leaving them running.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	c := ballast.NewCommand(logger, streams)
 	c.SetArgs(args)
-	if err := c.Execute(); err != nil {
+	if err := c.ExecuteContext(ctx); err != nil {
 		logError(logger, err)
 		return err
 	}

@@ -118,3 +118,23 @@ func TestInstallRejectsUnknownMode(t *testing.T) {
 		t.Fatalf("err = %v\n%s", err, stderr)
 	}
 }
+
+func TestSchedulerModeFromValues(t *testing.T) {
+	root := fakeRoot(t)
+	unreachable := filepath.Join(t.TempDir(), "missing-kubeconfig")
+	stdout, stderr, err := run(t, "install", "--root", root, "--kubeconfig", unreachable, "--set", "global.schedulerMode=replaceDefault")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "restart k3s") {
+		t.Errorf("replaceDefault from the values did not set up the k3s drop-in:\n%s", stdout)
+	}
+	if _, err := os.Stat(k3s.HostPaths(root).DropIn()); err != nil {
+		t.Errorf("drop-in missing: %v", err)
+	}
+
+	_, stderr, err = run(t, "install", "--root", root, "--kubeconfig", unreachable, "--mode", "second", "--set", "global.schedulerMode=replaceDefault")
+	if err == nil || !strings.Contains(stderr, "contradicts global.schedulerMode=replaceDefault") {
+		t.Fatalf("contradicting mode accepted: err=%v\n%s", err, stderr)
+	}
+}

@@ -38,6 +38,8 @@ type Options struct {
 	Server string
 	// CAData is the API server's CA bundle.
 	CAData []byte
+	// TLSServerName is the name to verify the server certificate against when it differs from Server's host.
+	TLSServerName string
 	// Duration is the token's lifetime; the API server may shorten it.
 	Duration time.Duration
 }
@@ -101,7 +103,7 @@ func Generate(ctx context.Context, o Options) ([]byte, error) {
 	}
 
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["ballast"] = &clientcmdapi.Cluster{Server: o.Server, CertificateAuthorityData: o.CAData}
+	cfg.Clusters["ballast"] = &clientcmdapi.Cluster{Server: o.Server, CertificateAuthorityData: o.CAData, TLSServerName: o.TLSServerName}
 	cfg.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
 	cfg.Contexts[sa] = &clientcmdapi.Context{Cluster: "ballast", AuthInfo: sa, Namespace: o.Namespace}
 	cfg.CurrentContext = sa

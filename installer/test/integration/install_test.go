@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -73,6 +75,15 @@ func TestHelmChartInstallsAndSchedules(t *testing.T) {
 	}
 
 	ns := hc.Spec.TargetNamespace
+	// The restricted Pod Security Standard, enforced by the API server's PodSecurity admission:
+	// a pod of Ballast's that breaks it is never created and the install times out.
+	_, err = c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   ns,
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var progress []string
 	rel, upgraded, err := helminstall.InstallOrUpgrade(ctx, helminstall.Options{
 		Getter:      helmGetter(c, ns),
@@ -117,6 +128,23 @@ func TestHelmChartInstallsAndSchedules(t *testing.T) {
 	checkLoadWatcherPermissions(t, ctx, c, ns)
 	checkDeschedulerPermissions(t, ctx, c, ns)
 	checkExternalKubeconfig(t, ctx, c, ns)
+	checkStatusCommand(t, c, ns)
+}
+
+// checkStatusCommand runs `ballast status`: the components are ready, but the
+// load-watcher pod is a stand-in that serves nothing, so usage is unavailable
+// and the command must say so and fail.
+func checkStatusCommand(t *testing.T, c *cluster.Cluster, ns string) {
+	t.Helper()
+	stdout, stderr, err := runCLI("status", "--kubeconfig", c.KubeconfigPath(), "-n", ns, "--timeout", "20s")
+	if err == nil {
+		t.Errorf("status succeeded without usage data:\n%s", stdout)
+	}
+	for _, want := range []string{"load-watcher  ready", "scheduler     ready", "descheduler   ready", "usage: unavailable"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status output lacks %q:\n%s\n%s", want, stdout, stderr)
+		}
+	}
 }
 
 func reload(t *testing.T, archive []byte) *chart.Chart {
@@ -175,6 +203,11 @@ func runSchedulerAsItsServiceAccount(t *testing.T, ctx context.Context, c *clust
 		delete(profile, "pluginConfig")
 	}
 	cfg["clientConnection"] = map[string]any{"kubeconfig": serviceAccountKubeconfig(t, c, ns, "ballast-scheduler")}
+	// kube-scheduler exits the process when it stops leading, which a test cannot allow;
+	// checkLeaseAccess exercises the lease calls leader election makes instead.
+	le, _ := cfg["leaderElection"].(map[string]any)
+	checkLeaseAccess(t, ctx, c, ns, le["resourceName"].(string))
+	cfg["leaderElection"] = map[string]any{"leaderElect": false}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -217,8 +250,37 @@ func runSchedulerAsItsServiceAccount(t *testing.T, ctx context.Context, c *clust
 		}
 		return p.Spec.NodeName != "", nil
 	})
-	if _, err := c.Client.CoordinationV1().Leases(ns).Get(ctx, "ballast-scheduler", metav1.GetOptions{}); err != nil {
-		t.Errorf("the scheduler did not hold its lease in %s: %v", ns, err)
+}
+
+// checkLeaseAccess makes the calls client-go's lease lock makes, as the
+// scheduler's ServiceAccount: create, get and update its lease; and checks
+// that other leases are out of reach.
+func checkLeaseAccess(t *testing.T, ctx context.Context, c *cluster.Cluster, ns, lease string) {
+	t.Helper()
+	if lease != "ballast-scheduler" {
+		t.Errorf("scheduler lease = %q, want ballast-scheduler", lease)
+	}
+	leases := kubernetes.NewForConfigOrDie(asServiceAccount(c, ns, "ballast-scheduler")).CoordinationV1().Leases(ns)
+	holder := "ballast-scheduler-0"
+	if _, err := leases.Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: lease, Namespace: ns},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("scheduler cannot create its lease: %v", err)
+	}
+	got, err := leases.Get(ctx, lease, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("scheduler cannot read its lease: %v", err)
+	}
+	if _, err := leases.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("scheduler cannot renew its lease: %v", err)
+	}
+	if _, err := leases.Get(ctx, "kube-scheduler", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("scheduler reading another component's lease: err = %v, want Forbidden", err)
+	}
+	other := kubernetes.NewForConfigOrDie(asServiceAccount(c, ns, "ballast-scheduler")).CoordinationV1().Leases("kube-system")
+	if _, err := other.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "kube-scheduler"}}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("scheduler creating a lease in kube-system: err = %v, want Forbidden", err)
 	}
 }
 
@@ -259,9 +321,16 @@ func checkDeschedulerPermissions(t *testing.T, ctx context.Context, c *cluster.C
 // grants exactly the component's permissions.
 func checkExternalKubeconfig(t *testing.T, ctx context.Context, c *cluster.Cluster, ns string) {
 	t.Helper()
+	ca := c.RestConfig.CAData
+	if len(ca) == 0 {
+		var err error
+		if ca, err = os.ReadFile(c.RestConfig.CAFile); err != nil {
+			t.Fatal(err)
+		}
+	}
 	data, err := kubeconfig.Generate(ctx, kubeconfig.Options{
 		Client: c.Client, Namespace: ns, ReleaseName: "ballast", Component: "load-watcher",
-		Server: c.RestConfig.Host, CAData: c.RestConfig.CAData, Duration: time.Hour,
+		Server: c.RestConfig.Host, CAData: ca, TLSServerName: c.RestConfig.ServerName, Duration: time.Hour,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -27,9 +27,13 @@ type flagpole struct {
 	Kube      kube.Flags
 	Namespace string
 	Mode      string
-	Helm      bool
-	Root      string
-	Timeout   time.Duration
+	// ModeSet is true when --mode was given; otherwise global.schedulerMode in the values decides.
+	ModeSet bool
+	Helm    bool
+	Root    string
+	// DataDir is k3s's --data-dir on the host.
+	DataDir string
+	Timeout time.Duration
 }
 
 // NewCommand returns the install command.
@@ -47,6 +51,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 			"  ballast install --helm --kubeconfig ~/.kube/config -f values.yaml --set descheduler.dryRun=true",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			flags.ModeSet = c.Flags().Changed("mode")
 			return runE(c.Context(), logger, streams, flags)
 		},
 	}
@@ -56,23 +61,22 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().StringVar(&flags.Mode, "mode", string(k3s.ModeSecond), "second (workloads opt in with schedulerName) or replaceDefault (Ballast schedules every pod; see docs/k3s.md)")
 	c.Flags().BoolVar(&flags.Helm, "helm", false, "install through the Helm SDK even on a k3s server")
 	c.Flags().StringVar(&flags.Root, "root", "/", "root of the host filesystem holding k3s's files")
+	c.Flags().StringVar(&flags.DataDir, "k3s-data-dir", k3s.DefaultDataDir, "k3s's --data-dir")
 	c.Flags().DurationVar(&flags.Timeout, "timeout", 5*time.Minute, "how long a Helm install waits for Ballast to be ready")
 	return c
 }
 
 func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	mode := k3s.Mode(flags.Mode)
-	if mode != k3s.ModeSecond && mode != k3s.ModeReplaceDefault {
-		return fmt.Errorf("--mode=%s: want %s or %s", flags.Mode, k3s.ModeSecond, k3s.ModeReplaceDefault)
-	}
 	vals, err := flags.Values.Merge()
 	if err != nil {
 		return err
 	}
+	mode, err := schedulerMode(flags, vals)
+	if err != nil {
+		return err
+	}
 	paths := k3s.HostPaths(flags.Root)
+	paths.DataDir = flags.DataDir
 	host := k3s.DetectHost(paths)
 	logger.V(1).Infof("k3s on this host: server=%t agent=%t evidence=%v", host.Server, host.Agent, host.Evidence)
 
@@ -95,6 +99,25 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 		return fmt.Errorf("connect to the cluster: %w", clientErr)
 	}
 	return installHelm(ctx, logger, streams, clients, getter, flags, mode, vals)
+}
+
+// schedulerMode reconciles --mode with global.schedulerMode from the values;
+// the host files depend on it, so the two must not disagree.
+func schedulerMode(flags *flagpole, vals map[string]any) (k3s.Mode, error) {
+	mode := k3s.Mode(flags.Mode)
+	if mode != k3s.ModeSecond && mode != k3s.ModeReplaceDefault {
+		return "", fmt.Errorf("--mode=%s: want %s or %s", flags.Mode, k3s.ModeSecond, k3s.ModeReplaceDefault)
+	}
+	g, _ := vals["global"].(map[string]any)
+	fromValues, ok := g["schedulerMode"].(string)
+	switch {
+	case !ok || k3s.Mode(fromValues) == mode:
+		return mode, nil
+	case !flags.ModeSet:
+		return k3s.Mode(fromValues), nil
+	default:
+		return "", fmt.Errorf("--mode=%s contradicts global.schedulerMode=%s in the values: give one of them", mode, fromValues)
+	}
 }
 
 // preflightCluster reports what the cluster is and whether metrics-server serves usage.

@@ -61,9 +61,6 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 }
 
 func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole, component string) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if !slices.Contains(status.Components, component) {
 		return fmt.Errorf("unknown component %q: want one of %v", component, status.Components)
 	}
@@ -94,7 +91,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	}
 	data, err := kc.Generate(ctx, kc.Options{
 		Client: clients.Kube, Namespace: flags.Namespace, ReleaseName: flags.ReleaseName,
-		Component: component, Server: server, CAData: caData, Duration: flags.Duration,
+		Component: component, Server: server, CAData: caData, TLSServerName: restCfg.ServerName, Duration: flags.Duration,
 	})
 	if err != nil {
 		return err

@@ -36,6 +36,7 @@ type flagpole struct {
 	Namespace string
 	Helm      bool
 	Root      string
+	DataDir   string
 	Timeout   time.Duration
 }
 
@@ -57,15 +58,14 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().StringVarP(&flags.Namespace, "namespace", "n", charts.DefaultNamespace, "namespace Ballast was installed into")
 	c.Flags().BoolVar(&flags.Helm, "helm", false, "uninstall the Helm release even on a k3s server")
 	c.Flags().StringVar(&flags.Root, "root", "/", "root of the host filesystem holding k3s's files")
+	c.Flags().StringVar(&flags.DataDir, "k3s-data-dir", k3s.DefaultDataDir, "k3s's --data-dir")
 	c.Flags().DurationVar(&flags.Timeout, "timeout", 3*time.Minute, "how long to wait for the release to be removed")
 	return c
 }
 
 func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	paths := k3s.HostPaths(flags.Root)
+	paths.DataDir = flags.DataDir
 	host := k3s.DetectHost(paths)
 	getter := flags.Kube.Getter(flags.Namespace, paths.Kubeconfig())
 	clients, err := kube.NewClients(getter)
