@@ -1,0 +1,258 @@
+package scenario
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+)
+
+// Defaults for fields a scenario leaves out.
+const (
+	DefaultStep      = 15 * time.Second
+	DefaultSeed      = 1
+	DefaultNamespace = "default"
+	DefaultPods      = 110
+	DefaultArch      = "amd64"
+)
+
+var (
+	profileTypes = sets.New(Constant, Ramp, Spike, Noisy)
+	eventTypes   = sets.New(Join, Cordon, Uncordon, Hog, Scale)
+)
+
+// Load reads and parses a scenario file.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading scenario: %w", err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse decodes a scenario, rejecting unknown fields, fills defaults and
+// validates it.
+func Parse(data []byte) (*Scenario, error) {
+	var s Scenario
+	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+		return nil, fmt.Errorf("decoding: %w", err)
+	}
+	SetDefaults(&s)
+	if err := Validate(&s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// SetDefaults fills the fields a scenario may leave out.
+func SetDefaults(s *Scenario) {
+	if s.Step.Duration == 0 {
+		s.Step.Duration = DefaultStep
+	}
+	if s.Seed == 0 {
+		s.Seed = DefaultSeed
+	}
+	for i := range s.Nodes {
+		if s.Nodes[i].Pods == 0 {
+			s.Nodes[i].Pods = DefaultPods
+		}
+		if s.Nodes[i].Arch == "" {
+			s.Nodes[i].Arch = DefaultArch
+		}
+	}
+	for i := range s.Workloads {
+		if s.Workloads[i].Namespace == "" {
+			s.Workloads[i].Namespace = DefaultNamespace
+		}
+	}
+}
+
+// Validate checks a defaulted scenario and reports every problem with its
+// field path.
+func Validate(s *Scenario) error {
+	return validationErrors(s).ToAggregate()
+}
+
+func validationErrors(s *Scenario) field.ErrorList {
+	var errs field.ErrorList
+	if s.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("name"), ""))
+	}
+	if s.Duration.Duration <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("duration"), s.Duration.Duration.String(), "must be positive"))
+	}
+	if s.Step.Duration <= 0 || s.Step.Duration > s.Duration.Duration {
+		errs = append(errs, field.Invalid(field.NewPath("step"), s.Step.Duration.String(), "must be positive and at most the duration"))
+	}
+	nodes, nodeErrs := validateNodes(field.NewPath("nodes"), s.Nodes)
+	errs = append(errs, nodeErrs...)
+	workloads, workloadErrs := validateWorkloads(field.NewPath("workloads"), s.Workloads)
+	errs = append(errs, workloadErrs...)
+	errs = append(errs, validateEvents(field.NewPath("events"), s.Events, s.Duration.Duration, nodes, workloads)...)
+	return errs
+}
+
+func validateNodes(path *field.Path, nodes []Node) (map[string]Node, field.ErrorList) {
+	var errs field.ErrorList
+	byName := map[string]Node{}
+	present := 0
+	if len(nodes) == 0 {
+		errs = append(errs, field.Required(path, "a scenario needs at least one node"))
+	}
+	for i, n := range nodes {
+		p := path.Index(i)
+		for _, msg := range validation.IsDNS1123Subdomain(n.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), n.Name, msg))
+		}
+		if _, dup := byName[n.Name]; dup {
+			errs = append(errs, field.Duplicate(p.Child("name"), n.Name))
+		}
+		byName[n.Name] = n
+		errs = append(errs, positive(p.Child("cpu"), n.CPU)...)
+		errs = append(errs, positive(p.Child("memory"), n.Memory)...)
+		if n.Pods < 0 {
+			errs = append(errs, field.Invalid(p.Child("pods"), n.Pods, "must not be negative"))
+		}
+		errs = append(errs, nonNegative(p.Child("background", "cpu"), n.Background.CPU)...)
+		errs = append(errs, nonNegative(p.Child("background", "memory"), n.Background.Memory)...)
+		if !n.Absent {
+			present++
+		}
+	}
+	if len(nodes) > 0 && present == 0 {
+		errs = append(errs, field.Invalid(path, len(nodes), "at least one node must be present at the start (absent: false)"))
+	}
+	return byName, errs
+}
+
+func validateWorkloads(path *field.Path, workloads []Workload) (sets.Set[string], field.ErrorList) {
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i, w := range workloads {
+		p := path.Index(i)
+		for _, msg := range validation.IsDNS1123Label(w.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), w.Name, msg))
+		}
+		for _, msg := range validation.IsDNS1123Label(w.Namespace) {
+			errs = append(errs, field.Invalid(p.Child("namespace"), w.Namespace, msg))
+		}
+		if names.Has(w.Name) {
+			errs = append(errs, field.Duplicate(p.Child("name"), w.Name))
+		}
+		names.Insert(w.Name)
+		if w.Replicas < 0 {
+			errs = append(errs, field.Invalid(p.Child("replicas"), w.Replicas, "must not be negative"))
+		}
+		errs = append(errs, nonNegative(p.Child("requests", "cpu"), w.Requests.CPU)...)
+		errs = append(errs, nonNegative(p.Child("requests", "memory"), w.Requests.Memory)...)
+		errs = append(errs, limitAtLeastRequest(p.Child("limits", "cpu"), w.Limits.CPU, w.Requests.CPU)...)
+		errs = append(errs, limitAtLeastRequest(p.Child("limits", "memory"), w.Limits.Memory, w.Requests.Memory)...)
+		errs = append(errs, validateProfile(p.Child("usage", "cpu"), w.Usage.CPU)...)
+		errs = append(errs, validateProfile(p.Child("usage", "memory"), w.Usage.Memory)...)
+	}
+	return names, errs
+}
+
+func validateProfile(path *field.Path, pr Profile) field.ErrorList {
+	var errs field.ErrorList
+	if !profileTypes.Has(pr.Type) {
+		return append(errs, field.NotSupported(path.Child("type"), pr.Type, sets.List(profileTypes)))
+	}
+	errs = append(errs, nonNegative(path.Child("value"), pr.Value)...)
+	switch pr.Type {
+	case Ramp:
+		errs = append(errs, nonNegative(path.Child("from"), pr.From)...)
+		errs = append(errs, nonNegative(path.Child("to"), pr.To)...)
+		if pr.Over.Duration <= 0 {
+			errs = append(errs, field.Invalid(path.Child("over"), pr.Over.Duration.String(), "a ramp needs a positive duration"))
+		}
+	case Spike:
+		errs = append(errs, nonNegative(path.Child("peak"), pr.Peak)...)
+		if pr.For.Duration <= 0 {
+			errs = append(errs, field.Invalid(path.Child("for"), pr.For.Duration.String(), "a spike needs a positive duration"))
+		}
+	case Noisy:
+		errs = append(errs, nonNegative(path.Child("stddev"), pr.Stddev)...)
+	}
+	if pr.Start.Duration < 0 || pr.At.Duration < 0 {
+		errs = append(errs, field.Invalid(path, pr.Type, "start and at must not be negative"))
+	}
+	return errs
+}
+
+func validateEvents(path *field.Path, events []Event, duration time.Duration, nodes map[string]Node, workloads sets.Set[string]) field.ErrorList {
+	var errs field.ErrorList
+	joined := sets.New[string]()
+	for i, e := range events {
+		p := path.Index(i)
+		if e.At.Duration < 0 || e.At.Duration > duration {
+			errs = append(errs, field.Invalid(p.Child("at"), e.At.Duration.String(), "must be within the scenario's duration"))
+		}
+		if !eventTypes.Has(e.Type) {
+			errs = append(errs, field.NotSupported(p.Child("type"), e.Type, sets.List(eventTypes)))
+			continue
+		}
+		if e.Type == Scale {
+			if !workloads.Has(e.Workload) {
+				errs = append(errs, field.NotFound(p.Child("workload"), e.Workload))
+			}
+			if e.Replicas < 0 {
+				errs = append(errs, field.Invalid(p.Child("replicas"), e.Replicas, "must not be negative"))
+			}
+			continue
+		}
+		node, ok := nodes[e.Node]
+		if !ok {
+			errs = append(errs, field.NotFound(p.Child("node"), e.Node))
+			continue
+		}
+		switch e.Type {
+		case Join:
+			if !node.Absent {
+				errs = append(errs, field.Invalid(p.Child("node"), e.Node, "only a node declared absent can join"))
+			}
+			if joined.Has(e.Node) {
+				errs = append(errs, field.Duplicate(p.Child("node"), e.Node))
+			}
+			joined.Insert(e.Node)
+		case Hog:
+			if e.Resources.CPU.Sign() <= 0 && e.Resources.Memory.Sign() <= 0 {
+				errs = append(errs, field.Required(p.Child("resources"), "a hog uses some cpu or memory"))
+			}
+			errs = append(errs, nonNegative(p.Child("resources", "cpu"), e.Resources.CPU)...)
+			errs = append(errs, nonNegative(p.Child("resources", "memory"), e.Resources.Memory)...)
+		}
+	}
+	return errs
+}
+
+func positive(path *field.Path, q resource.Quantity) field.ErrorList {
+	if q.Sign() <= 0 {
+		return field.ErrorList{field.Invalid(path, q.String(), "must be positive")}
+	}
+	return nil
+}
+
+func nonNegative(path *field.Path, q resource.Quantity) field.ErrorList {
+	if q.Sign() < 0 {
+		return field.ErrorList{field.Invalid(path, q.String(), "must not be negative")}
+	}
+	return nil
+}
+
+func limitAtLeastRequest(path *field.Path, limit, request resource.Quantity) field.ErrorList {
+	errs := nonNegative(path, limit)
+	if !limit.IsZero() && limit.Cmp(request) < 0 {
+		errs = append(errs, field.Invalid(path, limit.String(), fmt.Sprintf("must be at least the request (%s)", request.String())))
+	}
+	return errs
+}

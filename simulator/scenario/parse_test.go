@@ -1,0 +1,152 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+)
+
+func TestBuiltinScenariosParse(t *testing.T) {
+	want := []string{"homelab-mixed", "memory-hog", "new-node", "request-skew"}
+	if diff := cmp.Diff(want, BuiltinNames()); diff != "" {
+		t.Fatalf("BuiltinNames() mismatch (-want,+got):\n%s", diff)
+	}
+	for _, name := range want {
+		s, err := Builtin(name)
+		if err != nil {
+			t.Errorf("Builtin(%q): %v", name, err)
+			continue
+		}
+		if s.Name != name {
+			t.Errorf("scenario file %s.yaml is named %q", name, s.Name)
+		}
+	}
+	if _, err := Builtin("nope"); err == nil || !strings.Contains(err.Error(), "homelab-mixed") {
+		t.Errorf("Builtin(nope) = %v, want an error listing the scenarios", err)
+	}
+}
+
+func TestParseFillsDefaults(t *testing.T) {
+	s, err := Parse([]byte(`
+name: tiny
+duration: 5m
+nodes: [{name: n1, cpu: "2", memory: 2Gi}]
+workloads:
+- name: app
+  replicas: 1
+  usage: {cpu: {type: constant, value: 100m}, memory: {type: constant, value: 64Mi}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Step.Duration != 15*time.Second || s.Seed != 1 {
+		t.Errorf("step %v seed %d, want 15s and 1", s.Step.Duration, s.Seed)
+	}
+	if n := s.Nodes[0]; n.Pods != 110 || n.Arch != "amd64" {
+		t.Errorf("node pods %d arch %q, want 110 and amd64", n.Pods, n.Arch)
+	}
+	if s.Workloads[0].Namespace != "default" {
+		t.Errorf("namespace %q, want default", s.Workloads[0].Namespace)
+	}
+	if got := s.Nodes[0].Memory; got.Cmp(resource.MustParse("2Gi")) != 0 {
+		t.Errorf("memory %s, want 2Gi", got.String())
+	}
+}
+
+func TestParseRejectsBadScenarios(t *testing.T) {
+	const base = `
+name: bad
+duration: 10m
+nodes:
+- {name: n1, cpu: "2", memory: 2Gi}
+- {name: late, cpu: "2", memory: 2Gi, absent: true}
+workloads:
+- name: app
+  replicas: 1
+  usage: {cpu: {type: constant, value: 100m}, memory: {type: constant, value: 64Mi}}
+`
+	tests := []struct {
+		name string
+		yaml string
+		want field.ErrorList
+	}{
+		{
+			name: "unknown field",
+			yaml: base + "colour: blue\n",
+		},
+		{
+			name: "no nodes, bad duration",
+			yaml: "name: x\nduration: 0s\nworkloads: []\n",
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("duration"), nil, ""),
+				field.Invalid(field.NewPath("step"), nil, ""),
+				field.Required(field.NewPath("nodes"), ""),
+			},
+		},
+		{
+			name: "node with zero cpu and a duplicate name",
+			yaml: strings.Replace(base, `{name: late, cpu: "2"`, `{name: n1, cpu: "0"`, 1),
+			want: field.ErrorList{
+				field.Duplicate(field.NewPath("nodes").Index(1).Child("name"), nil),
+				field.Invalid(field.NewPath("nodes").Index(1).Child("cpu"), nil, ""),
+			},
+		},
+		{
+			name: "unknown profile type and limit below request",
+			yaml: base + `- name: b
+  replicas: 1
+  requests: {cpu: 500m}
+  limits: {cpu: 100m}
+  usage: {cpu: {type: sawtooth}, memory: {type: ramp, from: 1Mi, to: 2Mi}}
+`,
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("workloads").Index(1).Child("limits", "cpu"), nil, ""),
+				field.NotSupported(field.NewPath("workloads").Index(1).Child("usage", "cpu", "type"), nil, []string(nil)),
+				field.Invalid(field.NewPath("workloads").Index(1).Child("usage", "memory", "over"), nil, ""),
+			},
+		},
+		{
+			name: "events that reference nothing or happen too late",
+			yaml: base + `events:
+- {at: 1m, type: join, node: n1}
+- {at: 2m, type: scale, workload: ghost, replicas: 3}
+- {at: 20m, type: cordon, node: late}
+- {at: 3m, type: hog, node: n1}
+- {at: 4m, type: explode, node: n1}
+`,
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("events").Index(0).Child("node"), nil, ""),
+				field.NotFound(field.NewPath("events").Index(1).Child("workload"), nil),
+				field.Invalid(field.NewPath("events").Index(2).Child("at"), nil, ""),
+				field.Required(field.NewPath("events").Index(3).Child("resources"), ""),
+				field.NotSupported(field.NewPath("events").Index(4).Child("type"), nil, []string(nil)),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml))
+			if err == nil {
+				t.Fatal("Parse succeeded, want an error")
+			}
+			if tt.want == nil {
+				return // a decoding error, not a validation one
+			}
+			var s Scenario
+			if decodeErr := yaml.UnmarshalStrict([]byte(tt.yaml), &s); decodeErr != nil {
+				t.Fatalf("decoding: %v", decodeErr)
+			}
+			SetDefaults(&s)
+			got := validationErrors(&s)
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(field.Error{}, "BadValue", "Detail")); diff != "" {
+				t.Errorf("validation errors mismatch (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}

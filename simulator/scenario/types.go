@@ -1,0 +1,139 @@
+package scenario
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Scenario is one simulated cluster and what happens to it.
+type Scenario struct {
+	// Name identifies the scenario in reports.
+	Name string `json:"name"`
+	// Description says what the scenario shows.
+	Description string `json:"description,omitempty"`
+	// Duration is how much simulated time the scenario covers.
+	Duration metav1.Duration `json:"duration"`
+	// Step is the simulated time between two usage samples; default 15s.
+	Step metav1.Duration `json:"step,omitempty"`
+	// Seed makes noisy usage reproducible; default 1.
+	Seed int64 `json:"seed,omitempty"`
+	// Nodes are the cluster's nodes, including those that join later.
+	Nodes []Node `json:"nodes"`
+	// Workloads are the Deployments created at the start.
+	Workloads []Workload `json:"workloads"`
+	// Events happen at given simulated times.
+	Events []Event `json:"events,omitempty"`
+}
+
+// Node is a simulated node.
+type Node struct {
+	// Name is the node name.
+	Name string `json:"name"`
+	// CPU is the allocatable CPU ("4", "3500m").
+	CPU resource.Quantity `json:"cpu"`
+	// Memory is the allocatable memory ("8Gi").
+	Memory resource.Quantity `json:"memory"`
+	// Pods is the allocatable pod count; default 110.
+	Pods int64 `json:"pods,omitempty"`
+	// Arch is the kubernetes.io/arch label; default amd64.
+	Arch string `json:"arch,omitempty"`
+	// Role is a free-form node-role label value (server, agent …).
+	Role string `json:"role,omitempty"`
+	// Labels are extra node labels.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Background is usage outside the workloads (the OS, k3s itself).
+	Background Resources `json:"background,omitempty"`
+	// Absent keeps the node out of the cluster until a join event.
+	Absent bool `json:"absent,omitempty"`
+	// Unschedulable starts the node cordoned.
+	Unschedulable bool `json:"unschedulable,omitempty"`
+}
+
+// Resources is an amount of CPU and memory.
+type Resources struct {
+	CPU    resource.Quantity `json:"cpu,omitempty"`
+	Memory resource.Quantity `json:"memory,omitempty"`
+}
+
+// Workload is a Deployment whose pods all follow one usage profile.
+type Workload struct {
+	// Name is the Deployment name.
+	Name string `json:"name"`
+	// Namespace defaults to "default".
+	Namespace string `json:"namespace,omitempty"`
+	// Replicas at the start.
+	Replicas int32 `json:"replicas"`
+	// Requests of each pod.
+	Requests Resources `json:"requests,omitempty"`
+	// Limits of each pod.
+	Limits Resources `json:"limits,omitempty"`
+	// Usage is the real usage of each pod over time.
+	Usage Usage `json:"usage"`
+	// NodeSelector restricts the pods to matching nodes.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+}
+
+// Usage gives a profile per resource.
+type Usage struct {
+	CPU    Profile `json:"cpu"`
+	Memory Profile `json:"memory"`
+}
+
+// ProfileType names a shape of usage over time.
+type ProfileType string
+
+const (
+	// Constant uses Value all the time.
+	Constant ProfileType = "constant"
+	// Ramp goes linearly from From to To between Start and Start+Over.
+	Ramp ProfileType = "ramp"
+	// Spike uses Value, and Peak from At for For.
+	Spike ProfileType = "spike"
+	// Noisy draws from a normal distribution around Value with Stddev,
+	// reproducibly for a scenario seed.
+	Noisy ProfileType = "noisy"
+)
+
+// Profile is the usage of one resource over simulated time. Times are from
+// the start of the scenario.
+type Profile struct {
+	Type   ProfileType       `json:"type"`
+	Value  resource.Quantity `json:"value,omitempty"`
+	From   resource.Quantity `json:"from,omitempty"`
+	To     resource.Quantity `json:"to,omitempty"`
+	Start  metav1.Duration   `json:"start,omitempty"`
+	Over   metav1.Duration   `json:"over,omitempty"`
+	Peak   resource.Quantity `json:"peak,omitempty"`
+	At     metav1.Duration   `json:"at,omitempty"`
+	For    metav1.Duration   `json:"for,omitempty"`
+	Stddev resource.Quantity `json:"stddev,omitempty"`
+}
+
+// EventType names something that happens to the cluster.
+type EventType string
+
+const (
+	// Join adds an absent node to the cluster.
+	Join EventType = "join"
+	// Cordon marks a node unschedulable.
+	Cordon EventType = "cordon"
+	// Uncordon marks a node schedulable.
+	Uncordon EventType = "uncordon"
+	// Hog starts a process outside Kubernetes that uses Resources on a node,
+	// for For (until the end when zero).
+	Hog EventType = "hog"
+	// Scale sets a workload's replicas.
+	Scale EventType = "scale"
+)
+
+// Event is something that happens at a simulated time.
+type Event struct {
+	At       metav1.Duration `json:"at"`
+	Type     EventType       `json:"type"`
+	Node     string          `json:"node,omitempty"`
+	Workload string          `json:"workload,omitempty"`
+	Replicas int32           `json:"replicas,omitempty"`
+	// Resources is what a hog uses.
+	Resources Resources       `json:"resources,omitempty"`
+	For       metav1.Duration `json:"for,omitempty"`
+}
