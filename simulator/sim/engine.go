@@ -50,7 +50,7 @@ type Options struct {
 	// SettleTimeout bounds the real time waited after each step for the
 	// cluster to settle; default 20s.
 	SettleTimeout time.Duration
-	// Progress receives a line per simulated minute when set.
+	// Progress receives a line every five simulated minutes when set.
 	Progress io.Writer
 }
 
@@ -216,7 +216,7 @@ func (e *engine) loop(ctx context.Context) error {
 		if err := e.record(ctx, t, i); err != nil {
 			return err
 		}
-		if e.opts.Progress != nil && t%time.Minute == 0 && t > 0 {
+		if e.opts.Progress != nil && t%(5*time.Minute) == 0 && t > 0 {
 			fmt.Fprintf(e.opts.Progress, "  %s: %s/%s simulated\n", e.mode, t, e.sc.Duration.Duration)
 		}
 	}

@@ -1,0 +1,133 @@
+// Package sim implements `ballast sim`: run a scenario on an in-process
+// cluster with the default kube-scheduler and with Ballast, and compare.
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/installer/pkg/log"
+	"github.com/ballast-sched/ballast/simulator/scenario"
+	engine "github.com/ballast-sched/ballast/simulator/sim"
+)
+
+type flagpole struct {
+	Scenario         string
+	JSON             bool
+	Report           string
+	Seed             int64
+	DeschedulerEvery time.Duration
+	List             bool
+}
+
+// NewCommand returns the sim command.
+func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
+	flags := &flagpole{}
+	c := &cobra.Command{
+		Use:   "sim [SCENARIO.yaml | --scenario NAME]",
+		Short: "Simulate a cluster with the default scheduler and with Ballast, and compare",
+		Long: "sim runs a scenario (nodes, workloads with real usage profiles, events on a timeline) on an in-process\n" +
+			"cluster twice on simulated time: once with the upstream kube-scheduler alone, once with Ballast's\n" +
+			"load-watcher, scheduler and descheduler. It needs no cluster and no network. Built-in scenarios: " +
+			strings.Join(scenario.BuiltinNames(), ", ") + ".",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runE(c.Context(), logger, streams, flags, args)
+		},
+	}
+	c.Flags().StringVar(&flags.Scenario, "scenario", "", "built-in scenario to run ("+strings.Join(scenario.BuiltinNames(), ", ")+")")
+	c.Flags().BoolVar(&flags.JSON, "json", false, "print the full result as JSON instead of tables")
+	c.Flags().StringVar(&flags.Report, "report", "", "also write a self-contained HTML report to this file")
+	c.Flags().Int64Var(&flags.Seed, "seed", 0, "override the scenario's seed")
+	c.Flags().DurationVar(&flags.DeschedulerEvery, "descheduler-every", 2*time.Minute, "simulated time between descheduling cycles")
+	c.Flags().BoolVar(&flags.List, "list", false, "list the built-in scenarios and exit")
+	return c
+}
+
+func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole, args []string) error {
+	if flags.List {
+		for _, name := range scenario.BuiltinNames() {
+			fmt.Fprintln(streams.Out, name)
+		}
+		return nil
+	}
+	sc, err := load(flags, args)
+	if err != nil {
+		return err
+	}
+	if flags.Seed != 0 {
+		sc.Seed = flags.Seed
+	}
+	if logger.Verbosity() < 2 {
+		silenceControlPlane()
+	}
+	var progress io.Writer
+	if !logger.Quiet() {
+		progress = streams.ErrOut
+	}
+	start := time.Now()
+	c, err := engine.Compare(ctx, sc, engine.Options{DeschedulerEvery: flags.DeschedulerEvery, Progress: progress})
+	if err != nil {
+		return err
+	}
+	logger.Infof("Simulated %s twice in %s.", sc.Duration.Duration, time.Since(start).Round(time.Second))
+	if flags.Report != "" {
+		if err := writeReport(flags.Report, c); err != nil {
+			return err
+		}
+		logger.Infof("Wrote %s.", flags.Report)
+	}
+	if flags.JSON {
+		enc := json.NewEncoder(streams.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	}
+	return engine.WriteText(streams.Out, c)
+}
+
+// load reads the scenario named by the argument or --scenario.
+func load(flags *flagpole, args []string) (*scenario.Scenario, error) {
+	switch {
+	case len(args) == 1 && flags.Scenario != "":
+		return nil, errors.New("give a scenario file or --scenario, not both")
+	case len(args) == 1:
+		return scenario.Load(args[0])
+	case flags.Scenario != "":
+		return scenario.Builtin(flags.Scenario)
+	default:
+		return nil, fmt.Errorf("no scenario: give a file or --scenario (one of %s)", strings.Join(scenario.BuiltinNames(), ", "))
+	}
+}
+
+func writeReport(path string, c *engine.Comparison) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("creating the report: %w", err)
+	}
+	if err := engine.WriteHTML(f, c); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return f.Close()
+}
+
+// silenceControlPlane keeps the in-process control plane's start-up lines
+// (logged by kube-apiserver at level 0) out of the output; -v 2 shows them.
+func silenceControlPlane() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
+}
