@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ballast-sched/ballast/simulator/scenario"
 )
 
@@ -57,5 +59,15 @@ func TestBallastBalancesBetterThanDefault(t *testing.T) {
 	}
 	if b.Pending != 0 || d.Pending != 0 {
 		t.Errorf("pods pending at the end: default %d, ballast %d", d.Pending, b.Pending)
+	}
+
+	// The same scenario and seed again: the same pods of each workload end
+	// on each node, with the same usage.
+	again, err := Run(context.Background(), sc, ModeBallast, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(c.Ballast.Summary.Final, again.Summary.Final); diff != "" {
+		t.Errorf("a second run with seed %d ended differently (-first,+second):\n%s", sc.Seed, diff)
 	}
 }
