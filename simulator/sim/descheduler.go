@@ -27,13 +27,13 @@ type deschedulerRunner struct {
 	policyPath string
 }
 
-func newDescheduler(c *cluster.Cluster, usage *collector.Collector, clock *simClock) (*deschedulerRunner, error) {
+func newDescheduler(c *cluster.Cluster, usage *collector.Collector, clock *simClock, policy string) (*deschedulerRunner, error) {
 	dir, err := os.MkdirTemp("", "ballast-sim-")
 	if err != nil {
 		return nil, fmt.Errorf("creating a directory for the descheduler policy: %w", err)
 	}
 	path := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(path, []byte(deschedulerPolicy), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the descheduler policy: %w", err)
 	}
 	return &deschedulerRunner{

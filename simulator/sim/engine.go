@@ -50,6 +50,12 @@ type Options struct {
 	// SettleTimeout bounds the real time waited after each step for the
 	// cluster to settle; default 20s.
 	SettleTimeout time.Duration
+	// SchedulerConfig is the Ballast run's KubeSchedulerConfiguration;
+	// default the shipped scheduler/config/default-scheduler.yaml.
+	SchedulerConfig string
+	// DeschedulerPolicy is the Ballast run's DeschedulerPolicy; default the
+	// shipped descheduler/config/policy.yaml.
+	DeschedulerPolicy string
 	// Progress receives a line every five simulated minutes when set.
 	Progress io.Writer
 }
@@ -57,6 +63,12 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.DeschedulerEvery <= 0 {
 		o.DeschedulerEvery = 2 * time.Minute
+	}
+	if o.SchedulerConfig == "" {
+		o.SchedulerConfig = schedulerConfig
+	}
+	if o.DeschedulerPolicy == "" {
+		o.DeschedulerPolicy = deschedulerPolicy
 	}
 	if o.SettleTimeout <= 0 {
 		o.SettleTimeout = 20 * time.Second
@@ -169,9 +181,9 @@ func (e *engine) setup(ctx context.Context) error {
 		_, err = e.c.StartScheduler(ctx, cluster.DefaultSchedulerConfig)
 	case ModeBallast:
 		src := func(context.Context, fwk.Handle) (nodeload.Source, error) { return e.collector, nil }
-		_, err = e.c.StartScheduler(ctx, schedulerConfig, schedapp.Plugins(src)...)
+		_, err = e.c.StartScheduler(ctx, e.opts.SchedulerConfig, schedapp.Plugins(src)...)
 		if err == nil {
-			e.descheduler, err = newDescheduler(e.c, e.collector, e.clock)
+			e.descheduler, err = newDescheduler(e.c, e.collector, e.clock, e.opts.DeschedulerPolicy)
 		}
 	}
 	if err != nil {

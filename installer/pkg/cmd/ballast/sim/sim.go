@@ -29,6 +29,8 @@ type flagpole struct {
 	Seed             int64
 	DeschedulerEvery time.Duration
 	List             bool
+	SchedulerConfig  string
+	Policy           string
 }
 
 // NewCommand returns the sim command.
@@ -51,6 +53,8 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().StringVar(&flags.Report, "report", "", "also write a self-contained HTML report to this file")
 	c.Flags().Int64Var(&flags.Seed, "seed", 0, "override the scenario's seed")
 	c.Flags().DurationVar(&flags.DeschedulerEvery, "descheduler-every", 2*time.Minute, "simulated time between descheduling cycles")
+	c.Flags().StringVar(&flags.SchedulerConfig, "scheduler-config", "", "KubeSchedulerConfiguration file for the Ballast run (default: the shipped default-scheduler profile)")
+	c.Flags().StringVar(&flags.Policy, "descheduler-policy", "", "DeschedulerPolicy file for the Ballast run (default: the shipped policy)")
 	c.Flags().BoolVar(&flags.List, "list", false, "list the built-in scenarios and exit")
 	return c
 }
@@ -76,8 +80,15 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if !logger.Quiet() {
 		progress = streams.ErrOut
 	}
+	opts := engine.Options{DeschedulerEvery: flags.DeschedulerEvery, Progress: progress}
+	if opts.SchedulerConfig, err = readOptional(flags.SchedulerConfig, "scheduler configuration"); err != nil {
+		return err
+	}
+	if opts.DeschedulerPolicy, err = readOptional(flags.Policy, "descheduler policy"); err != nil {
+		return err
+	}
 	start := time.Now()
-	c, err := engine.Compare(ctx, sc, engine.Options{DeschedulerEvery: flags.DeschedulerEvery, Progress: progress})
+	c, err := engine.Compare(ctx, sc, opts)
 	if err != nil {
 		return err
 	}
@@ -108,6 +119,18 @@ func load(flags *flagpole, args []string) (*scenario.Scenario, error) {
 	default:
 		return nil, fmt.Errorf("no scenario: give a file or --scenario (one of %s)", strings.Join(scenario.BuiltinNames(), ", "))
 	}
+}
+
+// readOptional returns the content of path, or "" when no path was given.
+func readOptional(path, what string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the %s: %w", what, err)
+	}
+	return string(data), nil
 }
 
 func writeReport(path string, c *engine.Comparison) error {

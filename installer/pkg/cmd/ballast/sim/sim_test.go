@@ -48,6 +48,7 @@ func TestScenarioErrors(t *testing.T) {
 		{"both", []string{bad, "--scenario", "new-node"}, "not both"},
 		{"unknown built-in", []string{"--scenario", "nope"}, `no built-in scenario "nope"`},
 		{"invalid file", []string{bad}, "nodes"},
+		{"missing policy", []string{"--scenario", "new-node", "--descheduler-policy", filepath.Join(t.TempDir(), "none.yaml")}, "reading the descheduler policy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := run(t, tc.args...)
