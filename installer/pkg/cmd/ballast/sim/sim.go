@@ -14,12 +14,18 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/installer/pkg/k3s"
+	"github.com/ballast-sched/ballast/installer/pkg/kube"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
 	"github.com/ballast-sched/ballast/simulator/scenario"
 	engine "github.com/ballast-sched/ballast/simulator/sim"
+	"github.com/ballast-sched/ballast/simulator/snapshot"
 )
 
 type flagpole struct {
@@ -31,6 +37,9 @@ type flagpole struct {
 	List             bool
 	SchedulerConfig  string
 	Policy           string
+	FromCluster      bool
+	Save             string
+	Kube             kube.Flags
 }
 
 // NewCommand returns the sim command.
@@ -55,6 +64,9 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().DurationVar(&flags.DeschedulerEvery, "descheduler-every", 2*time.Minute, "simulated time between descheduling cycles")
 	c.Flags().StringVar(&flags.SchedulerConfig, "scheduler-config", "", "KubeSchedulerConfiguration file for the Ballast run (default: the shipped default-scheduler profile)")
 	c.Flags().StringVar(&flags.Policy, "descheduler-policy", "", "DeschedulerPolicy file for the Ballast run (default: the shipped policy)")
+	c.Flags().BoolVar(&flags.FromCluster, "from-cluster", false, "snapshot the cluster (nodes, Deployments, usage from metrics-server; read-only) and simulate it")
+	c.Flags().StringVar(&flags.Save, "save", "", "write the scenario that was run to this file (useful with --from-cluster)")
+	flags.Kube.AddFlags(c.Flags())
 	c.Flags().BoolVar(&flags.List, "list", false, "list the built-in scenarios and exit")
 	return c
 }
@@ -66,9 +78,15 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 		}
 		return nil
 	}
-	sc, err := load(flags, args)
+	sc, err := load(ctx, logger, flags, args)
 	if err != nil {
 		return err
+	}
+	if flags.Save != "" {
+		if err := save(flags.Save, sc); err != nil {
+			return err
+		}
+		logger.Infof("Wrote the scenario to %s.", flags.Save)
 	}
 	if flags.Seed != 0 {
 		sc.Seed = flags.Seed
@@ -107,17 +125,26 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	return engine.WriteText(streams.Out, c)
 }
 
-// load reads the scenario named by the argument or --scenario.
-func load(flags *flagpole, args []string) (*scenario.Scenario, error) {
+// load reads the scenario named by the argument or --scenario, or takes it
+// from the cluster.
+func load(ctx context.Context, logger *log.Logger, flags *flagpole, args []string) (*scenario.Scenario, error) {
+	sources := 0
+	for _, given := range []bool{len(args) == 1, flags.Scenario != "", flags.FromCluster} {
+		if given {
+			sources++
+		}
+	}
 	switch {
-	case len(args) == 1 && flags.Scenario != "":
-		return nil, errors.New("give a scenario file or --scenario, not both")
+	case sources > 1:
+		return nil, errors.New("give one of a scenario file, --scenario or --from-cluster, not several")
+	case flags.FromCluster:
+		return fromCluster(ctx, logger, flags)
 	case len(args) == 1:
 		return scenario.Load(args[0])
 	case flags.Scenario != "":
 		return scenario.Builtin(flags.Scenario)
 	default:
-		return nil, fmt.Errorf("no scenario: give a file or --scenario (one of %s)", strings.Join(scenario.BuiltinNames(), ", "))
+		return nil, fmt.Errorf("no scenario: give a file, --from-cluster or --scenario (one of %s)", strings.Join(scenario.BuiltinNames(), ", "))
 	}
 }
 
@@ -131,6 +158,34 @@ func readOptional(path, what string) (string, error) {
 		return "", fmt.Errorf("reading the %s: %w", what, err)
 	}
 	return string(data), nil
+}
+
+func fromCluster(ctx context.Context, logger *log.Logger, flags *flagpole) (*scenario.Scenario, error) {
+	cfg, err := flags.Kube.Getter("", k3s.HostPaths("/").Kubeconfig()).ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
+	}
+	metrics, err := metricsclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the metrics client: %w", err)
+	}
+	logger.Infof("Taking a snapshot of the cluster at %s (read-only)…", cfg.Host)
+	return snapshot.Take(ctx, client, metrics)
+}
+
+func save(path string, sc *scenario.Scenario) error {
+	data, err := yaml.Marshal(sc)
+	if err != nil {
+		return fmt.Errorf("encoding the scenario: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("writing the scenario: %w", err)
+	}
+	return nil
 }
 
 func writeReport(path string, c *engine.Comparison) error {

@@ -45,7 +45,8 @@ func TestScenarioErrors(t *testing.T) {
 		want string
 	}{
 		{"nothing", nil, "no scenario"},
-		{"both", []string{bad, "--scenario", "new-node"}, "not both"},
+		{"both", []string{bad, "--scenario", "new-node"}, "not several"},
+		{"cluster and file", []string{bad, "--from-cluster"}, "not several"},
 		{"unknown built-in", []string{"--scenario", "nope"}, `no built-in scenario "nope"`},
 		{"invalid file", []string{bad}, "nodes"},
 		{"missing policy", []string{"--scenario", "new-node", "--descheduler-policy", filepath.Join(t.TempDir(), "none.yaml")}, "reading the descheduler policy"},
