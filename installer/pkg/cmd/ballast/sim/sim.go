@@ -33,6 +33,7 @@ type flagpole struct {
 	JSON             bool
 	Report           string
 	Seed             int64
+	Duration         time.Duration
 	DeschedulerEvery time.Duration
 	List             bool
 	SchedulerConfig  string
@@ -60,6 +61,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().StringVar(&flags.Scenario, "scenario", "", "built-in scenario to run ("+strings.Join(scenario.BuiltinNames(), ", ")+")")
 	c.Flags().BoolVar(&flags.JSON, "json", false, "print the full result as JSON instead of tables")
 	c.Flags().StringVar(&flags.Report, "report", "", "also write a self-contained HTML report to this file")
+	c.Flags().DurationVar(&flags.Duration, "duration", 0, "override the scenario's simulated duration (events after it do not happen)")
 	c.Flags().Int64Var(&flags.Seed, "seed", 0, "override the scenario's seed")
 	c.Flags().DurationVar(&flags.DeschedulerEvery, "descheduler-every", 2*time.Minute, "simulated time between descheduling cycles")
 	c.Flags().StringVar(&flags.SchedulerConfig, "scheduler-config", "", "KubeSchedulerConfiguration file for the Ballast run (default: the shipped default-scheduler profile)")
@@ -90,6 +92,12 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	}
 	if flags.Seed != 0 {
 		sc.Seed = flags.Seed
+	}
+	if flags.Duration != 0 {
+		if flags.Duration < sc.Step.Duration {
+			return fmt.Errorf("--duration %s is shorter than the scenario's step %s", flags.Duration, sc.Step.Duration)
+		}
+		sc.Duration.Duration = flags.Duration
 	}
 	if logger.Verbosity() < 2 {
 		silenceControlPlane()

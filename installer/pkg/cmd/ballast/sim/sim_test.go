@@ -49,6 +49,7 @@ func TestScenarioErrors(t *testing.T) {
 		{"cluster and file", []string{bad, "--from-cluster"}, "not several"},
 		{"unknown built-in", []string{"--scenario", "nope"}, `no built-in scenario "nope"`},
 		{"invalid file", []string{bad}, "nodes"},
+		{"duration below a step", []string{"--scenario", "new-node", "--duration", "5s"}, "shorter than the scenario's step"},
 		{"missing policy", []string{"--scenario", "new-node", "--descheduler-policy", filepath.Join(t.TempDir(), "none.yaml")}, "reading the descheduler policy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
