@@ -10,6 +10,7 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/install"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/kubeconfig"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/render"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/sim"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/status"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/uninstall"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
@@ -46,5 +47,6 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.AddCommand(kubeconfig.NewCommand(logger, streams))
 	c.AddCommand(render.NewCommand(logger, streams))
 	c.AddCommand(status.NewCommand(logger, streams))
+	c.AddCommand(sim.NewCommand(logger, streams))
 	return c
 }

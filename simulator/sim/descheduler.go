@@ -1,0 +1,67 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/descheduler/cmd/descheduler/app/options"
+	"sigs.k8s.io/descheduler/pkg/descheduler"
+	"sigs.k8s.io/descheduler/pkg/features"
+	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/simulator/cluster"
+)
+
+// descheduler runs cycles of the upstream descheduler with Ballast's
+// plugins and the shipped policy, in-process. The Store keeps
+// LoadAwareBalance's memory (hot cycles, cooldowns) from one cycle to the
+// next, as a long-running descheduler process would.
+type deschedulerRunner struct {
+	c          *cluster.Cluster
+	deps       loadawarebalance.Deps
+	policyPath string
+}
+
+func newDescheduler(c *cluster.Cluster, usage *collector.Collector, clock *simClock, policy string) (*deschedulerRunner, error) {
+	dir, err := os.MkdirTemp("", "ballast-sim-")
+	if err != nil {
+		return nil, fmt.Errorf("creating a directory for the descheduler policy: %w", err)
+	}
+	path := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+		return nil, fmt.Errorf("writing the descheduler policy: %w", err)
+	}
+	return &deschedulerRunner{
+		c:          c,
+		deps:       loadawarebalance.Deps{Usage: usage, Model: loadawarebalance.SchedulerModel{}, Clock: clock, Store: loadawarebalance.NewStore()},
+		policyPath: path,
+	}, nil
+}
+
+// cycle runs one descheduling cycle.
+func (d *deschedulerRunner) cycle(ctx context.Context) error {
+	descheduler.SetupPlugins()
+	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(d.deps), &loadawarebalance.LoadAwareBalance{},
+		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
+		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, pluginregistry.PluginRegistry)
+	policy, err := descheduler.LoadPolicyConfig(d.policyPath, d.c.Client, pluginregistry.PluginRegistry)
+	if err != nil {
+		return fmt.Errorf("loading the descheduler policy: %w", err)
+	}
+	rs, err := options.NewDeschedulerServer()
+	if err != nil {
+		return fmt.Errorf("descheduler options: %w", err)
+	}
+	rs.Client, rs.EventClient = d.c.Client, d.c.Client
+	rs.DefaultFeatureGates = features.DefaultMutableFeatureGate
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("descheduler"))
+	if err := descheduler.RunDeschedulerStrategies(ctx, rs, policy, "v1"); err != nil {
+		return fmt.Errorf("descheduling cycle: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+package sim
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func sampleComparison() *Comparison {
+	run := func(mode Mode, hot float64) *Result {
+		r := &Result{Mode: mode}
+		for range 4 {
+			r.Steps = append(r.Steps, Step{Nodes: []NodeStep{
+				{Node: "pi-1", Pods: 3, CPU: hot, Memory: 40},
+				{Node: "pi-2<x>", Pods: 1, CPU: 10, Memory: 20},
+			}})
+		}
+		r.summarize()
+		return r
+	}
+	return &Comparison{Scenario: "sample", Seed: 1, Default: run(ModeDefault, 90), Ballast: run(ModeBallast, 50)}
+}
+
+func TestWriteText(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteText(&buf, sampleComparison()); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	// default: pi-1 65, pi-2 15 → spread 50; ballast: 45 and 15 → 30; ratio 0.60.
+	for _, want := range []string{`utilisation spread \(max−min\) +50\.0 +30\.0 +\(0\.60× default\)`, "█████████░ +90%", `hottest node +pi-1 65% +pi-1 45%`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestWriteHTMLIsSelfContained(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, sampleComparison()); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if n := strings.Count(out, "<polyline"); n != 12 {
+		t.Errorf("want 12 lines (2 nodes × 3 charts × 2 runs), got %d", n)
+	}
+	if strings.Contains(out, "pi-2<x>") {
+		t.Errorf("node names are not escaped")
+	}
+	for _, banned := range []string{"<script", "http://cdn", "https://", "<link"} {
+		if strings.Contains(out, banned) {
+			t.Errorf("report loads from elsewhere: contains %q", banned)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package sim
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// Thresholds above which a node counts as hot: the scheduler's LoadAware
+// filter thresholds in the shipped profile.
+const (
+	HotCPU    = 85.0
+	HotMemory = 90.0
+)
+
+// Result is what happened in one run of a scenario.
+type Result struct {
+	Scenario string        `json:"scenario"`
+	Mode     Mode          `json:"mode"`
+	Step     time.Duration `json:"stepNanoseconds"`
+	// Steps hold every node at every step.
+	Steps []Step `json:"steps"`
+	// Evictions counts pods the descheduler evicted.
+	Evictions int `json:"evictions"`
+	// PingPong counts evictions from a node that earlier received a moved
+	// pod of the same workload: the descheduler undoing its own move.
+	PingPong int `json:"pingPong"`
+	// PlacedOnHog counts pods placed on a node while a process outside
+	// Kubernetes was eating it.
+	PlacedOnHog int     `json:"placedOnHog"`
+	Summary     Summary `json:"summary"`
+}
+
+// Step is the cluster at one simulated time.
+type Step struct {
+	At      time.Duration `json:"atNanoseconds"`
+	Pending int           `json:"pending"`
+	Nodes   []NodeStep    `json:"nodes"`
+}
+
+// NodeStep is one node at one step. Percentages are of allocatable.
+type NodeStep struct {
+	Node           string         `json:"node"`
+	Cordoned       bool           `json:"cordoned,omitempty"`
+	Pods           int            `json:"pods"`
+	Workloads      map[string]int `json:"workloads,omitempty"`
+	CPURequests    float64        `json:"cpuRequestsPercent"`
+	MemoryRequests float64        `json:"memoryRequestsPercent"`
+	CPU            float64        `json:"cpuPercent"`
+	Memory         float64        `json:"memoryPercent"`
+}
+
+// Utilisation is the node's real utilisation: the mean of its CPU and
+// memory percentages, weighted alike as in the shipped scheduler profile.
+func (n NodeStep) Utilisation() float64 { return (n.CPU + n.Memory) / 2 }
+
+// Summary condenses a run. Utilisation figures are averaged per node over
+// the last quarter of the run, once the stack has had time to act.
+type Summary struct {
+	// Spread is the highest node utilisation minus the lowest, in points.
+	Spread float64 `json:"spread"`
+	// CV is the coefficient of variation of node utilisation.
+	CV float64 `json:"cv"`
+	// Hottest is the node with the highest utilisation, and Hottest its value.
+	Hottest            string  `json:"hottest"`
+	HottestUtilisation float64 `json:"hottestUtilisation"`
+	// OverThreshold counts nodes whose CPU or memory exceeded HotCPU or
+	// HotMemory at the end.
+	OverThreshold int `json:"overThreshold"`
+	// Pending is the number of pods not running at the end.
+	Pending int `json:"pending"`
+	// Final is the last step's nodes.
+	Final []NodeStep `json:"final"`
+}
+
+func (r *Result) summarize() {
+	if len(r.Steps) == 0 {
+		return
+	}
+	tail := r.Steps[len(r.Steps)-max(len(r.Steps)/4, 1):]
+	sum := map[string]float64{}
+	for _, s := range tail {
+		for _, n := range s.Nodes {
+			sum[n.Node] += n.Utilisation()
+		}
+	}
+	util := map[string]float64{}
+	for node, v := range sum {
+		util[node] = v / float64(len(tail))
+	}
+	last := r.Steps[len(r.Steps)-1]
+	r.Summary = summarize(util)
+	r.Summary.Pending = last.Pending
+	r.Summary.Final = last.Nodes
+	for _, n := range last.Nodes {
+		if n.CPU > HotCPU || n.Memory > HotMemory {
+			r.Summary.OverThreshold++
+		}
+	}
+}
+
+// summarize computes spread, coefficient of variation and the hottest node
+// of per-node utilisation.
+func summarize(util map[string]float64) Summary {
+	var s Summary
+	if len(util) == 0 {
+		return s
+	}
+	names := make([]string, 0, len(util))
+	for n := range util {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	lo, mean := math.Inf(1), 0.0
+	s.HottestUtilisation = math.Inf(-1)
+	for _, n := range names {
+		v := util[n]
+		mean += v
+		lo = min(lo, v)
+		if v > s.HottestUtilisation {
+			s.Hottest, s.HottestUtilisation = n, v
+		}
+	}
+	mean /= float64(len(names))
+	variance := 0.0
+	for _, n := range names {
+		variance += (util[n] - mean) * (util[n] - mean)
+	}
+	variance /= float64(len(names))
+	s.Spread = s.HottestUtilisation - lo
+	if mean > 0 {
+		s.CV = math.Sqrt(variance) / mean
+	}
+	return s
+}

@@ -1,0 +1,96 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/ballast-sched/ballast/simulator/scenario"
+)
+
+// Amount is CPU in cores and memory in bytes.
+type Amount struct {
+	CPU    float64
+	Memory float64
+}
+
+// Add returns a+b.
+func (a Amount) Add(b Amount) Amount { return Amount{CPU: a.CPU + b.CPU, Memory: a.Memory + b.Memory} }
+
+// usageModel computes what a node really uses at a step: its background, the
+// hogs running on it and the profiles of its pods. Noise depends only on the
+// seed, the workload, the node, the pod's ordinal among that workload's pods
+// on the node, and the step, so two runs that place pods alike see the same
+// usage whatever the pods are called.
+type usageModel struct {
+	seed      int64
+	nodes     map[string]scenario.Node
+	workloads map[string]scenario.Workload
+	hogs      []scenario.Event
+	duration  time.Duration
+}
+
+func newUsageModel(sc *scenario.Scenario) *usageModel {
+	m := &usageModel{seed: sc.Seed, nodes: map[string]scenario.Node{}, workloads: map[string]scenario.Workload{}, duration: sc.Duration.Duration}
+	for _, n := range sc.Nodes {
+		m.nodes[n.Name] = n
+	}
+	for _, w := range sc.Workloads {
+		m.workloads[w.Name] = w
+	}
+	for _, e := range sc.Events {
+		if e.Type == scenario.Hog {
+			m.hogs = append(m.hogs, e)
+		}
+	}
+	return m
+}
+
+// hogActive reports whether hog runs at t.
+func hogActive(hog scenario.Event, t time.Duration) bool {
+	if t < hog.At.Duration {
+		return false
+	}
+	return hog.For.Duration == 0 || t < hog.At.Duration+hog.For.Duration
+}
+
+// hogged reports whether a hog runs on node at t.
+func (m *usageModel) hogged(node string, t time.Duration) bool {
+	for _, h := range m.hogs {
+		if h.Node == node && hogActive(h, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// NodeUsage returns the node's usage at step (simulated time t) with pods
+// giving the number of pods of each workload running on it.
+func (m *usageModel) NodeUsage(node string, pods map[string]int, t time.Duration, step int64) Amount {
+	n := m.nodes[node]
+	total := Amount{CPU: n.Background.CPU.AsApproximateFloat64(), Memory: n.Background.Memory.AsApproximateFloat64()}
+	for _, h := range m.hogs {
+		if h.Node == node && hogActive(h, t) {
+			total = total.Add(Amount{CPU: h.Resources.CPU.AsApproximateFloat64(), Memory: h.Resources.Memory.AsApproximateFloat64()})
+		}
+	}
+	names := make([]string, 0, len(pods))
+	for w := range pods {
+		names = append(names, w)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		w, ok := m.workloads[name]
+		if !ok {
+			continue
+		}
+		for i := range pods[name] {
+			key := fmt.Sprintf("%s/%s/%d", name, node, i)
+			total = total.Add(Amount{
+				CPU:    w.Usage.CPU.Amount(t, scenario.NoiseAt(m.seed, key+"/cpu", step)),
+				Memory: w.Usage.Memory.Amount(t, scenario.NoiseAt(m.seed, key+"/memory", step)),
+			})
+		}
+	}
+	return total
+}
