@@ -20,8 +20,8 @@ help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: demo
-demo: ## Simulate a small homelab in-process and show where its pods go (no cluster needed).
-	cd simulator && $(GO) run ./cmd/ballast-demo
+demo: ## Compare the default scheduler and Ballast on a simulated homelab (no cluster, no network needed).
+	cd installer && $(GO) run ./cmd/ballast sim --scenario homelab-mixed
 
 .PHONY: build
 build: ## Build every binary into bin/.
@@ -50,6 +50,10 @@ lint: ## gofmt check, go vet, and the generated replace blocks up to date.
 .PHONY: bench
 bench: ## Benchmarks of every module (figures go to docs/performance.md).
 	@for m in $(GO_MODULES); do echo "== bench $$m"; (cd $$m && $(GO) test $(BENCH_FLAGS) ./...); done
+
+.PHONY: bench-balance
+bench-balance: ## Balance of every shipped scenario: default scheduler vs Ballast (docs/performance.md).
+	cd simulator && $(GO) run ./cmd/bench-balance
 
 .PHONY: update-replace
 update-replace: ## Regenerate the Kubernetes replace blocks from hack/k8s-version.
