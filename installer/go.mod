@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	github.com/ballast-sched/ballast/charts v0.0.0
+	github.com/ballast-sched/ballast/load-watcher v0.0.0
+	github.com/ballast-sched/ballast/scheduler v0.0.0
 	github.com/ballast-sched/ballast/simulator v0.0.0
 	github.com/google/go-cmp v0.7.0
 	github.com/k3s-io/helm-controller v0.17.7
@@ -17,6 +19,7 @@ require (
 	k8s.io/client-go v0.36.3
 	k8s.io/component-base v0.36.3
 	k8s.io/klog/v2 v2.140.0
+	k8s.io/kube-scheduler v0.36.3
 	k8s.io/kubernetes v1.36.3
 	k8s.io/metrics v0.36.3
 	sigs.k8s.io/yaml v1.6.0
@@ -38,8 +41,6 @@ require (
 	github.com/antlr4-go/antlr/v4 v4.13.0 // indirect
 	github.com/asaskevich/govalidator v0.0.0-20230301143203-a9d515a09cc2 // indirect
 	github.com/ballast-sched/ballast/descheduler v0.0.0 // indirect
-	github.com/ballast-sched/ballast/load-watcher v0.0.0 // indirect
-	github.com/ballast-sched/ballast/scheduler v0.0.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/blang/semver/v4 v4.0.0 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
@@ -198,7 +199,6 @@ require (
 	k8s.io/kube-controller-manager v0.0.0 // indirect
 	k8s.io/kube-openapi v0.31.0 // indirect
 	k8s.io/kube-proxy v0.0.0 // indirect
-	k8s.io/kube-scheduler v0.36.3 // indirect
 	k8s.io/kubectl v0.36.2 // indirect
 	k8s.io/kubelet v0.36.3 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect

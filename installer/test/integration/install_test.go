@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/configz"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"sigs.k8s.io/yaml"
@@ -26,6 +27,9 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/kubeconfig"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
+	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 
@@ -181,11 +185,13 @@ func equalMaps(a, b map[string]int64) bool {
 	return true
 }
 
-// runSchedulerAsItsServiceAccount starts the real kube-scheduler with the
-// chart's configuration (leader election on the chart's lease) and only the
-// scheduler ServiceAccount's permissions, and checks it schedules a pod.
-// Ballast's own plugins live in the Ballast scheduler binary; here the
-// profile keeps kube-scheduler's default plugins, which is what RBAC is about.
+// runSchedulerAsItsServiceAccount starts kube-scheduler with Ballast's
+// plugins, as ballast-scheduler does, from the chart's configuration (its
+// profiles, plugins and plugin args; leader election on the chart's lease)
+// and only the scheduler ServiceAccount's permissions, and checks it
+// schedules a pod. Usage comes from a fixed snapshot: how plugins use it is
+// the scheduler's tests' concern; here the chart's args must decode and
+// validate, and RBAC must suffice.
 func runSchedulerAsItsServiceAccount(t *testing.T, ctx context.Context, c *cluster.Cluster, ns string) {
 	t.Helper()
 	cm, err := c.Client.CoreV1().ConfigMaps(ns).Get(ctx, "ballast-scheduler", metav1.GetOptions{})
@@ -195,12 +201,6 @@ func runSchedulerAsItsServiceAccount(t *testing.T, ctx context.Context, c *clust
 	cfg := map[string]any{}
 	if err := yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &cfg); err != nil {
 		t.Fatal(err)
-	}
-	profiles, _ := cfg["profiles"].([]any)
-	for _, p := range profiles {
-		profile := p.(map[string]any)
-		delete(profile, "plugins")
-		delete(profile, "pluginConfig")
 	}
 	cfg["clientConnection"] = map[string]any{"kubeconfig": serviceAccountKubeconfig(t, c, ns, "ballast-scheduler")}
 	// kube-scheduler exits the process when it stops leading, which a test cannot allow;
@@ -223,7 +223,7 @@ func runSchedulerAsItsServiceAccount(t *testing.T, ctx context.Context, c *clust
 	sctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
 	configz.Delete("componentconfig")
-	cc, sched, err := app.Setup(sctx, opts)
+	cc, sched, err := app.Setup(sctx, opts, schedapp.Plugins(fixedUsage(ctx, c))...)
 	if err != nil {
 		t.Fatalf("set up kube-scheduler with the chart's config: %v", err)
 	}
@@ -369,3 +369,28 @@ func checkExternalKubeconfig(t *testing.T, ctx context.Context, c *cluster.Clust
 		}
 	}
 }
+
+// fixedUsage is a usage source reporting every node of c at 20 % cpu and
+// memory, sampled now.
+func fixedUsage(ctx context.Context, c *cluster.Cluster) schedapp.SourceFactory {
+	return func(context.Context, fwk.Handle) (nodeload.Source, error) {
+		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		snap := &usage.Snapshot{Time: time.Now(), Source: "test", Nodes: map[string]usage.NodeUsage{}}
+		for _, n := range nodes.Items {
+			stats := usage.Stats{Avg: 20, Max: 20, P95: 20, Latest: 20, Samples: 4}
+			windows := map[usage.Window]map[usage.Resource]usage.Stats{}
+			for _, w := range usage.DefaultWindows {
+				windows[w] = map[usage.Resource]usage.Stats{usage.CPU: stats, usage.Memory: stats}
+			}
+			snap.Nodes[n.Name] = usage.NodeUsage{Node: n.Name, SampleTime: snap.Time, Windows: windows}
+		}
+		return staticSource{snap}, nil
+	}
+}
+
+type staticSource struct{ snap *usage.Snapshot }
+
+func (s staticSource) Snapshot() *usage.Snapshot { return s.snap }
