@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/simulator/cluster"
 )
@@ -49,6 +50,9 @@ func (d *deschedulerRunner) cycle(ctx context.Context) error {
 	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(d.deps), &loadawarebalance.LoadAwareBalance{},
 		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
 		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, pluginregistry.PluginRegistry)
+	pluginregistry.Register(spreadreplicas.PluginName, spreadreplicas.NewBuilder(d.deps), &spreadreplicas.SpreadReplicas{},
+		&spreadreplicas.SpreadReplicasArgs{}, spreadreplicas.ValidateSpreadReplicasArgs,
+		spreadreplicas.SetDefaults_SpreadReplicasArgs, pluginregistry.PluginRegistry)
 	policy, err := descheduler.LoadPolicyConfig(d.policyPath, d.c.Client, pluginregistry.PluginRegistry)
 	if err != nil {
 		return fmt.Errorf("loading the descheduler policy: %w", err)

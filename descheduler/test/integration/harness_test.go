@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
@@ -170,6 +171,9 @@ func (e *env) deschedulerFor(policyPath string, dryRun bool, store *loadawarebal
 	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(deps), &loadawarebalance.LoadAwareBalance{},
 		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
 		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, pluginregistry.PluginRegistry)
+	pluginregistry.Register(spreadreplicas.PluginName, spreadreplicas.NewBuilder(deps), &spreadreplicas.SpreadReplicas{},
+		&spreadreplicas.SpreadReplicasArgs{}, spreadreplicas.ValidateSpreadReplicasArgs,
+		spreadreplicas.SetDefaults_SpreadReplicasArgs, pluginregistry.PluginRegistry)
 	policy, err := descheduler.LoadPolicyConfig(policyPath, e.c.Client, pluginregistry.PluginRegistry)
 	if err != nil {
 		e.t.Fatalf("loading the policy: %v", err)

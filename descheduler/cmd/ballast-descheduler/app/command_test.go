@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/plugins/removeduplicates"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
@@ -45,6 +46,7 @@ func TestPreRunRegistersBallastPluginsAfterUpstreamSetup(t *testing.T) {
 	}
 	for _, name := range []string{
 		loadawarebalance.PluginName,
+		spreadreplicas.PluginName,
 		defaultevictor.PluginName,
 		removeduplicates.PluginName,
 		nodeutilization.LowNodeUtilizationPluginName,
@@ -88,7 +90,7 @@ func TestShippedPolicy(t *testing.T) {
 		t.Fatalf("want one profile, got %d", len(policy.Profiles))
 	}
 	p := policy.Profiles[0]
-	if diff := cmp.Diff([]string{loadawarebalance.PluginName, removeduplicates.PluginName}, p.Plugins.Balance.Enabled); diff != "" {
+	if diff := cmp.Diff([]string{loadawarebalance.PluginName, spreadreplicas.PluginName}, p.Plugins.Balance.Enabled); diff != "" {
 		t.Errorf("balance plugins (-want,+got):\n%s", diff)
 	}
 	args := map[string]any{}
@@ -113,7 +115,7 @@ func TestShippedPolicy(t *testing.T) {
 	if *lb.ConsecutiveHotCycles != 3 || lb.EvictionCooldown.Duration.Minutes() != 10 || lb.HighThresholds["memory"] != 85 {
 		t.Errorf("LoadAwareBalance args differ from the documented defaults: %+v", lb)
 	}
-	for _, name := range []string{loadawarebalance.PluginName, removeduplicates.PluginName} {
+	for _, name := range []string{loadawarebalance.PluginName, spreadreplicas.PluginName} {
 		if !excludes(args[name], "kube-system") {
 			t.Errorf("%s does not exclude kube-system", name)
 		}
@@ -128,7 +130,7 @@ func excludes(args any, ns string) bool {
 	switch a := args.(type) {
 	case *loadawarebalance.LoadAwareBalanceArgs:
 		n = a.Namespaces
-	case *removeduplicates.RemoveDuplicatesArgs:
+	case *spreadreplicas.SpreadReplicasArgs:
 		n = a.Namespaces
 	}
 	return n != nil && len(n.Include) == 0 && contains(n.Exclude, ns)

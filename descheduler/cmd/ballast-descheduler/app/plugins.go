@@ -13,6 +13,7 @@ import (
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
@@ -35,8 +36,10 @@ func RegisterPlugins(registry pluginregistry.Registry, src UsageSource) {
 	registerMetrics.Do(func() {
 		legacyregistry.MustRegister(pluginMetrics.Collectors()...)
 		utilruntime.Must(loadawarebalance.AddToScheme(scheme.Scheme))
+		utilruntime.Must(spreadreplicas.AddToScheme(scheme.Scheme))
 	})
-	deps := loadawarebalance.Deps{Usage: src, Model: loadawarebalance.SchedulerModel{}, Metrics: pluginMetrics}
+	// One memory for both plugins: neither undoes or repeats the other's moves.
+	deps := loadawarebalance.Deps{Usage: src, Model: loadawarebalance.SchedulerModel{}, Metrics: pluginMetrics, Store: loadawarebalance.NewStore()}
 	build := func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
 		src.Start(ctx)
 		return loadawarebalance.New(ctx, args, handle, deps)
@@ -44,6 +47,13 @@ func RegisterPlugins(registry pluginregistry.Registry, src UsageSource) {
 	pluginregistry.Register(loadawarebalance.PluginName, build, &loadawarebalance.LoadAwareBalance{},
 		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
 		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, registry)
+	buildSpread := func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
+		src.Start(ctx)
+		return spreadreplicas.New(ctx, args, handle, deps)
+	}
+	pluginregistry.Register(spreadreplicas.PluginName, buildSpread, &spreadreplicas.SpreadReplicas{},
+		&spreadreplicas.SpreadReplicasArgs{}, spreadreplicas.ValidateSpreadReplicasArgs,
+		spreadreplicas.SetDefaults_SpreadReplicasArgs, registry)
 }
 
 // lazyClient is the load-watcher HTTP client, refreshed in the background

@@ -34,7 +34,7 @@ func pickDestination(ctx context.Context, pod *v1.Pod, source string, cool []*v1
 		if n.Name == source {
 			continue
 		}
-		if !args.LowThresholds.allBelow(loads[n.Name]) {
+		if !args.LowThresholds.AllBelow(loads[n.Name]) {
 			rejected = append(rejected, n.Name+": no longer cool")
 			continue
 		}

@@ -263,7 +263,7 @@ func (h *harness) waitGone(names ...string) {
 	}
 }
 
-func (h *harness) add(p *v1.Pod) {
+func (h *harness) Add(p *v1.Pod) {
 	h.t.Helper()
 	if _, err := h.client.CoreV1().Pods(p.Namespace).Create(h.ctx, p, metav1.CreateOptions{}); err != nil {
 		h.t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 // NodeLoad is usage per resource in percent of a node's allocatable.
 type NodeLoad map[usage.Resource]float64
 
-// add returns l + factor × o for the resources of l.
-func (l NodeLoad) add(o NodeLoad, factor float64) NodeLoad {
+// Add returns l + factor × o for the resources of l.
+func (l NodeLoad) Add(o NodeLoad, factor float64) NodeLoad {
 	out := make(NodeLoad, len(l))
 	for r, v := range l {
 		out[r] = v + factor*o[r]
@@ -47,9 +47,9 @@ type LoadModel interface {
 	Place(pod *v1.Pod, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement
 }
 
-// readLoad returns the window average of every resource in want, and false
+// ReadLoad returns the window average of every resource in want, and false
 // when the node is missing, stale or lacks samples for one of them.
-func readLoad(snap *usage.Snapshot, node string, w usage.Window, want ...ResourceThresholds) (NodeLoad, bool) {
+func ReadLoad(snap *usage.Snapshot, node string, w usage.Window, want ...ResourceThresholds) (NodeLoad, bool) {
 	nu, ok := snap.Node(node)
 	if !ok {
 		return nil, false
@@ -67,9 +67,9 @@ func readLoad(snap *usage.Snapshot, node string, w usage.Window, want ...Resourc
 	return load, true
 }
 
-// above returns the resources whose load is strictly above their threshold,
+// Above returns the resources whose load is strictly above their threshold,
 // in a stable order.
-func (t ResourceThresholds) above(l NodeLoad) []usage.Resource {
+func (t ResourceThresholds) Above(l NodeLoad) []usage.Resource {
 	var out []usage.Resource
 	for r, limit := range t {
 		if l[r] > limit {
@@ -80,8 +80,8 @@ func (t ResourceThresholds) above(l NodeLoad) []usage.Resource {
 	return out
 }
 
-// allBelow reports whether every thresholded resource is strictly below its threshold.
-func (t ResourceThresholds) allBelow(l NodeLoad) bool {
+// AllBelow reports whether every thresholded resource is strictly below its threshold.
+func (t ResourceThresholds) AllBelow(l NodeLoad) bool {
 	for r, limit := range t {
 		if !(l[r] < limit) {
 			return false

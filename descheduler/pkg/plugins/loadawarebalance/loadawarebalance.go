@@ -127,7 +127,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	defer s.mu.Unlock()
 
 	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]NodeLoad{}, byNamespace: map[string]int32{}}
-	s.expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
+	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
 	p.countPingPong(logger, s)
 
 	snap := p.deps.Usage.Snapshot()
@@ -136,7 +136,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	var hot, cool []*v1.Node
 	for _, n := range nodes {
 		present[n.Name] = true
-		load, ok := readLoad(snap, n.Name, window, p.args.HighThresholds, p.args.LowThresholds)
+		load, ok := ReadLoad(snap, n.Name, window, p.args.HighThresholds, p.args.LowThresholds)
 		if !ok {
 			// Unknown usage is neither hot nor a destination.
 			s.streaks.observe(n.Name, false)
@@ -144,15 +144,15 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 			logger.V(3).Info("Node has no fresh usage; neither hot nor a destination", "node", klog.KObj(n))
 			continue
 		}
-		load = load.add(s.inFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration()), 1)
+		load = load.Add(s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration()), 1)
 		c.loads[n.Name] = load
-		streak := s.streaks.observe(n.Name, len(p.args.HighThresholds.above(load)) > 0)
+		streak := s.streaks.observe(n.Name, len(p.args.HighThresholds.Above(load)) > 0)
 		switch {
 		case streak >= *p.args.ConsecutiveHotCycles:
 			hot = append(hot, n)
 		case streak > 0:
 			logger.V(2).Info("Node above a high threshold, not hot yet", "node", klog.KObj(n), "cycles", streak, "needed", *p.args.ConsecutiveHotCycles, "usage", load)
-		case p.args.LowThresholds.allBelow(load):
+		case p.args.LowThresholds.AllBelow(load):
 			cool = append(cool, n)
 		}
 	}
@@ -188,7 +188,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		logger.Error(err, "Listing pods of a hot node")
 		return
 	}
-	hotResources := p.args.HighThresholds.above(c.loads[node.Name])
+	hotResources := p.args.HighThresholds.Above(c.loads[node.Name])
 	logger.Info("Node is hot", "resources", hotResources, "usage", c.loads[node.Name], "evictable", len(pods))
 	sortCandidates(pods, func(pod *v1.Pod) float64 {
 		share := p.deps.Model.PodLoad(pod, node)
@@ -200,7 +200,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 	})
 	var fromNode int32
 	for _, pod := range pods {
-		over := p.args.HighThresholds.above(c.loads[node.Name])
+		over := p.args.HighThresholds.Above(c.loads[node.Name])
 		if len(over) == 0 {
 			logger.V(2).Info("Projected usage under the high thresholds", "usage", c.loads[node.Name])
 			return
@@ -219,12 +219,12 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			p.skip(podLogger, skipLimit, "namespace eviction limit reached")
 			continue
 		}
-		wl, ok := workloadOf(pod)
+		wl, ok := WorkloadOf(pod)
 		if !ok {
 			p.skip(podLogger, skipFiltered, "pod has no controller to replace it")
 			continue
 		}
-		if s.inCooldown(wl, node.Name, c.now, p.args.EvictionCooldown.Duration) {
+		if s.InCooldown(wl, node.Name, c.now, p.args.EvictionCooldown.Duration) {
 			p.skip(podLogger, skipCooldown, "workload was moved off this node within the cooldown", "workload", wl)
 			continue
 		}
@@ -254,8 +254,8 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			sourceLoad:      p.deps.Model.PodLoad(pod, node),
 			destinationLoad: p.deps.Model.PodLoad(pod, dest.node),
 		}
-		c.loads[node.Name] = c.loads[node.Name].add(m.sourceLoad, -1)
-		c.loads[dest.node.Name] = c.loads[dest.node.Name].add(m.destinationLoad, 1)
+		c.loads[node.Name] = c.loads[node.Name].Add(m.sourceLoad, -1)
+		c.loads[dest.node.Name] = c.loads[dest.node.Name].Add(m.destinationLoad, 1)
 		fromNode++
 		c.evicted++
 		c.byNamespace[pod.Namespace]++
@@ -311,7 +311,7 @@ func (p *LoadAwareBalance) countPingPong(logger klog.Logger, s *Store) {
 		}
 		return pods
 	}
-	for node, n := range s.landedBack(podsOn) {
+	for node, n := range s.LandedBack(podsOn) {
 		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)
 		p.deps.Metrics.PingPong.WithLabelValues(PluginName, node).Add(float64(n))
 	}

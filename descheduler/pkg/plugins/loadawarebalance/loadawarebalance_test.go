@@ -221,7 +221,7 @@ func TestBalanceCooldownAndPingPong(t *testing.T) {
 		t.Fatalf("first cycle evicted %v, want 1 pod", h.evicted)
 	}
 	// The replacement lands back on the hot node.
-	h.add(pod("web-4", "hot", "web", 40, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
+	h.Add(pod("web-4", "hot", "web", 40, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
 	h.cycle(hotUsage)
 	h.cycle(hotUsage)
 	if len(h.evicted) != 1 {

@@ -12,7 +12,7 @@ import (
 // move is one eviction the plugin made: what left which node, where it was
 // expected to go, and what that did to both nodes' usage.
 type move struct {
-	workload            workload
+	workload            Workload
 	source, destination string
 	at                  time.Time
 	// sourceLoad and destinationLoad are the pod's estimated share of each
@@ -36,10 +36,10 @@ func NewStore() *Store {
 	return &Store{streaks: hotStreaks{}}
 }
 
-// inCooldown reports whether pods of w were moved off node within cooldown
+// InCooldown reports whether pods of w were moved off node within cooldown
 // by an earlier cycle. Moves of the current cycle (made at now) do not count:
 // several replicas may leave a hot node together, within the limits.
-func (s *Store) inCooldown(w workload, node string, now time.Time, cooldown time.Duration) bool {
+func (s *Store) InCooldown(w Workload, node string, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
 		if m.workload == w && m.source == node && m.at.Before(now) && now.Sub(m.at) < cooldown {
 			return true
@@ -48,13 +48,13 @@ func (s *Store) inCooldown(w workload, node string, now time.Time, cooldown time
 	return false
 }
 
-// inFlight is the correction to apply to node's measured window average for
+// InFlight is the correction to apply to node's measured window average for
 // moves whose effect the window does not fully show yet. A move at t0 is
 // only partly in an average over window w sampled at ts; the part still
 // missing is (1 − f) with f = (ts − t0)/w clamped to [0, 1]. An error in f
 // errs towards fewer evictions: the source looks cooler and the destination
 // warmer than they are.
-func (s *Store) inFlight(node string, sampled time.Time, window time.Duration) NodeLoad {
+func (s *Store) InFlight(node string, sampled time.Time, window time.Duration) NodeLoad {
 	out := NodeLoad{}
 	for _, m := range s.moves {
 		if m.source != node && m.destination != node {
@@ -94,8 +94,8 @@ func (s *Store) remember(m *move) {
 	s.moves = append(s.moves, m)
 }
 
-// expire forgets moves older than keep.
-func (s *Store) expire(now time.Time, keep time.Duration) {
+// Expire forgets moves older than keep.
+func (s *Store) Expire(now time.Time, keep time.Duration) {
 	kept := s.moves[:0]
 	for _, m := range s.moves {
 		if now.Sub(m.at) < keep {
@@ -106,17 +106,17 @@ func (s *Store) expire(now time.Time, keep time.Duration) {
 	s.moves = kept
 }
 
-// landedBack returns, per source node, how many new replacement pods of
+// LandedBack returns, per source node, how many new replacement pods of
 // moved workloads were created after the move and run on the node they were
 // moved off. Each pod is counted once.
-func (s *Store) landedBack(podsOn func(node string) []*v1.Pod) map[string]int {
+func (s *Store) LandedBack(podsOn func(node string) []*v1.Pod) map[string]int {
 	counts := map[string]int{}
 	for _, m := range s.moves {
 		for _, pod := range podsOn(m.source) {
 			if !pod.CreationTimestamp.Time.After(m.at) || s.counted(pod.UID) {
 				continue
 			}
-			if w, ok := workloadOf(pod); ok && w == m.workload {
+			if w, ok := WorkloadOf(pod); ok && w == m.workload {
 				m.landedBack.Insert(pod.UID)
 				counts[m.source]++
 			}

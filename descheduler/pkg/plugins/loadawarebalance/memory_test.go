@@ -32,7 +32,7 @@ func TestInFlight(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := s.inFlight(tc.node, tc.sampled, 5*time.Minute)
+			got := s.InFlight(tc.node, tc.sampled, 5*time.Minute)
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 				t.Errorf("inFlight (-want,+got):\n%s", diff)
 			}
@@ -42,12 +42,12 @@ func TestInFlight(t *testing.T) {
 
 func TestCooldownAndExpiry(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	w := workload{Namespace: "default", Kind: "Deployment", Name: "web"}
+	w := Workload{Namespace: "default", Kind: "Deployment", Name: "web"}
 	s := NewStore()
 	s.remember(&move{workload: w, source: "a", destination: "b", at: t0})
 	for _, tc := range []struct {
 		name     string
-		w        workload
+		w        Workload
 		node     string
 		now      time.Time
 		cooldown time.Duration
@@ -57,13 +57,13 @@ func TestCooldownAndExpiry(t *testing.T) {
 		{name: "within cooldown", w: w, node: "a", now: t0.Add(9 * time.Minute), cooldown: 10 * time.Minute, want: true},
 		{name: "after cooldown", w: w, node: "a", now: t0.Add(10 * time.Minute), cooldown: 10 * time.Minute, want: false},
 		{name: "other node", w: w, node: "b", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
-		{name: "other workload", w: workload{Namespace: "default", Kind: "Deployment", Name: "db"}, node: "a", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
+		{name: "other workload", w: Workload{Namespace: "default", Kind: "Deployment", Name: "db"}, node: "a", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
 	} {
-		if got := s.inCooldown(tc.w, tc.node, tc.now, tc.cooldown); got != tc.want {
+		if got := s.InCooldown(tc.w, tc.node, tc.now, tc.cooldown); got != tc.want {
 			t.Errorf("%s: inCooldown = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	s.expire(t0.Add(11*time.Minute), 10*time.Minute)
+	s.Expire(t0.Add(11*time.Minute), 10*time.Minute)
 	if len(s.moves) != 0 {
 		t.Errorf("expire kept %d moves older than 10m", len(s.moves))
 	}
@@ -78,20 +78,20 @@ func TestWorkloadOf(t *testing.T) {
 	tests := []struct {
 		name   string
 		pod    *v1.Pod
-		want   workload
+		want   Workload
 		wantOK bool
 	}{
 		{name: "deployment replica set", pod: owned("ReplicaSet", "web-5d8f7c", map[string]string{"pod-template-hash": "5d8f7c"}),
-			want: workload{"ns", "Deployment", "web"}, wantOK: true},
-		{name: "bare replica set", pod: owned("ReplicaSet", "web", nil), want: workload{"ns", "ReplicaSet", "web"}, wantOK: true},
-		{name: "statefulset", pod: owned("StatefulSet", "db", nil), want: workload{"ns", "StatefulSet", "db"}, wantOK: true},
+			want: Workload{"ns", "Deployment", "web"}, wantOK: true},
+		{name: "bare replica set", pod: owned("ReplicaSet", "web", nil), want: Workload{"ns", "ReplicaSet", "web"}, wantOK: true},
+		{name: "statefulset", pod: owned("StatefulSet", "db", nil), want: Workload{"ns", "StatefulSet", "db"}, wantOK: true},
 		{name: "bare pod", pod: &v1.Pod{}, wantOK: false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := workloadOf(tc.pod)
+			got, ok := WorkloadOf(tc.pod)
 			if ok != tc.wantOK || got != tc.want {
-				t.Errorf("workloadOf = %v, %v; want %v, %v", got, ok, tc.want, tc.wantOK)
+				t.Errorf("WorkloadOf = %v, %v; want %v, %v", got, ok, tc.want, tc.wantOK)
 			}
 		})
 	}

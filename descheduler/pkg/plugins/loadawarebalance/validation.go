@@ -28,8 +28,8 @@ func ValidateLoadAwareBalanceArgs(obj runtime.Object) error {
 func validateArgs(path *field.Path, args *LoadAwareBalanceArgs) field.ErrorList {
 	var errs field.ErrorList
 	highPath, lowPath := path.Child("highThresholds"), path.Child("lowThresholds")
-	errs = append(errs, validateThresholds(highPath, args.HighThresholds)...)
-	errs = append(errs, validateThresholds(lowPath, args.LowThresholds)...)
+	errs = append(errs, ValidateThresholds(highPath, args.HighThresholds)...)
+	errs = append(errs, ValidateThresholds(lowPath, args.LowThresholds)...)
 	for _, r := range sortedResources(args.LowThresholds) {
 		low := args.LowThresholds[r]
 		if high, ok := args.HighThresholds[r]; ok && low >= high {
@@ -71,7 +71,9 @@ func validateArgs(path *field.Path, args *LoadAwareBalanceArgs) field.ErrorList 
 	return errs
 }
 
-func validateThresholds(path *field.Path, thresholds ResourceThresholds) field.ErrorList {
+// ValidateThresholds checks a threshold map: cpu and/or memory, each a
+// percentage above 0 and at most 100.
+func ValidateThresholds(path *field.Path, thresholds ResourceThresholds) field.ErrorList {
 	var errs field.ErrorList
 	if len(thresholds) == 0 {
 		return append(errs, field.Required(path, "at least one of cpu, memory"))

@@ -8,23 +8,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// workload names what keeps a pod running: its replacement comes from the
+// Workload names what keeps a pod running: its replacement comes from the
 // same workload, which is what eviction memory must recognise.
-type workload struct {
+type Workload struct {
 	Namespace, Kind, Name string
 }
 
-func (w workload) String() string { return w.Namespace + "/" + w.Kind + "/" + w.Name }
+func (w Workload) String() string { return w.Namespace + "/" + w.Kind + "/" + w.Name }
 
-// workloadOf returns the pod's controlling workload. A ReplicaSet created by
+// WorkloadOf returns the pod's controlling workload. A ReplicaSet created by
 // a Deployment stands for the Deployment, so a rollout between two cycles
 // does not make the memory forget. Pods without a controller have none.
-func workloadOf(pod *v1.Pod) (workload, bool) {
+func WorkloadOf(pod *v1.Pod) (Workload, bool) {
 	ref := metav1.GetControllerOf(pod)
 	if ref == nil {
-		return workload{}, false
+		return Workload{}, false
 	}
-	w := workload{Namespace: pod.Namespace, Kind: ref.Kind, Name: ref.Name}
+	w := Workload{Namespace: pod.Namespace, Kind: ref.Kind, Name: ref.Name}
 	if hash := pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; ref.Kind == "ReplicaSet" && hash != "" {
 		if name, ok := strings.CutSuffix(ref.Name, "-"+hash); ok && name != "" {
 			w.Kind, w.Name = "Deployment", name

@@ -1,0 +1,60 @@
+package spreadreplicas
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/descheduler/pkg/api"
+
+	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+)
+
+func TestSetDefaults(t *testing.T) {
+	full := &SpreadReplicasArgs{
+		HighThresholds:           lab.ResourceThresholds{"cpu": 80, "memory": 85},
+		EvictionCooldown:         &metav1.Duration{Duration: 10 * time.Minute},
+		MaxEvictionsPerNode:      ptrTo(int32(2)),
+		MaxEvictionsPerNamespace: ptrTo(int32(5)),
+		MaxEvictionsPerCycle:     ptrTo(int32(5)),
+		Window:                   &metav1.Duration{Duration: 5 * time.Minute},
+		Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
+	}
+	custom := &SpreadReplicasArgs{
+		HighThresholds:           lab.ResourceThresholds{"memory": 70},
+		EvictionCooldown:         &metav1.Duration{Duration: time.Minute},
+		MaxEvictionsPerNode:      ptrTo(int32(1)),
+		MaxEvictionsPerNamespace: ptrTo(int32(1)),
+		MaxEvictionsPerCycle:     ptrTo(int32(1)),
+		Window:                   &metav1.Duration{Duration: time.Minute},
+		Namespaces:               &api.Namespaces{Include: []string{"apps"}},
+	}
+	for _, tc := range []struct {
+		name     string
+		in, want *SpreadReplicasArgs
+	}{
+		{name: "empty gets every default", in: &SpreadReplicasArgs{}, want: full},
+		{name: "set fields are kept", in: custom.DeepCopy(), want: custom},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			SetDefaults_SpreadReplicasArgs(tc.in)
+			if diff := cmp.Diff(tc.want, tc.in); diff != "" {
+				t.Errorf("defaulted args (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSchemeAppliesDefaults(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	a := &SpreadReplicasArgs{}
+	scheme.Default(a)
+	if a.MaxEvictionsPerNode == nil || *a.MaxEvictionsPerNode != 2 {
+		t.Errorf("scheme defaulting left maxEvictionsPerNode = %v, want 2", a.MaxEvictionsPerNode)
+	}
+}

@@ -1,0 +1,77 @@
+package spreadreplicas
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	nodeutil "sigs.k8s.io/descheduler/pkg/descheduler/node"
+
+	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+)
+
+// candidate is a node that may receive the replica.
+type candidate struct {
+	node  *v1.Node
+	count int
+	score int64
+}
+
+// pickDestination returns the node the evicted replica is expected on, or
+// nil and why each node was rejected. A destination holds at least
+// minDifference fewer replicas of w than the source, has fresh usage, is
+// under every high threshold and stays under them with the pod, judged and
+// scored by the scheduler's load model, was not the source of a recent move
+// of w (that would undo it) and accepts the pod the way the scheduler would
+// (NodeFit: unschedulable, selector and affinity, taints, requests). The
+// fewest replicas win, then the best score.
+func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Workload, r *replicas, pod *v1.Pod, source string, nodes []*v1.Node) (*v1.Node, string) {
+	var ranked []candidate
+	var rejected []string
+	reject := func(n *v1.Node, why string) { rejected = append(rejected, n.Name+": "+why) }
+	for _, n := range nodes {
+		if n.Name == source {
+			continue
+		}
+		if r.count[n.Name] > r.count[source]-minDifference {
+			reject(n, fmt.Sprintf("holds %d replicas, source %d", r.count[n.Name], r.count[source]))
+			continue
+		}
+		load, ok := c.loads[n.Name]
+		if !ok {
+			reject(n, "no fresh usage")
+			continue
+		}
+		if over := p.args.HighThresholds.Above(load); len(over) > 0 {
+			reject(n, fmt.Sprintf("hot (%v)", over))
+			continue
+		}
+		if p.deps.Store.MovedOff(w, n.Name, c.now, p.args.EvictionCooldown.Duration) {
+			reject(n, "the workload was moved off it within the cooldown")
+			continue
+		}
+		pl := p.deps.Model.Place(pod, n, load, p.args.HighThresholds)
+		if !pl.Fits {
+			reject(n, pl.Reason)
+			continue
+		}
+		ranked = append(ranked, candidate{node: n, count: r.count[n.Name], score: pl.Score})
+	}
+	slices.SortStableFunc(ranked, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(a.count, b.count), cmp.Compare(b.score, a.score), cmp.Compare(a.node.Name, b.node.Name))
+	})
+	for _, d := range ranked {
+		if err := nodeutil.NodeFit(ctx, p.handle.GetPodsAssignedToNodeFunc(), pod, d.node); err != nil {
+			reject(d.node, err.Error())
+			continue
+		}
+		return d.node, ""
+	}
+	if len(rejected) == 0 {
+		return nil, "no other node"
+	}
+	return nil, strings.Join(rejected, "; ")
+}

@@ -1,0 +1,328 @@
+package spreadreplicas
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
+	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
+	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
+
+	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+// PluginName is the name of the plugin in a descheduler policy.
+const PluginName = "SpreadReplicas"
+
+// minDifference is how many fewer replicas a destination must hold than the
+// source. With a difference of one, moving a replica only swaps the counts,
+// and the next cycle would move it back.
+const minDifference = 2
+
+// Skip reasons, the values of the reason label of skipped candidates; the
+// same words as LoadAwareBalance's.
+const (
+	skipNoDestination = "no-destination"
+	skipCooldown      = "cooldown"
+	skipStale         = "stale"
+	skipLimit         = "limit"
+	skipFiltered      = "filtered"
+	skipEvictionError = "eviction-error"
+)
+
+const maxEventReason = 128
+
+var _ frameworktypes.BalancePlugin = &SpreadReplicas{}
+
+// SpreadReplicas evicts a surplus replica of a workload from a node when
+// another node holds at least two fewer and can take it by real usage.
+type SpreadReplicas struct {
+	logger    klog.Logger
+	handle    frameworktypes.Handle
+	args      *SpreadReplicasArgs
+	deps      lab.Deps
+	podFilter podutil.FilterFunc
+}
+
+// NewBuilder returns the descheduler plugin builder for SpreadReplicas bound
+// to deps. Give it the Store LoadAwareBalance uses, so neither undoes the
+// other's moves.
+func NewBuilder(deps lab.Deps) pluginregistry.PluginBuilder {
+	return func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
+		return New(ctx, args, handle, deps)
+	}
+}
+
+// New builds the plugin from its args.
+func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle, deps lab.Deps) (*SpreadReplicas, error) {
+	srArgs, ok := args.(*SpreadReplicasArgs)
+	if !ok {
+		return nil, fmt.Errorf("want args to be of type SpreadReplicasArgs, got %T", args)
+	}
+	if err := ValidateSpreadReplicasArgs(srArgs); err != nil {
+		return nil, fmt.Errorf("invalid %s args: %w", PluginName, err)
+	}
+	srArgs = srArgs.DeepCopy()
+	SetDefaults_SpreadReplicasArgs(srArgs)
+	if deps.Usage == nil || deps.Model == nil {
+		return nil, fmt.Errorf("%s needs a usage source and a load model", PluginName)
+	}
+	if deps.Metrics == nil {
+		deps.Metrics = lab.NewMetrics()
+	}
+	if deps.Clock == nil {
+		deps.Clock = clock.RealClock{}
+	}
+	if deps.Store == nil {
+		deps.Store = lab.NewStore()
+	}
+	var include, exclude sets.Set[string]
+	if ns := srArgs.Namespaces; ns != nil {
+		include, exclude = sets.New(ns.Include...), sets.New(ns.Exclude...)
+	}
+	podFilter, err := podutil.NewOptions().
+		WithFilter(handle.Evictor().Filter).
+		WithNamespaces(include).
+		WithoutNamespaces(exclude).
+		BuildFilterFunc()
+	if err != nil {
+		return nil, fmt.Errorf("building the pod filter of %s: %w", PluginName, err)
+	}
+	return &SpreadReplicas{
+		logger:    klog.FromContext(ctx).WithValues("plugin", PluginName),
+		handle:    handle,
+		args:      srArgs,
+		deps:      deps,
+		podFilter: podFilter,
+	}, nil
+}
+
+// Name returns the plugin name.
+func (p *SpreadReplicas) Name() string { return PluginName }
+
+// cycle is the state of one Balance call.
+type cycle struct {
+	now         time.Time
+	loads       map[string]lab.NodeLoad
+	evicted     int32
+	fromNode    map[string]int32
+	byNamespace map[string]int32
+	stopped     bool
+}
+
+// replicas is one workload's pods across the nodes of a cycle.
+type replicas struct {
+	// count holds every running replica per node, evictable or not.
+	count map[string]int
+	// evictable holds the candidates per node, the first evicted first.
+	evictable map[string][]*v1.Pod
+}
+
+// Balance runs one descheduling cycle.
+func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.Status {
+	logger := p.logger.WithValues("ExtensionPoint", frameworktypes.BalanceExtensionPoint)
+	s := p.deps.Store
+	s.Lock()
+	defer s.Unlock()
+
+	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]lab.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
+	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
+	p.countPingPong(logger)
+
+	snap := p.deps.Usage.Snapshot()
+	window := usage.Window(p.args.Window.Duration)
+	for _, n := range nodes {
+		load, ok := lab.ReadLoad(snap, n.Name, window, p.args.HighThresholds)
+		if !ok {
+			// Unknown usage never makes a node a destination.
+			p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, skipStale).Inc()
+			logger.V(3).Info("Node has no fresh usage; not a destination", "node", klog.KObj(n))
+			continue
+		}
+		c.loads[n.Name] = load.Add(s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration()), 1)
+	}
+	if len(c.loads) == 0 {
+		logger.Info("Usage is stale or missing for every node; evicting nothing this cycle", "nodes", len(nodes))
+		return nil
+	}
+	workloads, err := p.replicasByWorkload(nodes)
+	if err != nil {
+		logger.Error(err, "Listing pods")
+		return &frameworktypes.Status{Err: err}
+	}
+	keys := make([]lab.Workload, 0, len(workloads))
+	for w := range workloads {
+		keys = append(keys, w)
+	}
+	slices.SortFunc(keys, func(a, b lab.Workload) int { return strings.Compare(a.String(), b.String()) })
+	for _, w := range keys {
+		if c.stopped {
+			break
+		}
+		p.spread(ctx, logger.WithValues("workload", w), c, w, workloads[w], nodes)
+	}
+	return nil
+}
+
+// replicasByWorkload counts the running replicas of every controlled pod on
+// nodes and collects those this plugin may evict.
+func (p *SpreadReplicas) replicasByWorkload(nodes []*v1.Node) (map[lab.Workload]*replicas, error) {
+	podsOn := p.handle.GetPodsAssignedToNodeFunc()
+	out := map[lab.Workload]*replicas{}
+	get := func(w lab.Workload) *replicas {
+		if out[w] == nil {
+			out[w] = &replicas{count: map[string]int{}, evictable: map[string][]*v1.Pod{}}
+		}
+		return out[w]
+	}
+	for _, n := range nodes {
+		all, err := podsOn(n.Name, func(pod *v1.Pod) bool {
+			return pod.DeletionTimestamp == nil && pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing pods on node %s: %w", n.Name, err)
+		}
+		for _, pod := range all {
+			if w, ok := lab.WorkloadOf(pod); ok {
+				get(w).count[n.Name]++
+			}
+		}
+		evictable, err := podutil.ListPodsOnANode(n.Name, podsOn, p.podFilter)
+		if err != nil {
+			return nil, fmt.Errorf("listing evictable pods on node %s: %w", n.Name, err)
+		}
+		podutil.SortPodsBasedOnPriorityLowToHigh(evictable)
+		for _, pod := range evictable {
+			if w, ok := lab.WorkloadOf(pod); ok && pod.DeletionTimestamp == nil {
+				get(w).evictable[n.Name] = append(get(w).evictable[n.Name], pod)
+			}
+		}
+	}
+	return out, nil
+}
+
+// spread moves replicas of w, one at a time from the node holding the most,
+// until no node holds minDifference more than a node that can take one.
+func (p *SpreadReplicas) spread(ctx context.Context, logger klog.Logger, c *cycle, w lab.Workload, r *replicas, nodes []*v1.Node) {
+	for !c.stopped && p.moveOne(ctx, logger, c, w, r, nodes) {
+	}
+}
+
+// moveOne evicts one replica of w and reports whether it did.
+func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cycle, w lab.Workload, r *replicas, nodes []*v1.Node) bool {
+	s := p.deps.Store
+	sources := slices.Clone(nodes)
+	slices.SortStableFunc(sources, func(a, b *v1.Node) int { return r.count[b.Name] - r.count[a.Name] })
+	for _, src := range sources {
+		if r.count[src.Name] < minDifference {
+			return false
+		}
+		for len(r.evictable[src.Name]) > 0 {
+			if c.evicted >= *p.args.MaxEvictionsPerCycle {
+				logger.V(2).Info("Eviction limit per cycle reached", "limit", *p.args.MaxEvictionsPerCycle)
+				c.stopped = true
+				return false
+			}
+			if c.fromNode[src.Name] >= *p.args.MaxEvictionsPerNode {
+				break
+			}
+			if s.Bounced(w, src.Name, c.now, p.args.EvictionCooldown.Duration) {
+				p.skip(logger, skipCooldown, "a replacement landed back on this node within the cooldown", "node", klog.KObj(src))
+				break
+			}
+			pod := r.evictable[src.Name][0]
+			podLogger := logger.WithValues("pod", klog.KObj(pod), "node", klog.KObj(src))
+			if c.byNamespace[pod.Namespace] >= *p.args.MaxEvictionsPerNamespace {
+				p.skip(podLogger, skipLimit, "namespace eviction limit reached")
+				return false
+			}
+			dest, why := p.pickDestination(ctx, c, w, r, pod, src.Name, nodes)
+			if dest == nil {
+				p.skip(podLogger, skipNoDestination, "no node with fewer replicas can take the pod", "rejected", why)
+				break
+			}
+			r.evictable[src.Name] = r.evictable[src.Name][1:]
+			if !p.handle.Evictor().PreEvictionFilter(pod) {
+				p.skip(podLogger, skipFiltered, "pre-eviction filter refused the pod")
+				continue
+			}
+			if !p.evict(ctx, podLogger, c, w, r, pod, src, dest) {
+				continue
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// evict evicts pod from src towards dest and accounts for the move; it
+// reports whether the pod was (or, in a dry run, would be) evicted.
+func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle, w lab.Workload, r *replicas, pod *v1.Pod, src, dest *v1.Node) bool {
+	reason := eventReason(w, r, src.Name, dest.Name)
+	if p.args.DryRun {
+		logger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Name)
+	} else if err := p.handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
+		p.skip(logger, skipEvictionError, "eviction refused; trying the next pod", "err", err.Error())
+		return false
+	} else {
+		logger.Info("Evicted pod", "reason", reason, "destination", dest.Name)
+		p.deps.Metrics.Evictions.WithLabelValues(PluginName, "spread", src.Name).Inc()
+	}
+	srcLoad, destLoad := p.deps.Model.PodLoad(pod, src), p.deps.Model.PodLoad(pod, dest)
+	if l, ok := c.loads[src.Name]; ok {
+		c.loads[src.Name] = l.Add(srcLoad, -1)
+	}
+	c.loads[dest.Name] = c.loads[dest.Name].Add(destLoad, 1)
+	r.count[src.Name]--
+	r.count[dest.Name]++
+	c.evicted++
+	c.fromNode[src.Name]++
+	c.byNamespace[pod.Namespace]++
+	if !p.args.DryRun {
+		p.deps.Store.Remember(w, src.Name, dest.Name, c.now, srcLoad, destLoad)
+	}
+	return true
+}
+
+func (p *SpreadReplicas) skip(logger klog.Logger, reason, msg string, kv ...any) {
+	p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, reason).Inc()
+	logger.V(2).Info("Skipping eviction candidate: "+msg, append([]any{"skipReason", reason}, kv...)...)
+}
+
+// countPingPong records replacements that landed back on their source node;
+// it also feeds the Store's Bounced.
+func (p *SpreadReplicas) countPingPong(logger klog.Logger) {
+	podsOn := func(node string) []*v1.Pod {
+		pods, err := p.handle.GetPodsAssignedToNodeFunc()(node, nil)
+		if err != nil {
+			logger.Error(err, "Listing pods for ping-pong detection", "node", node)
+		}
+		return pods
+	}
+	for node, n := range p.deps.Store.LandedBack(podsOn) {
+		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)
+		p.deps.Metrics.PingPong.WithLabelValues(PluginName, node).Add(float64(n))
+	}
+}
+
+// eventReason says why the pod is evicted and where it should go, e.g.
+// "default/Deployment/web has 6 replicas on node-a, 0 on node-b; expected
+// destination node-b".
+func eventReason(w lab.Workload, r *replicas, source, dest string) string {
+	s := fmt.Sprintf("%s has %d replicas on %s, %d on %s; expected destination %s",
+		w, r.count[source], source, r.count[dest], dest, dest)
+	if len(s) > maxEventReason {
+		s = s[:maxEventReason]
+	}
+	return s
+}

@@ -1,0 +1,191 @@
+package spreadreplicas
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+// args returns defaulted args changed by edit.
+func args(edit func(*SpreadReplicasArgs)) *SpreadReplicasArgs {
+	a := &SpreadReplicasArgs{}
+	SetDefaults_SpreadReplicasArgs(a)
+	if edit != nil {
+		edit(a)
+	}
+	return a
+}
+
+var twoNodes = []*v1.Node{node("node-a"), node("node-b")}
+
+// quiet: both nodes far under every threshold.
+var quiet = loads("node-a", 20, 30, "node-b", 5, 10)
+
+// Six replicas on node-a, none on node-b: 2 move in the first cycle (the
+// per-node limit), 1 in the second (4 vs 2), then 3/3 is left alone.
+func TestSpreadsReplicasOntoNewNode(t *testing.T) {
+	h := newHarness(t, args(nil), twoNodes, replicaPods("web", "node-a", 6)...)
+	if got := h.cycle(quiet); len(got) != 2 || !allFrom("node-a", got) {
+		t.Fatalf("first cycle evicted %v, want 2 pods from node-a", got)
+	}
+	h.add(replica("web-new-0", "node-b", "web"))
+	h.add(replica("web-new-1", "node-b", "web"))
+	if got := h.cycle(quiet); len(got) != 1 || !allFrom("node-a", got) {
+		t.Fatalf("second cycle evicted %v, want 1 pod from node-a", got)
+	}
+	h.add(replica("web-new-2", "node-b", "web"))
+	if got := h.cycle(quiet); len(got) != 0 {
+		t.Fatalf("evicted %v at 3/3", got)
+	}
+	if v := h.counter(h.metrics.Evictions, PluginName, "spread", "node-a"); v != 3 {
+		t.Errorf("evictions metric = %v, want 3", v)
+	}
+}
+
+func TestEvictsNothingWithoutAGoodDestination(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		nodes []*v1.Node
+		pods  []*v1.Pod
+		loads map[string]lab.NodeLoad
+		stale []string
+	}{
+		// 4 vs 3: moving one only swaps the counts.
+		{name: "difference of one", nodes: twoNodes,
+			pods: append(replicaPods("web", "node-a", 4), replicaPods("web", "node-b", 3)...), loads: quiet},
+		// The memory-hog case: node-b is over 85 % memory by usage its pods do not explain.
+		{name: "destination hot", nodes: twoNodes, pods: replicaPods("web", "node-a", 6),
+			loads: loads("node-a", 20, 30, "node-b", 5, 90)},
+		// 83 + 4 = 87 % with the pod: over the 85 % memory threshold.
+		{name: "destination would be hot with the pod", nodes: twoNodes, pods: replicaPods("web", "node-a", 6),
+			loads: loads("node-a", 20, 30, "node-b", 5, 83)},
+		{name: "destination usage stale", nodes: twoNodes, pods: replicaPods("web", "node-a", 6),
+			loads: quiet, stale: []string{"node-b"}},
+		{name: "every node stale", nodes: twoNodes, pods: replicaPods("web", "node-a", 6),
+			loads: quiet, stale: []string{"node-a", "node-b"}},
+		{name: "destination cordoned", nodes: []*v1.Node{node("node-a"), node("node-b", cordoned)},
+			pods: replicaPods("web", "node-a", 6), loads: quiet},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, args(nil), tc.nodes, tc.pods...)
+			if got := h.cycle(tc.loads, tc.stale...); len(got) != 0 {
+				t.Fatalf("evicted %v", got)
+			}
+		})
+	}
+}
+
+func TestNoDestinationIsCounted(t *testing.T) {
+	h := newHarness(t, args(nil), twoNodes, replicaPods("web", "node-a", 6)...)
+	h.cycle(loads("node-a", 20, 30, "node-b", 5, 90))
+	if v := h.counter(h.metrics.SkippedCandidates, PluginName, skipNoDestination); v == 0 {
+		t.Error("no skipped candidate recorded with reason no-destination")
+	}
+}
+
+func TestDryRunEvictsNothing(t *testing.T) {
+	h := newHarness(t, args(func(a *SpreadReplicasArgs) { a.DryRun = true }), twoNodes, replicaPods("web", "node-a", 6)...)
+	if got := h.cycle(quiet); len(got) != 0 {
+		t.Fatalf("dry run evicted %v", got)
+	}
+}
+
+func TestRespectsNamespaceExclusion(t *testing.T) {
+	h := newHarness(t, args(func(a *SpreadReplicasArgs) { a.Namespaces.Exclude = []string{"default"} }),
+		twoNodes, replicaPods("web", "node-a", 6)...)
+	if got := h.cycle(quiet); len(got) != 0 {
+		t.Fatalf("evicted %v from an excluded namespace", got)
+	}
+}
+
+// A replacement that lands back on its source is counted as ping-pong, and
+// the workload is not moved off that node again within the cooldown.
+func TestStopsAfterAReplacementLandsBack(t *testing.T) {
+	h := newHarness(t, args(func(a *SpreadReplicasArgs) { a.MaxEvictionsPerNode = ptrTo(int32(1)) }),
+		twoNodes, replicaPods("web", "node-a", 6)...)
+	if got := h.cycle(quiet); len(got) != 1 {
+		t.Fatalf("first cycle evicted %v, want one pod", got)
+	}
+	// The scheduler put the replacement back on node-a: 6 vs 0 again.
+	h.add(replica("web-back", "node-a", "web"))
+	if got := h.cycle(quiet); len(got) != 0 {
+		t.Fatalf("evicted %v again from the node its replacement landed back on", got)
+	}
+	if v := h.counter(h.metrics.PingPong, PluginName, "node-a"); v != 1 {
+		t.Errorf("ping-pong = %v, want 1", v)
+	}
+	// Once the cooldown is over, the node may be tried again.
+	h.clock.Step(10 * time.Minute)
+	if got := h.cycle(quiet); len(got) != 1 {
+		t.Errorf("after the cooldown evicted %v, want one pod", got)
+	}
+}
+
+// A workload LoadAwareBalance moved off node-b is not sent back there.
+func TestDoesNotUndoAnotherPluginsMove(t *testing.T) {
+	h := newHarness(t, args(nil), twoNodes, replicaPods("web", "node-a", 6)...)
+	web := lab.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	h.store.Lock()
+	h.store.Remember(web, "node-b", "node-a", h.clock.Now().Add(-time.Minute), lab.NodeLoad{}, lab.NodeLoad{})
+	h.store.Unlock()
+	if got := h.cycle(quiet); len(got) != 0 {
+		t.Fatalf("evicted %v towards a node the workload was just moved off", got)
+	}
+}
+
+// With three nodes the one with the fewest replicas takes the pod, even
+// when another is less loaded.
+func TestPrefersTheNodeWithFewestReplicas(t *testing.T) {
+	nodes := []*v1.Node{node("node-a"), node("node-b"), node("node-c")}
+	pods := append(replicaPods("web", "node-a", 5), replicaPods("web", "node-b", 2)...)
+	h := newHarness(t, args(func(a *SpreadReplicasArgs) { a.MaxEvictionsPerNode = ptrTo(int32(1)) }), nodes, pods...)
+	now := h.clock.Now()
+	h.cycle(loads("node-a", 20, 30, "node-b", 5, 10, "node-c", 5, 40))
+	// 5/2/0 → 4/2/1: node-a reached its limit and 2 − 1 leaves node-b alone.
+	if len(h.evicted) != 1 || !allFrom("node-a", h.evicted) {
+		t.Fatalf("evicted %v, want one pod from node-a", h.evicted)
+	}
+	h.store.Lock()
+	defer h.store.Unlock()
+	// The pod's 4 % of memory is expected on node-c, not on node-b.
+	if got := h.store.InFlight("node-c", now, time.Minute)[usage.Memory]; got != 4 {
+		t.Errorf("memory expected on node-c = %v %%, want 4", got)
+	}
+	if got := h.store.InFlight("node-b", now, time.Minute)[usage.Memory]; got != 0 {
+		t.Errorf("memory expected on node-b = %v %%, want 0", got)
+	}
+}
+
+func allFrom(nodeName string, pods []string) bool {
+	for _, p := range pods {
+		if !strings.HasPrefix(p, "web-"+nodeName+"-") {
+			return false
+		}
+	}
+	return true
+}
+
+func TestNewRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args runtime.Object
+		deps lab.Deps
+	}{
+		{name: "wrong args type", args: &lab.LoadAwareBalanceArgs{}, deps: lab.Deps{Usage: &staticSource{}, Model: lab.SchedulerModel{}}},
+		{name: "invalid args", args: &SpreadReplicasArgs{HighThresholds: lab.ResourceThresholds{usage.CPU: 120}}, deps: lab.Deps{Usage: &staticSource{}, Model: lab.SchedulerModel{}}},
+		{name: "no usage source", args: &SpreadReplicasArgs{}, deps: lab.Deps{Model: lab.SchedulerModel{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := New(context.Background(), tc.args, nil, tc.deps); err == nil {
+				t.Fatal("New succeeded")
+			}
+		})
+	}
+}

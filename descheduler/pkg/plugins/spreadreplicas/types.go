@@ -1,0 +1,38 @@
+package spreadreplicas
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/descheduler/pkg/api"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+)
+
+// SpreadReplicasArgs configures the SpreadReplicas plugin.
+type SpreadReplicasArgs struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// HighThresholds: a node using more than any of these percentages of its
+	// allocatable, or that would with the moved pod, receives no replica.
+	// Defaults to {cpu: 80, memory: 85}, as LoadAwareBalance.
+	HighThresholds loadawarebalance.ResourceThresholds `json:"highThresholds,omitempty"`
+	// EvictionCooldown is how long a move is remembered: a workload is not
+	// sent back to a node it was moved off, and not moved off a node again
+	// once a replacement landed back there. Defaults to 10m.
+	EvictionCooldown *metav1.Duration `json:"evictionCooldown,omitempty"`
+	// MaxEvictionsPerNode caps this plugin's evictions per node and cycle.
+	// Defaults to 2.
+	MaxEvictionsPerNode *int32 `json:"maxEvictionsPerNode,omitempty"`
+	// MaxEvictionsPerNamespace caps this plugin's evictions per namespace and
+	// cycle. Defaults to 5.
+	MaxEvictionsPerNamespace *int32 `json:"maxEvictionsPerNamespace,omitempty"`
+	// MaxEvictionsPerCycle caps this plugin's evictions per cycle. Defaults to 5.
+	MaxEvictionsPerCycle *int32 `json:"maxEvictionsPerCycle,omitempty"`
+	// Window selects which load-watcher window's average is used.
+	// Defaults to 5m.
+	Window *metav1.Duration `json:"window,omitempty"`
+	// DryRun logs the evictions the plugin would make instead of making them.
+	DryRun bool `json:"dryRun,omitempty"`
+	// Namespaces restricts which namespaces pods are moved from; at most one
+	// of include and exclude may be set. Defaults to excluding kube-system.
+	Namespaces *api.Namespaces `json:"namespaces,omitempty"`
+}
