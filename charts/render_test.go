@@ -327,7 +327,7 @@ func TestRenderFailsOnInconsistentValues(t *testing.T) {
 		{"low threshold above high", `descheduler: {loadAwareBalance: {lowThresholds: {cpu: 90}}}`, "highThresholds.cpu (80) must be above lowThresholds.cpu (90)"},
 		{"second scheduler named default-scheduler", `scheduler: {schedulerName: default-scheduler}`, "must not be default-scheduler"},
 		{"no plugin", `scheduler: {plugins: {loadAware: {enabled: false}}}`, "enable at least one Ballast plugin"},
-		{"descheduler without a profile", `descheduler: {loadAwareBalance: {enabled: false}}`, "enable descheduler.loadAwareBalance or add descheduler.extraProfiles"},
+		{"descheduler without a profile", `descheduler: {loadAwareBalance: {enabled: false}, spreadReplicas: {enabled: false}}`, "enable descheduler.loadAwareBalance or descheduler.spreadReplicas, or add descheduler.extraProfiles"},
 		{"no load-watcher at all", `load-watcher: {enabled: false}`, "needs global.loadWatcher.address"},
 	}
 	for _, tc := range cases {

@@ -159,14 +159,14 @@ topologySpreadConstraints:
 {{- end }}
 {{- $p := $s.plugins }}
 {{- if $lw.enabled }}
-{{- range $name, $w := dict "scheduler.plugins.loadAware.window" $p.loadAware.window "scheduler.plugins.loadVariationRiskBalancing.window" $p.loadVariationRiskBalancing.window "scheduler.plugins.usageAwareFit.window" $p.usageAwareFit.window "descheduler.loadAwareBalance.window" $d.loadAwareBalance.window }}
+{{- range $name, $w := dict "scheduler.plugins.loadAware.window" $p.loadAware.window "scheduler.plugins.loadVariationRiskBalancing.window" $p.loadVariationRiskBalancing.window "scheduler.plugins.usageAwareFit.window" $p.usageAwareFit.window "descheduler.loadAwareBalance.window" $d.loadAwareBalance.window "descheduler.spreadReplicas.window" $d.spreadReplicas.window }}
 {{- if not (has $w $lw.windows) }}
 {{- fail (printf "%s=%s is not one of the windows load-watcher keeps (load-watcher.windows=%v)" $name $w $lw.windows) }}
 {{- end }}
 {{- end }}
 {{- end }}
-{{- if and $d.enabled (not $d.loadAwareBalance.enabled) (not $d.extraProfiles) }}
-{{- fail "descheduler: enable descheduler.loadAwareBalance or add descheduler.extraProfiles, or set descheduler.enabled=false" }}
+{{- if and $d.enabled (not $d.loadAwareBalance.enabled) (not $d.spreadReplicas.enabled) (not $d.extraProfiles) }}
+{{- fail "descheduler: enable descheduler.loadAwareBalance or descheduler.spreadReplicas, or add descheduler.extraProfiles, or set descheduler.enabled=false" }}
 {{- end }}
 {{- range $r, $high := $d.loadAwareBalance.highThresholds }}
 {{- $low := index $d.loadAwareBalance.lowThresholds $r }}
