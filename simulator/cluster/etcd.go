@@ -1,9 +1,13 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"strings"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -13,10 +17,35 @@ import (
 // etcdReadyTimeout bounds how long an embedded etcd may take to elect itself.
 const etcdReadyTimeout = 30 * time.Second
 
+// etcdPortAttempts bounds the retries when another process takes a port
+// between our probe and etcd's bind (parallel test binaries do).
+const etcdPortAttempts = 5
+
 // startEtcd starts a single-member etcd on free loopback ports with its data
-// in dir. fsync is off: the data dies with the cluster, and fsync is what
-// makes etcd slow on small disks.
+// in dir, retrying with new ports when one was taken meanwhile.
 func startEtcd(dir string) (*embed.Etcd, string, error) {
+	var err error
+	for range etcdPortAttempts {
+		var e *embed.Etcd
+		var url string
+		e, url, err = startEtcdOnce(dir)
+		if err == nil {
+			return e, url, nil
+		}
+		if !isAddrInUse(err) {
+			return nil, "", err
+		}
+		if rmErr := os.RemoveAll(dir); rmErr != nil {
+			return nil, "", fmt.Errorf("clearing etcd data dir after a port clash: %w", rmErr)
+		}
+	}
+	return nil, "", err
+}
+
+// startEtcdOnce starts etcd on ports that were free a moment ago. fsync is
+// off: the data dies with the cluster, and fsync is what makes etcd slow on
+// small disks.
+func startEtcdOnce(dir string) (*embed.Etcd, string, error) {
 	clientURL, err := freeLoopbackURL()
 	if err != nil {
 		return nil, "", err
@@ -25,6 +54,15 @@ func startEtcd(dir string) (*embed.Etcd, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	e, err := startEtcdOn(dir, clientURL, peerURL)
+	if err != nil {
+		return nil, "", err
+	}
+	return e, clientURL.String(), nil
+}
+
+// startEtcdOn starts etcd serving clients on clientURL and peers on peerURL.
+func startEtcdOn(dir string, clientURL, peerURL *url.URL) (*embed.Etcd, error) {
 
 	cfg := embed.NewConfig()
 	cfg.Name = "ballast"
@@ -42,18 +80,24 @@ func startEtcd(dir string) (*embed.Etcd, string, error) {
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return nil, "", fmt.Errorf("starting embedded etcd: %w", err)
+		return nil, fmt.Errorf("starting embedded etcd: %w", err)
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
 		e.Close()
-		return nil, "", fmt.Errorf("embedded etcd failed: %w", err)
+		return nil, fmt.Errorf("embedded etcd failed: %w", err)
 	case <-time.After(etcdReadyTimeout):
 		e.Close()
-		return nil, "", fmt.Errorf("embedded etcd not ready after %s", etcdReadyTimeout)
+		return nil, fmt.Errorf("embedded etcd not ready after %s", etcdReadyTimeout)
 	}
-	return e, clientURL.String(), nil
+	return e, nil
+}
+
+// isAddrInUse tells a port clash apart from other start failures; etcd does
+// not always wrap the listener's error, so the message is checked too.
+func isAddrInUse(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
 }
 
 // freeLoopbackURL returns an http URL on 127.0.0.1 with a port that was free
