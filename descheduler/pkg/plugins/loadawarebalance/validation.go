@@ -3,10 +3,13 @@ package loadawarebalance
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/descheduler/pkg/api"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
@@ -40,35 +43,11 @@ func validateArgs(path *field.Path, args *LoadAwareBalanceArgs) field.ErrorList 
 	if v := *args.ConsecutiveHotCycles; v < 1 {
 		errs = append(errs, field.Invalid(path.Child("consecutiveHotCycles"), v, "must be at least 1"))
 	}
-	if d := args.EvictionCooldown.Duration; d < 0 {
-		errs = append(errs, field.Invalid(path.Child("evictionCooldown"), d.String(), "must not be negative"))
-	}
-	for name, v := range map[string]int32{
-		"maxEvictionsPerNode":      *args.MaxEvictionsPerNode,
-		"maxEvictionsPerNamespace": *args.MaxEvictionsPerNamespace,
-		"maxEvictionsPerCycle":     *args.MaxEvictionsPerCycle,
-	} {
-		if v < 1 {
-			errs = append(errs, field.Invalid(path.Child(name), v, "must be at least 1; use dryRun to stop evictions"))
-		}
-	}
-	if d := args.Window.Duration; d <= 0 {
-		errs = append(errs, field.Invalid(path.Child("window"), d.String(), "must be a positive duration such as 5m"))
-	}
-	if ns := args.Namespaces; ns != nil && len(ns.Include) > 0 && len(ns.Exclude) > 0 {
-		errs = append(errs, field.Invalid(path.Child("namespaces"), "include and exclude", "only one of include and exclude may be set"))
-	}
-	// Field order is stable for readers and tests; map iteration is not.
-	slices.SortStableFunc(errs, func(a, b *field.Error) int {
-		switch {
-		case a.Field < b.Field:
-			return -1
-		case a.Field > b.Field:
-			return 1
-		}
-		return 0
-	})
-	return errs
+	errs = append(errs, ValidateEvictionSettings(path, EvictionSettings{
+		Cooldown: args.EvictionCooldown.Duration, Window: args.Window.Duration, Namespaces: args.Namespaces,
+		PerNode: *args.MaxEvictionsPerNode, PerNamespace: *args.MaxEvictionsPerNamespace, PerCycle: *args.MaxEvictionsPerCycle,
+	})...)
+	return SortByField(errs)
 }
 
 // ValidateThresholds checks a threshold map: cpu and/or memory, each a
@@ -98,4 +77,46 @@ func sortedResources(t ResourceThresholds) []usage.Resource {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// EvictionSettings are the limits, cooldown, window and namespaces every
+// Ballast balance plugin takes.
+type EvictionSettings struct {
+	Cooldown, Window                time.Duration
+	PerNode, PerNamespace, PerCycle int32
+	Namespaces                      *api.Namespaces
+}
+
+// ValidateEvictionSettings checks the settings shared by Ballast's balance
+// plugins, with paths under path.
+func ValidateEvictionSettings(path *field.Path, s EvictionSettings) field.ErrorList {
+	var errs field.ErrorList
+	if s.Cooldown < 0 {
+		errs = append(errs, field.Invalid(path.Child("evictionCooldown"), s.Cooldown.String(), "must not be negative"))
+	}
+	for name, v := range map[string]int32{
+		"maxEvictionsPerNode":      s.PerNode,
+		"maxEvictionsPerNamespace": s.PerNamespace,
+		"maxEvictionsPerCycle":     s.PerCycle,
+	} {
+		if v < 1 {
+			errs = append(errs, field.Invalid(path.Child(name), v, "must be at least 1; use dryRun to stop evictions"))
+		}
+	}
+	if s.Window <= 0 {
+		errs = append(errs, field.Invalid(path.Child("window"), s.Window.String(), "must be a positive duration such as 5m"))
+	}
+	if ns := s.Namespaces; ns != nil && len(ns.Include) > 0 && len(ns.Exclude) > 0 {
+		errs = append(errs, field.Invalid(path.Child("namespaces"), "include and exclude", "only one of include and exclude may be set"))
+	}
+	return errs
+}
+
+// SortByField orders errs by field path: map iteration is random, and readers
+// and tests want a stable order.
+func SortByField(errs field.ErrorList) field.ErrorList {
+	slices.SortStableFunc(errs, func(a, b *field.Error) int {
+		return strings.Compare(a.Field, b.Field)
+	})
+	return errs
 }
