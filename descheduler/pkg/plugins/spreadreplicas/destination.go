@@ -26,12 +26,16 @@ type candidate struct {
 // under every high threshold and stays under them with the pod, judged and
 // scored by the scheduler's load model, was not the source of a recent move
 // of w (that would undo it) and accepts the pod the way the scheduler would
-// (NodeFit: unschedulable, selector and affinity, taints, requests). The
-// fewest replicas win, then the best score.
+// (NodeFit: unschedulable, selector and affinity, taints, requests). It must
+// also score at least as well as the source once the pod is gone from it:
+// the scheduler would otherwise put the replacement back on the source (or
+// another node), and the move would only churn. The fewest replicas win,
+// then the best score.
 func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Workload, r *replicas, pod *v1.Pod, source string, nodes []*v1.Node) (*v1.Node, string) {
 	var ranked []candidate
 	var rejected []string
 	reject := func(n *v1.Node, why string) { rejected = append(rejected, n.Name+": "+why) }
+	sourceScore := p.sourceScore(c, pod, source, nodes)
 	for _, n := range nodes {
 		if n.Name == source {
 			continue
@@ -58,6 +62,10 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Wo
 			reject(n, pl.Reason)
 			continue
 		}
+		if pl.Score < sourceScore {
+			reject(n, fmt.Sprintf("scores %d for the pod, the source %d: the scheduler would not prefer it", pl.Score, sourceScore))
+			continue
+		}
 		ranked = append(ranked, candidate{node: n, count: r.count[n.Name], score: pl.Score})
 	}
 	slices.SortStableFunc(ranked, func(a, b candidate) int {
@@ -74,4 +82,21 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Wo
 		return nil, "no other node"
 	}
 	return nil, strings.Join(rejected, "; ")
+}
+
+// sourceScore is how the scheduler's load model scores the source for the
+// replacement once the evicted pod has gone from it; the lowest score when
+// the source's usage is unknown, so it never blocks a move.
+func (p *SpreadReplicas) sourceScore(c *cycle, pod *v1.Pod, source string, nodes []*v1.Node) int64 {
+	load, ok := c.loads[source]
+	if !ok {
+		return 0
+	}
+	for _, n := range nodes {
+		if n.Name == source {
+			without := load.Add(p.deps.Model.PodLoad(pod, n), -1)
+			return p.deps.Model.Place(pod, n, without, nil).Score
+		}
+	}
+	return 0
 }

@@ -66,6 +66,10 @@ func TestEvictsNothingWithoutAGoodDestination(t *testing.T) {
 		// 83 + 4 = 87 % with the pod: over the 85 % memory threshold.
 		{name: "destination would be hot with the pod", nodes: twoNodes, pods: replicaPods("web", "node-a", 6),
 			loads: loads("node-a", 20, 30, "node-b", 5, 83)},
+		// node-b is cooler than the threshold but hotter than node-a: the
+		// scheduler would put the replacement back on node-a.
+		{name: "destination hotter than the source", nodes: twoNodes, pods: replicaPods("web", "node-a", 6),
+			loads: loads("node-a", 10, 10, "node-b", 40, 40)},
 		{name: "destination usage stale", nodes: twoNodes, pods: replicaPods("web", "node-a", 6),
 			loads: quiet, stale: []string{"node-b"}},
 		{name: "every node stale", nodes: twoNodes, pods: replicaPods("web", "node-a", 6),
@@ -147,7 +151,7 @@ func TestPrefersTheNodeWithFewestReplicas(t *testing.T) {
 	pods := append(replicaPods("web", "node-a", 5), replicaPods("web", "node-b", 2)...)
 	h := newHarness(t, args(func(a *SpreadReplicasArgs) { a.MaxEvictionsPerNode = ptrTo(int32(1)) }), nodes, pods...)
 	now := h.clock.Now()
-	h.cycle(loads("node-a", 20, 30, "node-b", 5, 10, "node-c", 5, 40))
+	h.cycle(loads("node-a", 20, 30, "node-b", 5, 10, "node-c", 5, 30))
 	// 5/2/0 → 4/2/1: node-a reached its limit and 2 − 1 leaves node-b alone.
 	if len(h.evicted) != 1 || !allFrom("node-a", h.evicted) {
 		t.Fatalf("evicted %v, want one pod from node-a", h.evicted)
