@@ -26,6 +26,12 @@ const (
 	DefaultUsageAwareFitWindow = 5 * time.Minute
 )
 
+// defaultThresholdStatistics are the statistics LoadAware's Filter uses for
+// the resources its args do not name.
+func defaultThresholdStatistics() map[usage.Resource]UsageStatistic {
+	return map[usage.Resource]UsageStatistic{usage.CPU: Average, usage.Memory: Latest}
+}
+
 // Default per-container estimates for containers without requests or limits.
 var (
 	DefaultEstimateCPU    = resource.MustParse("100m")
@@ -40,6 +46,14 @@ func defaultResources() []ResourceSpec {
 func SetDefaults_LoadAwareArgs(args *LoadAwareArgs) {
 	if args.Thresholds == nil {
 		args.Thresholds = map[usage.Resource]float64{usage.CPU: DefaultCPUThreshold, usage.Memory: DefaultMemoryThreshold}
+	}
+	if args.ThresholdStatistics == nil {
+		args.ThresholdStatistics = map[usage.Resource]UsageStatistic{}
+	}
+	for r, stat := range defaultThresholdStatistics() {
+		if _, set := args.ThresholdStatistics[r]; !set {
+			args.ThresholdStatistics[r] = stat
+		}
 	}
 	if args.ScoringStrategy == nil {
 		args.ScoringStrategy = &ScoringStrategy{}

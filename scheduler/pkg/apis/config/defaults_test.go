@@ -22,7 +22,8 @@ func TestSetDefaultsLoadAwareArgs(t *testing.T) {
 			name: "empty args get every default",
 			in:   &LoadAwareArgs{},
 			want: &LoadAwareArgs{
-				Thresholds: map[usage.Resource]float64{usage.CPU: 85, usage.Memory: 90},
+				Thresholds:          map[usage.Resource]float64{usage.CPU: 85, usage.Memory: 90},
+				ThresholdStatistics: map[usage.Resource]UsageStatistic{usage.CPU: Average, usage.Memory: Latest},
 				ScoringStrategy: &ScoringStrategy{
 					Type:              LeastLoaded,
 					Resources:         []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},
@@ -37,15 +38,17 @@ func TestSetDefaultsLoadAwareArgs(t *testing.T) {
 			},
 		},
 		{
-			name: "set fields are kept, a partial threshold map is not completed",
+			name: "set fields are kept, a partial threshold map is not completed, statistics are",
 			in: &LoadAwareArgs{
-				Thresholds:      map[usage.Resource]float64{usage.Memory: 80},
-				ScoringStrategy: &ScoringStrategy{Type: TargetPacking, TargetUtilization: ptr.To(60.0)},
-				Window:          &metav1.Duration{Duration: time.Minute},
-				PodEstimate:     &PodEstimate{RequestMultiplier: ptr.To(1.5)},
+				Thresholds:          map[usage.Resource]float64{usage.Memory: 80},
+				ThresholdStatistics: map[usage.Resource]UsageStatistic{usage.Memory: P95},
+				ScoringStrategy:     &ScoringStrategy{Type: TargetPacking, TargetUtilization: ptr.To(60.0)},
+				Window:              &metav1.Duration{Duration: time.Minute},
+				PodEstimate:         &PodEstimate{RequestMultiplier: ptr.To(1.5)},
 			},
 			want: &LoadAwareArgs{
-				Thresholds: map[usage.Resource]float64{usage.Memory: 80},
+				Thresholds:          map[usage.Resource]float64{usage.Memory: 80},
+				ThresholdStatistics: map[usage.Resource]UsageStatistic{usage.CPU: Average, usage.Memory: P95},
 				ScoringStrategy: &ScoringStrategy{
 					Type:              TargetPacking,
 					Resources:         []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},

@@ -40,6 +40,19 @@ type ScoringStrategy struct {
 	TargetUtilization *float64 `json:"targetUtilization,omitempty"`
 }
 
+// UsageStatistic names which number of a load-watcher window stands for a
+// node's usage.
+type UsageStatistic string
+
+const (
+	// Average is the window's mean.
+	Average UsageStatistic = "Average"
+	// Latest is the window's newest sample.
+	Latest UsageStatistic = "Latest"
+	// P95 is the window's 95th percentile.
+	P95 UsageStatistic = "P95"
+)
+
 // PodEstimate says how to guess the usage of a pod before it is measured.
 type PodEstimate struct {
 	// RequestMultiplier scales each container's request (capped at its limit).
@@ -63,6 +76,12 @@ type LoadAwareArgs struct {
 	// which Filter rejects a node. Only the resources listed are checked.
 	// Defaults to {cpu: 85, memory: 90}.
 	Thresholds map[usage.Resource]float64 `json:"thresholds,omitempty"`
+	// ThresholdStatistics says, per resource, which number of the window
+	// Filter compares with the threshold: Average, Latest or P95. Defaults to
+	// {cpu: Average, memory: Latest}: CPU swings from one sample to the next,
+	// so a single sample would make the filter flap, while memory is a level
+	// (memory a process has just taken is taken now, not in five minutes).
+	ThresholdStatistics map[usage.Resource]UsageStatistic `json:"thresholdStatistics,omitempty"`
 	// ScoringStrategy configures Score.
 	ScoringStrategy *ScoringStrategy `json:"scoringStrategy,omitempty"`
 	// Window is the load-watcher window whose average is the node's usage; it

@@ -13,6 +13,7 @@ import (
 var (
 	supportedResources  = sets.New(string(usage.CPU), string(usage.Memory))
 	supportedStrategies = sets.New(string(LeastLoaded), string(TargetPacking))
+	supportedStatistics = sets.New(string(Average), string(Latest), string(P95))
 )
 
 // Weights a resource may have, as for kube-scheduler's NodeResourcesFit.
@@ -26,6 +27,7 @@ const (
 func ValidateLoadAwareArgs(path *field.Path, args *LoadAwareArgs) error {
 	var errs field.ErrorList
 	errs = append(errs, validatePercentMap(path.Child("thresholds"), args.Thresholds)...)
+	errs = append(errs, validateStatistics(path.Child("thresholdStatistics"), args.ThresholdStatistics)...)
 	if s := args.ScoringStrategy; s == nil {
 		errs = append(errs, field.Required(path.Child("scoringStrategy"), ""))
 	} else {
@@ -93,6 +95,18 @@ func validatePercentMap(path *field.Path, m map[usage.Resource]float64) field.Er
 	return errs
 }
 
+func validateStatistics(path *field.Path, m map[usage.Resource]UsageStatistic) field.ErrorList {
+	var errs field.ErrorList
+	for _, r := range sortedKeys(m) {
+		if !supportedResources.Has(string(r)) {
+			errs = append(errs, field.NotSupported(path, r, sets.List(supportedResources)))
+		} else if !supportedStatistics.Has(string(m[r])) {
+			errs = append(errs, field.NotSupported(path.Key(string(r)), m[r], sets.List(supportedStatistics)))
+		}
+	}
+	return errs
+}
+
 func validateResources(path *field.Path, rs []ResourceSpec) field.ErrorList {
 	var errs field.ErrorList
 	if len(rs) == 0 {
@@ -150,7 +164,7 @@ func deref(p *float64) any {
 	return *p
 }
 
-func sortedKeys(m map[usage.Resource]float64) []usage.Resource {
+func sortedKeys[V any](m map[usage.Resource]V) []usage.Resource {
 	keys := sets.New[usage.Resource]()
 	for k := range m {
 		keys.Insert(k)

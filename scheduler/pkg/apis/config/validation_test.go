@@ -71,6 +71,17 @@ func TestValidateLoadAwareArgs(t *testing.T) {
 			want: field.ErrorList{field.NotSupported[string](field.NewPath("thresholds"), nil, nil)},
 		},
 		{
+			name: "unknown statistic and resource",
+			args: valid(func(a *LoadAwareArgs) {
+				a.ThresholdStatistics[usage.Memory] = "Median"
+				a.ThresholdStatistics["gpu"] = Latest
+			}),
+			want: field.ErrorList{
+				field.NotSupported[string](field.NewPath("thresholdStatistics"), nil, nil),
+				field.NotSupported[string](field.NewPath("thresholdStatistics").Key("memory"), nil, nil),
+			},
+		},
+		{
 			name: "unknown strategy",
 			args: valid(func(a *LoadAwareArgs) { a.ScoringStrategy.Type = "MostLoaded" }),
 			want: field.ErrorList{field.NotSupported[string](field.NewPath("scoringStrategy", "type"), nil, nil)},

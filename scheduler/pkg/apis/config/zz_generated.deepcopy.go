@@ -22,6 +22,13 @@ func (in *LoadAwareArgs) DeepCopyInto(out *LoadAwareArgs) {
 			(*out)[key] = val
 		}
 	}
+	if in.ThresholdStatistics != nil {
+		in, out := &in.ThresholdStatistics, &out.ThresholdStatistics
+		*out = make(map[usage.Resource]UsageStatistic, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.ScoringStrategy != nil {
 		in, out := &in.ScoringStrategy, &out.ScoringStrategy
 		*out = new(ScoringStrategy)

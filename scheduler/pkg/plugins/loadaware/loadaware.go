@@ -47,6 +47,8 @@ type LoadAware struct {
 	tracker *nodeload.Tracker
 
 	thresholds map[usage.Resource]float64
+	// thresholdStat picks the number compared with each threshold.
+	thresholdStat nodeload.Picker
 	// checked are the resources with a threshold, in a stable order.
 	checked  []usage.Resource
 	weights  []loadscore.ResourceWeight
@@ -89,13 +91,14 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 	}
 	s := args.ScoringStrategy
 	pl := &LoadAware{
-		handle:     h,
-		tracker:    tracker,
-		thresholds: args.Thresholds,
-		scorer:     strategies[s.Type](s),
-		strategy:   s.Type,
-		window:     usage.Window(args.Window.Duration),
-		estimate:   EstimateOptions(args.PodEstimate),
+		handle:        h,
+		tracker:       tracker,
+		thresholds:    args.Thresholds,
+		thresholdStat: Pickers(args.ThresholdStatistics),
+		scorer:        strategies[s.Type](s),
+		strategy:      s.Type,
+		window:        usage.Window(args.Window.Duration),
+		estimate:      EstimateOptions(args.PodEstimate),
 	}
 	for _, r := range usage.Resources {
 		if _, ok := args.Thresholds[r]; ok {
@@ -107,6 +110,22 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 		pl.scored = append(pl.scored, r.Name)
 	}
 	return pl, nil
+}
+
+// Pickers converts thresholdStatistics args.
+func Pickers(stats map[usage.Resource]config.UsageStatistic) nodeload.Picker {
+	byResource := map[usage.Resource]nodeload.Picker{}
+	for r, stat := range stats {
+		switch stat {
+		case config.Latest:
+			byResource[r] = nodeload.Latest
+		case config.P95:
+			byResource[r] = nodeload.P95
+		default:
+			byResource[r] = nodeload.Avg
+		}
+	}
+	return nodeload.PerResource(byResource)
 }
 
 // EstimateOptions converts defaulted podEstimate args.
@@ -180,7 +199,7 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	}
 	s := pl.state(cs, pod)
 	var buf [2]loadscore.Prediction
-	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.checked)
+	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.checked, pl.thresholdStat)
 	if !ok {
 		return nil
 	}
@@ -196,9 +215,9 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	return fwk.NewStatus(fwk.Unschedulable, reasons...)
 }
 
-// predict returns the node's predicted usage for resources, or false when
-// its usage is unavailable.
-func (pl *LoadAware) predict(buf []loadscore.Prediction, s *cycleState, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadscore.Prediction, bool) {
+// predict returns the node's predicted usage for resources, from the
+// statistic pick chooses, or false when its usage is unavailable.
+func (pl *LoadAware) predict(buf []loadscore.Prediction, s *cycleState, nodeInfo fwk.NodeInfo, resources []usage.Resource, pick nodeload.Picker) ([]loadscore.Prediction, bool) {
 	node := nodeInfo.Node().Name
 	// Missing or stale usage: no prediction. Missing windows and invalid
 	// numbers are caught by Predict.
@@ -207,7 +226,7 @@ func (pl *LoadAware) predict(buf []loadscore.Prediction, s *cycleState, nodeInfo
 		return nil, false
 	}
 	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimate)
-	return nodeload.Predict(buf, nu, pl.window, resources, nodeload.Avg, pending, s.podEst, nodeload.Allocatable(nodeInfo))
+	return nodeload.Predict(buf, nu, pl.window, resources, pick, pending, s.podEst, nodeload.Allocatable(nodeInfo))
 }
 
 func (pl *LoadAware) estimatePod(p *v1.Pod) loadscore.Amount {
@@ -228,7 +247,7 @@ func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 func (pl *LoadAware) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s := pl.state(cs, pod)
 	var buf [2]loadscore.Prediction
-	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.scored)
+	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.scored, nodeload.Avg)
 	if !ok {
 		return nodeload.NeutralScore, nil
 	}

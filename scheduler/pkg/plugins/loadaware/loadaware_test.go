@@ -104,6 +104,43 @@ func TestFilter(t *testing.T) {
 	}
 }
 
+// Memory is judged on the newest sample by default, CPU on the window's
+// mean; thresholdStatistics changes either.
+func TestFilterStatistics(t *testing.T) {
+	stats := map[string]plugintest.NodeStats{
+		// A process has just taken memory: 93 % now, 60 % on average.
+		"memory-taken": {CPU: 30, Memory: 60, MemoryLatest: 93},
+		// One CPU burst: 95 % now, 40 % on average.
+		"cpu-burst": {CPU: 40, CPULatest: 95, Memory: 40},
+	}
+	tests := []struct {
+		name     string
+		stats    map[usage.Resource]config.UsageStatistic
+		rejected map[string]bool
+	}{
+		{name: "defaults", rejected: map[string]bool{"memory-taken": true}},
+		{name: "memory on the average", stats: map[usage.Resource]config.UsageStatistic{usage.Memory: config.Average}},
+		{name: "cpu on the latest sample", stats: map[usage.Resource]config.UsageStatistic{usage.CPU: config.Latest},
+			rejected: map[string]bool{"memory-taken": true, "cpu-burst": true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := &config.LoadAwareArgs{ThresholdStatistics: tt.stats}
+			fw, _ := setup(t, args, stats, "memory-taken", "cpu-burst")
+			ctx, state, pod := context.Background(), framework.NewCycleState(), newPod()
+			if _, st, _ := fw.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
+				t.Fatalf("PreFilter: %v", st)
+			}
+			for _, node := range []string{"memory-taken", "cpu-burst"} {
+				st := fw.RunFilterPlugins(ctx, state, pod, fw.NodeInfo(t, node))
+				if got := st.Code() == fwk.Unschedulable; got != tt.rejected[node] {
+					t.Errorf("%s rejected = %v, want %v (%v)", node, got, tt.rejected[node], st.Reasons())
+				}
+			}
+		})
+	}
+}
+
 func TestFilterNeverRejectsDaemonSetPods(t *testing.T) {
 	fw, _ := setup(t, nil, map[string]plugintest.NodeStats{"hot": {CPU: 99, Memory: 99}}, "hot")
 	pod := newPod()

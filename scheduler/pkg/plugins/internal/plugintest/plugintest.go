@@ -36,7 +36,17 @@ func (s *Source) Snapshot() *usage.Snapshot { return s.Snap }
 // cpu and memory.
 type NodeStats struct {
 	CPU, Memory, CPUStd, MemoryStd, CPUP95, MemoryP95 float64
-	Stale                                             bool
+	// CPULatest and MemoryLatest are the newest samples; zero means equal
+	// to the mean.
+	CPULatest, MemoryLatest float64
+	Stale                   bool
+}
+
+func orMean(latest, mean float64) float64 {
+	if latest == 0 {
+		return mean
+	}
+	return latest
 }
 
 // Snapshot builds a snapshot sampled at sampleTime with the same statistics
@@ -44,8 +54,8 @@ type NodeStats struct {
 func Snapshot(sampleTime time.Time, nodes map[string]NodeStats) *usage.Snapshot {
 	snap := &usage.Snapshot{Time: sampleTime, Source: "test", Nodes: map[string]usage.NodeUsage{}}
 	for name, s := range nodes {
-		cpu := usage.Stats{Avg: s.CPU, Std: s.CPUStd, P95: max(s.CPUP95, s.CPU), Max: max(s.CPUP95, s.CPU), Latest: s.CPU, Samples: 10}
-		mem := usage.Stats{Avg: s.Memory, Std: s.MemoryStd, P95: max(s.MemoryP95, s.Memory), Max: max(s.MemoryP95, s.Memory), Latest: s.Memory, Samples: 10}
+		cpu := usage.Stats{Avg: s.CPU, Std: s.CPUStd, P95: max(s.CPUP95, s.CPU), Max: max(s.CPUP95, s.CPU, s.CPULatest), Latest: orMean(s.CPULatest, s.CPU), Samples: 10}
+		mem := usage.Stats{Avg: s.Memory, Std: s.MemoryStd, P95: max(s.MemoryP95, s.Memory), Max: max(s.MemoryP95, s.Memory, s.MemoryLatest), Latest: orMean(s.MemoryLatest, s.Memory), Samples: 10}
 		w := map[usage.Window]map[usage.Resource]usage.Stats{}
 		for _, win := range usage.DefaultWindows {
 			w[win] = map[usage.Resource]usage.Stats{usage.CPU: cpu, usage.Memory: mem}
