@@ -14,6 +14,9 @@ type Comparison struct {
 	Seed        int64   `json:"seed"`
 	Default     *Result `json:"default"`
 	Ballast     *Result `json:"ballast"`
+
+	// Configuration is what the Ballast run was configured with.
+	Configuration Configuration `json:"configuration"`
 }
 
 // SpreadRatio is Ballast's utilisation spread over the default scheduler's;
@@ -27,7 +30,7 @@ func (c *Comparison) SpreadRatio() float64 {
 
 // Compare runs sc in both modes, default first.
 func Compare(ctx context.Context, sc *scenario.Scenario, opts Options) (*Comparison, error) {
-	out := &Comparison{Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed}
+	out := &Comparison{Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, Configuration: opts.configuration()}
 	for _, m := range []Mode{ModeDefault, ModeBallast} {
 		if opts.Progress != nil {
 			fmt.Fprintf(opts.Progress, "Running %s with the %s stack…\n", sc.Name, m)

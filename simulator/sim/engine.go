@@ -21,6 +21,7 @@ import (
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 	"github.com/ballast-sched/ballast/simulator/cluster"
@@ -56,6 +57,12 @@ type Options struct {
 	// DeschedulerPolicy is the Ballast run's DeschedulerPolicy; default the
 	// shipped descheduler/config/policy.yaml.
 	DeschedulerPolicy string
+	// Configuration names where SchedulerConfig and DeschedulerPolicy came
+	// from, for the output; default shipped, or files when either is set.
+	Configuration Configuration
+	// Windows are the statistics windows load-watcher keeps; every window a
+	// plugin reads must be one of them. Default usage.DefaultWindows.
+	Windows []usage.Window
 	// Progress receives a line every five simulated minutes when set.
 	Progress io.Writer
 }
@@ -168,7 +175,7 @@ func (e *engine) setup(ctx context.Context) error {
 		return fmt.Errorf("watching nodes for load-watcher: %w", err)
 	}
 	e.collector, err = collector.New(collector.Config{
-		Provider: prov, Nodes: nodes, Period: e.sc.Step.Duration, StaleAfter: 3 * e.sc.Step.Duration, Now: e.clock.Now,
+		Provider: prov, Nodes: nodes, Period: e.sc.Step.Duration, Windows: e.opts.Windows, StaleAfter: 3 * e.sc.Step.Duration, Now: e.clock.Now,
 	})
 	if err != nil {
 		return fmt.Errorf("load-watcher collector: %w", err)

@@ -19,7 +19,8 @@ func sampleComparison() *Comparison {
 		r.summarize()
 		return r
 	}
-	return &Comparison{Scenario: "sample", Seed: 1, Default: run(ModeDefault, 90), Ballast: run(ModeBallast, 50)}
+	return &Comparison{Scenario: "sample", Seed: 1, Default: run(ModeDefault, 90), Ballast: run(ModeBallast, 50),
+		Configuration: Configuration{Source: ConfigValues, Inputs: []string{"-f", "my-values.yaml"}}}
 }
 
 func TestWriteText(t *testing.T) {
@@ -29,7 +30,8 @@ func TestWriteText(t *testing.T) {
 	}
 	out := buf.String()
 	// default: pi-1 65, pi-2 15 → spread 50; ballast: 45 and 15 → 30; ratio 0.60.
-	for _, want := range []string{`utilisation spread \(max−min\) +50\.0 +30\.0 +\(0\.60× default\)`, "█████████░ +90%", `hottest node +pi-1 65% +pi-1 45%`} {
+	for _, want := range []string{`utilisation spread \(max−min\) +50\.0 +30\.0 +\(0\.60× default\)`, "█████████░ +90%", `hottest node +pi-1 65% +pi-1 45%`,
+		`Ballast configuration: the chart with your values \(-f my-values\.yaml\)`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}

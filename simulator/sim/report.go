@@ -126,7 +126,7 @@ svg{background:#fafafa;border:1px solid #ddd;display:block;margin-bottom:.3em}
 .legend span{margin-right:1em;font-size:.9em}
 </style></head><body>
 <h1>ballast sim: {{.C.Scenario}}</h1>
-<p>{{.C.Description}} Seed {{.C.Seed}}.</p>
+<p>{{.C.Description}} Seed {{.C.Seed}}. Ballast configuration: {{.C.Configuration}}.</p>
 <table>
 <tr><th></th><th>Default kube-scheduler</th><th>Ballast</th></tr>
 <tr><td>utilisation spread (max−min, last quarter)</td><td>{{(index .Cols 0).Spread}}</td><td>{{(index .Cols 1).Spread}} ({{.Ratio}}× default)</td></tr>

@@ -24,6 +24,7 @@ func WriteText(out io.Writer, c *Comparison) error {
 	if c.Description != "" {
 		fmt.Fprintf(out, "%s\n", c.Description)
 	}
+	fmt.Fprintf(out, "Ballast configuration: %s\n", c.Configuration)
 	for _, r := range []struct {
 		title string
 		res   *Result

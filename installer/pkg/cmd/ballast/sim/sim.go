@@ -23,6 +23,7 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/kube"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
+	"github.com/ballast-sched/ballast/installer/pkg/values"
 	"github.com/ballast-sched/ballast/simulator/scenario"
 	engine "github.com/ballast-sched/ballast/simulator/sim"
 	"github.com/ballast-sched/ballast/simulator/snapshot"
@@ -38,6 +39,7 @@ type flagpole struct {
 	List             bool
 	SchedulerConfig  string
 	Policy           string
+	Values           values.Options
 	FromCluster      bool
 	Save             string
 	Kube             kube.Flags
@@ -53,7 +55,8 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 			"cluster twice on simulated time: once with the upstream kube-scheduler alone, once with Ballast's\n" +
 			"load-watcher, scheduler and descheduler. It needs no cluster and no network. Built-in scenarios: " +
 			strings.Join(scenario.BuiltinNames(), ", ") + ".",
-		Args: cobra.MaximumNArgs(1),
+		Example: "  ballast sim --from-cluster --save my-cluster.yaml\n  ballast sim my-cluster.yaml -f my-values.yaml",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runE(c.Context(), logger, streams, flags, args)
 		},
@@ -63,7 +66,8 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().StringVar(&flags.Report, "report", "", "also write a self-contained HTML report to this file")
 	c.Flags().DurationVar(&flags.Duration, "duration", 0, "override the scenario's simulated duration (events after it do not happen)")
 	c.Flags().Int64Var(&flags.Seed, "seed", 0, "override the scenario's seed")
-	c.Flags().DurationVar(&flags.DeschedulerEvery, "descheduler-every", 2*time.Minute, "simulated time between descheduling cycles")
+	c.Flags().DurationVar(&flags.DeschedulerEvery, "descheduler-every", 0, "simulated time between descheduling cycles (default 2m; with chart values, descheduler.deschedulingInterval)")
+	flags.Values.AddFlags(c.Flags())
 	c.Flags().StringVar(&flags.SchedulerConfig, "scheduler-config", "", "KubeSchedulerConfiguration file for the Ballast run (default: the shipped default-scheduler profile)")
 	c.Flags().StringVar(&flags.Policy, "descheduler-policy", "", "DeschedulerPolicy file for the Ballast run (default: the shipped policy)")
 	c.Flags().BoolVar(&flags.FromCluster, "from-cluster", false, "snapshot the cluster (nodes, Deployments, usage from metrics-server; read-only) and simulate it")
@@ -79,6 +83,10 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 			fmt.Fprintln(streams.Out, name)
 		}
 		return nil
+	}
+	opts, err := ballastOptions(ctx, flags)
+	if err != nil {
+		return err
 	}
 	sc, err := load(ctx, logger, flags, args)
 	if err != nil {
@@ -106,13 +114,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if !logger.Quiet() {
 		progress = streams.ErrOut
 	}
-	opts := engine.Options{DeschedulerEvery: flags.DeschedulerEvery, Progress: progress}
-	if opts.SchedulerConfig, err = readOptional(flags.SchedulerConfig, "scheduler configuration"); err != nil {
-		return err
-	}
-	if opts.DeschedulerPolicy, err = readOptional(flags.Policy, "descheduler policy"); err != nil {
-		return err
-	}
+	opts.Progress = progress
 	start := time.Now()
 	c, err := engine.Compare(ctx, sc, opts)
 	if err != nil {
