@@ -190,6 +190,7 @@ scheduler:
       weight: 7
       thresholds: {cpu: 60, memory: 70}
       scoringStrategy: {type: TargetPacking, targetUtilization: 55}
+    loadVariationRiskBalancing: {enabled: false}
     podCountBalance: {enabled: true, weight: 2}
     disabledScorePlugins: [NodeResourcesBalancedAllocation]`)))
 
@@ -218,10 +219,11 @@ scheduler:
 		t.Fatal(err)
 	}
 	want := map[string]any{
-		"thresholds":      map[string]any{"cpu": float64(60), "memory": float64(70)},
-		"scoringStrategy": map[string]any{"type": "TargetPacking", "targetUtilization": float64(55), "resources": []any{map[string]any{"name": "cpu", "weight": float64(1)}, map[string]any{"name": "memory", "weight": float64(1)}}},
-		"window":          "5m",
-		"podEstimate":     map[string]any{"requestMultiplier": float64(1), "defaultCPU": "100m", "defaultMemory": "200Mi"},
+		"thresholds":          map[string]any{"cpu": float64(60), "memory": float64(70)},
+		"thresholdStatistics": map[string]any{"cpu": "Average", "memory": "Latest"},
+		"scoringStrategy":     map[string]any{"type": "TargetPacking", "targetUtilization": float64(55), "resources": []any{map[string]any{"name": "cpu", "weight": float64(1)}, map[string]any{"name": "memory", "weight": float64(1)}}},
+		"window":              "5m",
+		"podEstimate":         map[string]any{"requestMultiplier": float64(1), "defaultCPU": "100m", "defaultMemory": "200Mi"},
 	}
 	if diff := cmp.Diff(want, args); diff != "" {
 		t.Errorf("LoadAware args (-want,+got):\n%s", diff)
@@ -326,7 +328,7 @@ func TestRenderFailsOnInconsistentValues(t *testing.T) {
 		{"descheduler window load-watcher does not keep", `descheduler: {loadAwareBalance: {window: 2m}}`, "descheduler.loadAwareBalance.window=2m"},
 		{"low threshold above high", `descheduler: {loadAwareBalance: {lowThresholds: {cpu: 90}}}`, "highThresholds.cpu (80) must be above lowThresholds.cpu (90)"},
 		{"second scheduler named default-scheduler", `scheduler: {schedulerName: default-scheduler}`, "must not be default-scheduler"},
-		{"no plugin", `scheduler: {plugins: {loadAware: {enabled: false}}}`, "enable at least one Ballast plugin"},
+		{"no plugin", `scheduler: {plugins: {loadAware: {enabled: false}, loadVariationRiskBalancing: {enabled: false}, podCountBalance: {enabled: false}}}`, "enable at least one Ballast plugin"},
 		{"descheduler without a profile", `descheduler: {loadAwareBalance: {enabled: false}, spreadReplicas: {enabled: false}}`, "enable descheduler.loadAwareBalance or descheduler.spreadReplicas, or add descheduler.extraProfiles"},
 		{"no load-watcher at all", `load-watcher: {enabled: false}`, "needs global.loadWatcher.address"},
 	}

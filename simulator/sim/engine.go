@@ -46,7 +46,7 @@ const workloadLabel = "sim.ballast-sched.io/workload"
 // Options tune a run.
 type Options struct {
 	// DeschedulerEvery is the simulated time between descheduling cycles
-	// in Ballast mode; default 2m.
+	// in Ballast mode; default 5m, the chart's descheduler.deschedulingInterval.
 	DeschedulerEvery time.Duration
 	// SettleTimeout bounds the real time waited after each step for the
 	// cluster to settle; default 20s.
@@ -69,7 +69,7 @@ type Options struct {
 
 func (o *Options) setDefaults() {
 	if o.DeschedulerEvery <= 0 {
-		o.DeschedulerEvery = 2 * time.Minute
+		o.DeschedulerEvery = 5 * time.Minute
 	}
 	if o.SchedulerConfig == "" {
 		o.SchedulerConfig = schedulerConfig

@@ -66,7 +66,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().StringVar(&flags.Report, "report", "", "also write a self-contained HTML report to this file")
 	c.Flags().DurationVar(&flags.Duration, "duration", 0, "override the scenario's simulated duration (events after it do not happen)")
 	c.Flags().Int64Var(&flags.Seed, "seed", 0, "override the scenario's seed")
-	c.Flags().DurationVar(&flags.DeschedulerEvery, "descheduler-every", 0, "simulated time between descheduling cycles (default 2m; with chart values, descheduler.deschedulingInterval)")
+	c.Flags().DurationVar(&flags.DeschedulerEvery, "descheduler-every", 0, "simulated time between descheduling cycles (default 5m as the chart installs it; with chart values, their descheduler.deschedulingInterval)")
 	flags.Values.AddFlags(c.Flags())
 	c.Flags().StringVar(&flags.SchedulerConfig, "scheduler-config", "", "KubeSchedulerConfiguration file for the Ballast run (default: the shipped default-scheduler profile)")
 	c.Flags().StringVar(&flags.Policy, "descheduler-policy", "", "DeschedulerPolicy file for the Ballast run (default: the shipped policy)")
