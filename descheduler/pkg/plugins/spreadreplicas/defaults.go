@@ -1,25 +1,9 @@
 package spreadreplicas
 
 import (
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/descheduler/pkg/api"
 
-	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
-
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-)
-
-var (
-	defaultHighThresholds           = map[usage.Resource]float64{usage.CPU: 80, usage.Memory: 85}
-	defaultEvictionCooldown         = 10 * time.Minute
-	defaultMaxEvictionsPerNode      = int32(2)
-	defaultMaxEvictionsPerNamespace = int32(5)
-	defaultMaxEvictionsPerCycle     = int32(5)
-	defaultWindow                   = usage.Window5m.Duration()
-	defaultExcludedNamespaces       = []string{metav1.NamespaceSystem}
+	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -27,33 +11,20 @@ func addDefaultingFuncs(scheme *runtime.Scheme) error {
 	return nil
 }
 
-// SetDefaults_SpreadReplicasArgs fills every unset field with its default.
+// SetDefaults_SpreadReplicasArgs fills every unset field with its default:
+// the fields both balance plugins take default as LoadAwareBalance's do, so
+// the two cannot drift apart.
 func SetDefaults_SpreadReplicasArgs(obj runtime.Object) {
 	args := obj.(*SpreadReplicasArgs)
-	if args.HighThresholds == nil {
-		args.HighThresholds = make(loadawarebalance.ResourceThresholds, len(defaultHighThresholds))
-		for r, v := range defaultHighThresholds {
-			args.HighThresholds[r] = v
-		}
+	shared := &lab.LoadAwareBalanceArgs{
+		HighThresholds: args.HighThresholds, EvictionCooldown: args.EvictionCooldown, Window: args.Window,
+		MaxEvictionsPerNode: args.MaxEvictionsPerNode, MaxEvictionsPerNamespace: args.MaxEvictionsPerNamespace,
+		MaxEvictionsPerCycle: args.MaxEvictionsPerCycle, Namespaces: args.Namespaces,
 	}
-	if args.EvictionCooldown == nil {
-		args.EvictionCooldown = &metav1.Duration{Duration: defaultEvictionCooldown}
-	}
-	if args.MaxEvictionsPerNode == nil {
-		args.MaxEvictionsPerNode = ptrTo(defaultMaxEvictionsPerNode)
-	}
-	if args.MaxEvictionsPerNamespace == nil {
-		args.MaxEvictionsPerNamespace = ptrTo(defaultMaxEvictionsPerNamespace)
-	}
-	if args.MaxEvictionsPerCycle == nil {
-		args.MaxEvictionsPerCycle = ptrTo(defaultMaxEvictionsPerCycle)
-	}
-	if args.Window == nil {
-		args.Window = &metav1.Duration{Duration: defaultWindow}
-	}
-	if args.Namespaces == nil {
-		args.Namespaces = &api.Namespaces{Exclude: append([]string(nil), defaultExcludedNamespaces...)}
-	}
+	lab.SetDefaults_LoadAwareBalanceArgs(shared)
+	args.HighThresholds, args.EvictionCooldown, args.Window = shared.HighThresholds, shared.EvictionCooldown, shared.Window
+	args.MaxEvictionsPerNode, args.MaxEvictionsPerNamespace = shared.MaxEvictionsPerNode, shared.MaxEvictionsPerNamespace
+	args.MaxEvictionsPerCycle, args.Namespaces = shared.MaxEvictionsPerCycle, shared.Namespaces
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -9,9 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
@@ -74,29 +72,13 @@ func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle,
 	}
 	srArgs = srArgs.DeepCopy()
 	SetDefaults_SpreadReplicasArgs(srArgs)
-	if deps.Usage == nil || deps.Model == nil {
-		return nil, fmt.Errorf("%s needs a usage source and a load model", PluginName)
-	}
-	if deps.Metrics == nil {
-		deps.Metrics = lab.NewMetrics()
-	}
-	if deps.Clock == nil {
-		deps.Clock = clock.RealClock{}
-	}
-	if deps.Store == nil {
-		deps.Store = lab.NewStore()
-	}
-	var include, exclude sets.Set[string]
-	if ns := srArgs.Namespaces; ns != nil {
-		include, exclude = sets.New(ns.Include...), sets.New(ns.Exclude...)
-	}
-	podFilter, err := podutil.NewOptions().
-		WithFilter(handle.Evictor().Filter).
-		WithNamespaces(include).
-		WithoutNamespaces(exclude).
-		BuildFilterFunc()
+	deps, err := deps.Complete(PluginName)
 	if err != nil {
-		return nil, fmt.Errorf("building the pod filter of %s: %w", PluginName, err)
+		return nil, err
+	}
+	podFilter, err := lab.NewPodFilter(handle, srArgs.Namespaces, PluginName)
+	if err != nil {
+		return nil, err
 	}
 	return &SpreadReplicas{
 		logger:    klog.FromContext(ctx).WithValues("plugin", PluginName),

@@ -1,0 +1,47 @@
+package loadawarebalance
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/descheduler/pkg/api"
+	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
+	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
+)
+
+// Complete checks the dependencies plugin needs and fills the optional ones
+// with their defaults. Both balance plugins build from it.
+func (d Deps) Complete(plugin string) (Deps, error) {
+	if d.Usage == nil || d.Model == nil {
+		return d, fmt.Errorf("%s needs a usage source and a load model", plugin)
+	}
+	if d.Metrics == nil {
+		d.Metrics = NewMetrics()
+	}
+	if d.Clock == nil {
+		d.Clock = clock.RealClock{}
+	}
+	if d.Store == nil {
+		d.Store = NewStore()
+	}
+	return d, nil
+}
+
+// NewPodFilter returns the filter of the pods plugin may evict: those the
+// profile's evictor accepts, in the namespaces the args allow.
+func NewPodFilter(handle frameworktypes.Handle, namespaces *api.Namespaces, plugin string) (podutil.FilterFunc, error) {
+	var include, exclude sets.Set[string]
+	if namespaces != nil {
+		include, exclude = sets.New(namespaces.Include...), sets.New(namespaces.Exclude...)
+	}
+	filter, err := podutil.NewOptions().
+		WithFilter(handle.Evictor().Filter).
+		WithNamespaces(include).
+		WithoutNamespaces(exclude).
+		BuildFilterFunc()
+	if err != nil {
+		return nil, fmt.Errorf("building the pod filter of %s: %w", plugin, err)
+	}
+	return filter, nil
+}
