@@ -166,10 +166,10 @@ func WritePlacement(out io.Writer, p *Placement) error {
 	fmt.Fprintln(out)
 	r := &Result{Summary: p.Summary}
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SUMMARY\t\t")
+	fmt.Fprintln(w, "SUMMARY")
 	for _, row := range summaryRows {
 		if !row.runOnly {
-			fmt.Fprintf(w, "  %s\t%s\t\n", row.label, row.value(r))
+			fmt.Fprintf(w, "  %s\t%s\n", row.label, row.value(r))
 		}
 	}
 	if err := w.Flush(); err != nil {

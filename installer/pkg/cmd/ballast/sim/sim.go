@@ -1,5 +1,6 @@
 // Package sim implements `ballast sim`: run a scenario on an in-process
-// cluster with the default kube-scheduler and with Ballast, and compare.
+// cluster with the default kube-scheduler and with Ballast, and compare, or
+// keep its cluster running for other tools with --serve.
 package sim
 
 import (
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/sim/report"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/kube"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
@@ -41,6 +43,7 @@ type flagpole struct {
 	FromCluster      bool
 	Save             string
 	Kube             kube.Flags
+	Serve            serveFlags
 }
 
 // NewCommand returns the sim command.
@@ -52,9 +55,17 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 		Long: "sim runs a scenario (nodes, workloads with real usage profiles, events on a timeline) on an in-process\n" +
 			"cluster twice on simulated time: once with the upstream kube-scheduler alone, once with Ballast's\n" +
 			"load-watcher, scheduler and descheduler. It needs no cluster and no network. Built-in scenarios: " +
-			strings.Join(scenario.BuiltinNames(), ", ") + ".",
+			strings.Join(scenario.BuiltinNames(), ", ") + ".\n\n" +
+			"With --serve it starts the scenario's cluster once and keeps it running in real time for kubectl, k9s or\n" +
+			"another scheduler, until Ctrl-C; `ballast sim report` measures its placement meanwhile.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkServeFlags(c.Flags(), flags.Serve.On); err != nil {
+				return err
+			}
+			if flags.Serve.On {
+				return runServe(c.Context(), logger, streams, flags, args)
+			}
 			return runE(c.Context(), logger, streams, flags, args)
 		},
 	}
@@ -70,6 +81,8 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().StringVar(&flags.Save, "save", "", "write the scenario that was run to this file (useful with --from-cluster)")
 	flags.Kube.AddFlags(c.Flags())
 	c.Flags().BoolVar(&flags.List, "list", false, "list the built-in scenarios and exit")
+	flags.Serve.addFlags(c.Flags())
+	c.AddCommand(report.NewCommand(logger, streams))
 	return c
 }
 
@@ -80,18 +93,9 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 		}
 		return nil
 	}
-	sc, err := load(ctx, logger, flags, args)
+	sc, err := prepare(ctx, logger, flags, args)
 	if err != nil {
 		return err
-	}
-	if flags.Save != "" {
-		if err := save(flags.Save, sc); err != nil {
-			return err
-		}
-		logger.Infof("Wrote the scenario to %s.", flags.Save)
-	}
-	if flags.Seed != 0 {
-		sc.Seed = flags.Seed
 	}
 	if flags.Duration != 0 {
 		if flags.Duration < sc.Step.Duration {
@@ -102,15 +106,8 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if logger.Verbosity() < 2 {
 		silenceControlPlane()
 	}
-	var progress io.Writer
-	if !logger.Quiet() {
-		progress = streams.ErrOut
-	}
-	opts := engine.Options{DeschedulerEvery: flags.DeschedulerEvery, Progress: progress}
-	if opts.SchedulerConfig, err = readOptional(flags.SchedulerConfig, "scheduler configuration"); err != nil {
-		return err
-	}
-	if opts.DeschedulerPolicy, err = readOptional(flags.Policy, "descheduler policy"); err != nil {
+	opts := engine.Options{DeschedulerEvery: flags.DeschedulerEvery, Progress: progressWriter(logger, streams)}
+	if opts.SchedulerConfig, opts.DeschedulerPolicy, err = readConfigs(flags); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -131,6 +128,43 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 		return enc.Encode(c)
 	}
 	return engine.WriteText(streams.Out, c)
+}
+
+// prepare loads the scenario, saves it when asked and applies --seed.
+func prepare(ctx context.Context, logger *log.Logger, flags *flagpole, args []string) (*scenario.Scenario, error) {
+	sc, err := load(ctx, logger, flags, args)
+	if err != nil {
+		return nil, err
+	}
+	if flags.Save != "" {
+		if err := save(flags.Save, sc); err != nil {
+			return nil, err
+		}
+		logger.Infof("Wrote the scenario to %s.", flags.Save)
+	}
+	if flags.Seed != 0 {
+		sc.Seed = flags.Seed
+	}
+	return sc, nil
+}
+
+// progressWriter is where progress lines go: stderr unless -q.
+func progressWriter(logger *log.Logger, streams cmd.IOStreams) io.Writer {
+	if logger.Quiet() {
+		return nil
+	}
+	return streams.ErrOut
+}
+
+// readConfigs reads --scheduler-config and --descheduler-policy.
+func readConfigs(flags *flagpole) (schedulerConfig, policy string, err error) {
+	if schedulerConfig, err = readOptional(flags.SchedulerConfig, "scheduler configuration"); err != nil {
+		return "", "", err
+	}
+	if policy, err = readOptional(flags.Policy, "descheduler policy"); err != nil {
+		return "", "", err
+	}
+	return schedulerConfig, policy, nil
 }
 
 // load reads the scenario named by the argument or --scenario, or takes it
