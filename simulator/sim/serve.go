@@ -8,12 +8,15 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -262,7 +265,7 @@ func (s *Server) applyDue(ctx context.Context, t time.Duration) {
 	for applied := s.events.next; ; applied = s.events.next {
 		err := s.stack.applyDue(ctx, s.events, t)
 		for _, ev := range s.events.events[applied:s.events.next] {
-			fmt.Fprintf(s.opts.Log, "%s: %s\n", t.Round(time.Second), eventText(ev))
+			fmt.Fprintf(s.opts.Log, "%s: %s\n", ev.At.Duration, eventText(ev))
 		}
 		if err == nil {
 			return
@@ -277,7 +280,14 @@ func eventText(ev scenario.Event) string {
 	case scenario.Scale:
 		return fmt.Sprintf("scale %s to %d", ev.Workload, ev.Replicas)
 	case scenario.Hog:
-		return fmt.Sprintf("hog on %s (cpu %s, memory %s)", ev.Node, ev.Resources.CPU.String(), ev.Resources.Memory.String())
+		var eats []string
+		for name, q := range map[string]resource.Quantity{"cpu": ev.Resources.CPU, "memory": ev.Resources.Memory} {
+			if !q.IsZero() {
+				eats = append(eats, name+" "+q.String())
+			}
+		}
+		sort.Strings(eats)
+		return fmt.Sprintf("hog on %s eats %s", ev.Node, strings.Join(eats, " and "))
 	default:
 		return fmt.Sprintf("%s %s", ev.Type, ev.Node)
 	}

@@ -49,6 +49,8 @@ workloads:
   usage:
     cpu: {type: constant, value: "1"}
     memory: {type: constant, value: 1Gi}
+events:
+- {at: 2s, type: cordon, node: node-2}
 `
 
 // TestServeWithExternalScheduler serves a cluster with no scheduler, binds
@@ -102,6 +104,13 @@ func TestServeWithExternalScheduler(t *testing.T) {
 		}
 	}
 	waitForPods(ctx, t, client, 4, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		n, err := client.CoreV1().Nodes().Get(ctx, "node-2", metav1.GetOptions{})
+		return err == nil && n.Spec.Unschedulable, nil
+	})
+	if err != nil {
+		t.Fatalf("the cordon event at 2s never happened: %v", err)
+	}
 
 	// node-1: 200m + 2 api pods × 1 CPU = 2.2 of 4 → 55%; 1Gi + 2 × 1Gi of 8Gi → 37.5%.
 	// node-2: 200m + 2 web pods at their 500m requests = 1.2 of 4 → 30%; 1Gi + 2 × 256Mi → 18.75%.
@@ -223,11 +232,12 @@ func checkPlacement(t *testing.T, what string, p *Placement) {
 		Pods        int
 		Workloads   map[string]int
 		CPURequests float64
+		Cordoned    bool
 		NoUsage     bool
 	}
 	got := map[string]node{}
 	for _, n := range p.Summary.Final {
-		got[n.Node] = node{n.Pods, n.Workloads, n.CPURequests, n.NoUsage}
+		got[n.Node] = node{n.Pods, n.Workloads, n.CPURequests, n.Cordoned, n.NoUsage}
 		// Usage rose from the background (5%) when the pods were bound.
 		if n.CPU <= 5 {
 			t.Errorf("%s: %s CPU used %.1f%%, want above the 5%% background", what, n.Node, n.CPU)
@@ -236,7 +246,7 @@ func checkPlacement(t *testing.T, what string, p *Placement) {
 	// Requests: 2 × 100m of 4 CPUs → 5%; 2 × 500m → 25%.
 	want := map[string]node{
 		"node-1": {Pods: 2, Workloads: map[string]int{"api": 2}, CPURequests: 5},
-		"node-2": {Pods: 2, Workloads: map[string]int{otherWorkload: 2}, CPURequests: 25},
+		"node-2": {Pods: 2, Workloads: map[string]int{otherWorkload: 2}, CPURequests: 25, Cordoned: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("%s: nodes (-want,+got):\n%s", what, diff)
@@ -371,5 +381,24 @@ func TestServeKeepsForeignKubeconfig(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(path); string(data) != foreign {
 		t.Errorf("the file changed:\n%s", data)
+	}
+}
+
+func TestEventText(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ev   scenario.Event
+		want string
+	}{
+		{"scale", scenario.Event{Type: scenario.Scale, Workload: "api", Replicas: 30}, "scale api to 30"},
+		{"hog on memory only", scenario.Event{Type: scenario.Hog, Node: "n", Resources: scenario.Resources{Memory: resource.MustParse("6Gi")}}, "hog on n eats memory 6Gi"},
+		{"hog on both", scenario.Event{Type: scenario.Hog, Node: "n", Resources: scenario.Resources{CPU: resource.MustParse("2"), Memory: resource.MustParse("1Gi")}}, "hog on n eats cpu 2 and memory 1Gi"},
+		{"cordon", scenario.Event{Type: scenario.Cordon, Node: "n"}, "cordon n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := eventText(tc.ev); got != tc.want {
+				t.Errorf("eventText = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
