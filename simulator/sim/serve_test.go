@@ -123,6 +123,18 @@ func TestServeWithExternalScheduler(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPlacement(t, "report", p)
+	// Without the published address the report asks for one, and works
+	// when given it.
+	if err := client.CoreV1().ConfigMaps(InfoNamespace).Delete(ctx, InfoName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Report(ctx, client, ""); err == nil || !strings.Contains(err.Error(), "give load-watcher's address") {
+		t.Errorf("report without %s/%s: err = %v, want a request for the address", InfoNamespace, InfoName, err)
+	}
+	if p, err = Report(ctx, client, srv.LoadWatcher); err != nil {
+		t.Fatal(err)
+	}
+	checkPlacement(t, "report at an explicit address", p)
 	final, err := srv.Shutdown(ctx)
 	if err != nil {
 		t.Fatal(err)
