@@ -100,7 +100,7 @@ func (c *Cluster) start(tb ktesting.TB, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("creating the admin client: %w", err)
 	}
-	if err := writeKubeconfig(c.RestConfig, c.kubeconfig); err != nil {
+	if err := writeKubeconfig(c.RestConfig, c.kubeconfig, "ballast"); err != nil {
 		return err
 	}
 
@@ -148,24 +148,35 @@ func (c *Cluster) Stop() {
 	})
 }
 
+// WriteKubeconfig writes a kubeconfig (mode 0600) for the admin client to
+// path, with its cluster, user and context all called name. The file is the
+// caller's: it stays when the cluster stops.
+func (c *Cluster) WriteKubeconfig(path, name string) error {
+	return writeKubeconfig(c.RestConfig, path, name)
+}
+
 // writeKubeconfig saves cfg's server, CA and token as a kubeconfig file.
-func writeKubeconfig(cfg *rest.Config, path string) error {
+func writeKubeconfig(cfg *rest.Config, path, name string) error {
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["ballast"] = &clientcmdapi.Cluster{
+	kc.Clusters[name] = &clientcmdapi.Cluster{
 		Server:                   cfg.Host,
 		CertificateAuthorityData: cfg.CAData,
 		TLSServerName:            cfg.ServerName,
 		InsecureSkipTLSVerify:    cfg.Insecure,
 	}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{
 		Token:                 cfg.BearerToken,
 		ClientCertificateData: cfg.CertData,
 		ClientKeyData:         cfg.KeyData,
 	}
-	kc.Contexts["ballast"] = &clientcmdapi.Context{Cluster: "ballast", AuthInfo: "admin"}
-	kc.CurrentContext = "ballast"
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	kc.CurrentContext = name
 	if err := clientcmd.WriteToFile(*kc, path); err != nil {
 		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
+	}
+	// WriteToFile keeps the mode of a file it overwrites.
+	if err := os.Chmod(path, 0o600); err != nil {
+		return fmt.Errorf("restricting kubeconfig %s to its owner: %w", path, err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/descheduler/cmd/descheduler/app/options"
 	"sigs.k8s.io/descheduler/pkg/descheduler"
 	"sigs.k8s.io/descheduler/pkg/features"
@@ -28,11 +29,8 @@ type deschedulerRunner struct {
 	policyPath string
 }
 
-func newDescheduler(c *cluster.Cluster, usage *collector.Collector, clock *simClock, policy string) (*deschedulerRunner, error) {
-	dir, err := os.MkdirTemp("", "ballast-sim-")
-	if err != nil {
-		return nil, fmt.Errorf("creating a directory for the descheduler policy: %w", err)
-	}
+// newDescheduler writes policy into dir, which must outlive the runner.
+func newDescheduler(c *cluster.Cluster, usage *collector.Collector, clock clock.PassiveClock, policy, dir string) (*deschedulerRunner, error) {
 	path := filepath.Join(dir, "policy.yaml")
 	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the descheduler policy: %w", err)

@@ -9,44 +9,70 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
-// currentPods returns the scenario's pods that are not terminating, with the
-// node each is bound to ("" while pending).
-func (e *engine) currentPods(ctx context.Context) (map[types.UID]placedPod, error) {
-	pods, err := e.c.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: workloadLabel})
+// placedPod is a pod that is not terminating: the scenario workload it
+// belongs to ("" for a pod from elsewhere), the node it is bound to ("" while
+// pending) and its requests, which stand for the usage of a pod from
+// elsewhere.
+type placedPod struct {
+	workload, node string
+	requests       Amount
+}
+
+// currentPods returns the pods that are not terminating or finished.
+func (s *stack) currentPods(ctx context.Context) (map[types.UID]placedPod, error) {
+	pods, err := s.c.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	out := make(map[types.UID]placedPod, len(pods.Items))
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			out[p.UID] = placedPod{workload: p.Labels[workloadLabel], node: p.Spec.NodeName}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
 		}
+		out[p.UID] = placedPod{workload: p.Labels[workloadLabel], node: p.Spec.NodeName, requests: podRequests(p)}
 	}
 	return out, nil
 }
 
-// placement counts the pods of each workload on each node, and the pending
-// pods.
-func (e *engine) placement(ctx context.Context) (map[string]map[string]int, int, error) {
-	pods, err := e.currentPods(ctx)
+// podRequests is what the scheduler counts for p.
+func podRequests(p *corev1.Pod) Amount {
+	r := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+	return Amount{CPU: float64(r.Cpu().MilliValue()) / 1000, Memory: float64(r.Memory().Value())}
+}
+
+// podPlacement is where the pods are: the scenario's pods counted per node
+// and workload, the requests of pods from elsewhere summed per node, and
+// the pods not bound yet.
+type podPlacement struct {
+	workloads map[string]map[string]int
+	other     map[string]Amount
+	pending   int
+}
+
+func (s *stack) placement(ctx context.Context) (podPlacement, error) {
+	pods, err := s.currentPods(ctx)
 	if err != nil {
-		return nil, 0, err
+		return podPlacement{}, err
 	}
-	out := map[string]map[string]int{}
-	pending := 0
+	out := podPlacement{workloads: map[string]map[string]int{}, other: map[string]Amount{}}
 	for _, p := range pods {
-		if p.node == "" {
-			pending++
-			continue
+		switch {
+		case p.node == "":
+			out.pending++
+		case p.workload == "":
+			out.other[p.node] = out.other[p.node].Add(p.requests)
+		default:
+			if out.workloads[p.node] == nil {
+				out.workloads[p.node] = map[string]int{}
+			}
+			out.workloads[p.node][p.workload]++
 		}
-		if out[p.node] == nil {
-			out[p.node] = map[string]int{}
-		}
-		out[p.node][p.workload]++
 	}
-	return out, pending, nil
+	return out, nil
 }
 
 // settle waits, for at most SettleTimeout of real time, until every workload
@@ -113,15 +139,16 @@ func (e *engine) record(ctx context.Context, t time.Duration, step int64) error 
 	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
-	placement, pending, err := e.placement(ctx)
+	p, err := e.placement(ctx)
 	if err != nil {
 		return err
 	}
-	rec := Step{At: t, Pending: pending}
+	placement := p.workloads
+	rec := Step{At: t, Pending: p.pending}
 	for _, n := range nodes.Items {
 		cpuAlloc := float64(n.Status.Allocatable.Cpu().MilliValue()) / 1000
 		memAlloc := float64(n.Status.Allocatable.Memory().Value())
-		u := e.model.NodeUsage(n.Name, placement[n.Name], t, step)
+		u := e.model.NodeUsage(n.Name, placement[n.Name], t, step).Add(p.other[n.Name])
 		s := NodeStep{Node: n.Name, Cordoned: n.Spec.Unschedulable, Workloads: placement[n.Name],
 			CPU: 100 * u.CPU / cpuAlloc, Memory: 100 * u.Memory / memAlloc}
 		for w, count := range placement[n.Name] {

@@ -48,6 +48,9 @@ type NodeStep struct {
 	MemoryRequests float64        `json:"memoryRequestsPercent"`
 	CPU            float64        `json:"cpuPercent"`
 	Memory         float64        `json:"memoryPercent"`
+	// NoUsage is set when load-watcher had no fresh usage of a live node;
+	// CPU and Memory are then zero.
+	NoUsage bool `json:"noUsage,omitempty"`
 }
 
 // Utilisation is the node's real utilisation: the mean of its CPU and

@@ -46,24 +46,51 @@ func writeNodes(out io.Writer, nodes []NodeStep) error {
 		if n.Cordoned {
 			name += " (cordoned)"
 		}
+		if n.NoUsage {
+			fmt.Fprintf(w, "  %s\t%d\t%.0f%%\t%.0f%%\tunknown\t\tunknown\t\n", name, n.Pods, n.CPURequests, n.MemoryRequests)
+			continue
+		}
 		fmt.Fprintf(w, "  %s\t%d\t%.0f%%\t%.0f%%\t%s\t%3.0f%%\t%s\t%3.0f%%\n", name, n.Pods,
 			n.CPURequests, n.MemoryRequests, bar(n.CPU), n.CPU, bar(n.Memory), n.Memory)
 	}
 	return w.Flush()
 }
 
+// summaryRow is one figure of the summary table.
+type summaryRow struct {
+	label string
+	value func(*Result) string
+	// runOnly figures need a whole run's history, which a live cluster's
+	// placement lacks.
+	runOnly bool
+}
+
+var summaryRows = []summaryRow{
+	{label: "utilisation spread (max−min)", value: func(r *Result) string { return fmt.Sprintf("%.1f", r.Summary.Spread) }},
+	{label: "coefficient of variation", value: func(r *Result) string { return fmt.Sprintf("%.2f", r.Summary.CV) }},
+	{label: "hottest node", value: func(r *Result) string {
+		return fmt.Sprintf("%s %.0f%%", r.Summary.Hottest, r.Summary.HottestUtilisation)
+	}},
+	{label: fmt.Sprintf("nodes over threshold (cpu %.0f%% / memory %.0f%%)", HotCPU, HotMemory), value: func(r *Result) string {
+		return fmt.Sprint(r.Summary.OverThreshold)
+	}},
+	{label: "pods placed on a hogged node", value: func(r *Result) string { return fmt.Sprint(r.PlacedOnHog) }, runOnly: true},
+	{label: "evictions", value: func(r *Result) string { return fmt.Sprint(r.Evictions) }, runOnly: true},
+	{label: "ping-pong", value: func(r *Result) string { return fmt.Sprint(r.PingPong) }, runOnly: true},
+	{label: "pods pending", value: func(r *Result) string { return fmt.Sprint(r.Summary.Pending) }},
+}
+
 func writeSummary(out io.Writer, c *Comparison) error {
 	d, b := c.Default, c.Ballast
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "SUMMARY\tDEFAULT\tBALLAST\t")
-	fmt.Fprintf(w, "  utilisation spread (max−min)\t%.1f\t%.1f\t(%.2f× default)\n", d.Summary.Spread, b.Summary.Spread, c.SpreadRatio())
-	fmt.Fprintf(w, "  coefficient of variation\t%.2f\t%.2f\t\n", d.Summary.CV, b.Summary.CV)
-	fmt.Fprintf(w, "  hottest node\t%s %.0f%%\t%s %.0f%%\t\n", d.Summary.Hottest, d.Summary.HottestUtilisation, b.Summary.Hottest, b.Summary.HottestUtilisation)
-	fmt.Fprintf(w, "  nodes over threshold (cpu %.0f%% / memory %.0f%%)\t%d\t%d\t\n", HotCPU, HotMemory, d.Summary.OverThreshold, b.Summary.OverThreshold)
-	fmt.Fprintf(w, "  pods placed on a hogged node\t%d\t%d\t\n", d.PlacedOnHog, b.PlacedOnHog)
-	fmt.Fprintf(w, "  evictions\t%d\t%d\t\n", d.Evictions, b.Evictions)
-	fmt.Fprintf(w, "  ping-pong\t%d\t%d\t\n", d.PingPong, b.PingPong)
-	fmt.Fprintf(w, "  pods pending\t%d\t%d\t\n", d.Summary.Pending, b.Summary.Pending)
+	for i, row := range summaryRows {
+		var ratio string
+		if i == 0 {
+			ratio = fmt.Sprintf("(%.2f× default)", c.SpreadRatio())
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", row.label, row.value(d), row.value(b), ratio)
+	}
 	if err := w.Flush(); err != nil {
 		return err
 	}

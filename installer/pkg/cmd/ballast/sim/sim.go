@@ -1,5 +1,6 @@
 // Package sim implements `ballast sim`: run a scenario on an in-process
-// cluster with the default kube-scheduler and with Ballast, and compare.
+// cluster with the default kube-scheduler and with Ballast, and compare, or
+// keep its cluster running for other tools with --serve.
 package sim
 
 import (
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/sim/report"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/kube"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
@@ -43,6 +45,7 @@ type flagpole struct {
 	FromCluster      bool
 	Save             string
 	Kube             kube.Flags
+	Serve            serveFlags
 }
 
 // NewCommand returns the sim command.
@@ -54,10 +57,19 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 		Long: "sim runs a scenario (nodes, workloads with real usage profiles, events on a timeline) on an in-process\n" +
 			"cluster twice on simulated time: once with the upstream kube-scheduler alone, once with Ballast's\n" +
 			"load-watcher, scheduler and descheduler. It needs no cluster and no network. Built-in scenarios: " +
-			strings.Join(scenario.BuiltinNames(), ", ") + ".",
-		Example: "  ballast sim --from-cluster --save my-cluster.yaml\n  ballast sim my-cluster.yaml -f my-values.yaml",
-		Args:    cobra.MaximumNArgs(1),
+			strings.Join(scenario.BuiltinNames(), ", ") + ".\n\n" +
+			"With --serve it starts the scenario's cluster once and keeps it running in real time for kubectl, k9s or\n" +
+			"another scheduler, until Ctrl-C; `ballast sim report` measures its placement meanwhile.",
+		Example: "  ballast sim --from-cluster --save my-cluster.yaml\n  ballast sim my-cluster.yaml -f my-values.yaml\n" +
+			"  ballast sim --serve --scenario homelab-mixed --kubeconfig-out sim.kubeconfig",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkServeFlags(c.Flags(), flags.Serve.On); err != nil {
+				return err
+			}
+			if flags.Serve.On {
+				return runServe(c.Context(), logger, streams, flags, args)
+			}
 			return runE(c.Context(), logger, streams, flags, args)
 		},
 	}
@@ -74,6 +86,8 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().StringVar(&flags.Save, "save", "", "write the scenario that was run to this file (useful with --from-cluster)")
 	flags.Kube.AddFlags(c.Flags())
 	c.Flags().BoolVar(&flags.List, "list", false, "list the built-in scenarios and exit")
+	flags.Serve.addFlags(c.Flags())
+	c.AddCommand(report.NewCommand(logger, streams))
 	return c
 }
 
@@ -88,18 +102,9 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if err != nil {
 		return err
 	}
-	sc, err := load(ctx, logger, flags, args)
+	sc, err := prepare(ctx, logger, flags, args)
 	if err != nil {
 		return err
-	}
-	if flags.Save != "" {
-		if err := save(flags.Save, sc); err != nil {
-			return err
-		}
-		logger.Infof("Wrote the scenario to %s.", flags.Save)
-	}
-	if flags.Seed != 0 {
-		sc.Seed = flags.Seed
 	}
 	if flags.Duration != 0 {
 		if flags.Duration < sc.Step.Duration {
@@ -110,11 +115,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if logger.Verbosity() < 2 {
 		silenceControlPlane()
 	}
-	var progress io.Writer
-	if !logger.Quiet() {
-		progress = streams.ErrOut
-	}
-	opts.Progress = progress
+	opts.Progress = progressWriter(logger, streams)
 	start := time.Now()
 	c, err := engine.Compare(ctx, sc, opts)
 	if err != nil {
@@ -133,6 +134,32 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 		return enc.Encode(c)
 	}
 	return engine.WriteText(streams.Out, c)
+}
+
+// prepare loads the scenario, saves it when asked and applies --seed.
+func prepare(ctx context.Context, logger *log.Logger, flags *flagpole, args []string) (*scenario.Scenario, error) {
+	sc, err := load(ctx, logger, flags, args)
+	if err != nil {
+		return nil, err
+	}
+	if flags.Save != "" {
+		if err := save(flags.Save, sc); err != nil {
+			return nil, err
+		}
+		logger.Infof("Wrote the scenario to %s.", flags.Save)
+	}
+	if flags.Seed != 0 {
+		sc.Seed = flags.Seed
+	}
+	return sc, nil
+}
+
+// progressWriter is where progress lines go: stderr unless -q.
+func progressWriter(logger *log.Logger, streams cmd.IOStreams) io.Writer {
+	if logger.Quiet() {
+		return nil
+	}
+	return streams.ErrOut
 }
 
 // load reads the scenario named by the argument or --scenario, or takes it

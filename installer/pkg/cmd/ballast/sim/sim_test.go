@@ -51,6 +51,12 @@ func TestScenarioErrors(t *testing.T) {
 		{"invalid file", []string{bad}, "nodes"},
 		{"duration below a step", []string{"--scenario", "new-node", "--duration", "5s"}, "shorter than the scenario's step"},
 		{"missing policy", []string{"--scenario", "new-node", "--descheduler-policy", filepath.Join(t.TempDir(), "none.yaml")}, "reading the descheduler policy"},
+		{"serve flag without --serve", []string{"--scenario", "new-node", "--scheduler", "none", "--speed", "2"}, "--scheduler, --speed need --serve"},
+		{"run flag with --serve", []string{"--scenario", "new-node", "--serve", "--report", "x.html"}, "--report do not apply to --serve"},
+		{"serve without kubeconfig", []string{"--scenario", "new-node", "--serve"}, "needs --kubeconfig-out"},
+		{"bad descheduler", []string{"--scenario", "new-node", "--serve", "--kubeconfig-out", "k", "--descheduler", "maybe"}, `--descheduler "maybe"`},
+		{"bad speed", []string{"--scenario", "new-node", "--serve", "--kubeconfig-out", "k", "--speed", "0"}, "--speed 0: must be positive"},
+		{"bad scheduler", []string{"--scenario", "new-node", "--serve", "--kubeconfig-out", "k", "--scheduler", "fast"}, "serve.scheduler"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := run(t, tc.args...)

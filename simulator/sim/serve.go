@@ -1,0 +1,345 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/simulator/scenario"
+)
+
+// A served cluster describes itself in this ConfigMap, so that tools given
+// only its kubeconfig (`ballast sim report`) find load-watcher.
+const (
+	InfoNamespace = metav1.NamespaceSystem
+	InfoName      = "ballast-sim"
+	// InfoLoadWatcher is the key of load-watcher's base URL.
+	InfoLoadWatcher = "loadWatcher"
+)
+
+// KubeconfigContext names the cluster, user and context of a served
+// cluster's kubeconfig; Serve overwrites only a file with this context.
+const KubeconfigContext = "ballast-sim"
+
+// ServeOptions configure a served cluster.
+type ServeOptions struct {
+	// Scheduler is the scheduler the simulator runs: ModeBallast (the
+	// default), ModeDefault, or ModeNone to leave binding to another one.
+	Scheduler Mode
+	// Descheduler runs the descheduler policy in-process every
+	// DeschedulerEvery of scenario time.
+	Descheduler bool
+	// Speed is how much faster than the real clock scenario time (the usage
+	// model and the events) runs; default 1.
+	Speed float64
+	// KubeconfigOut is the kubeconfig file to write; required. An existing
+	// file is overwritten only if a served cluster wrote it.
+	KubeconfigOut string
+	// LoadWatcherAddress is where load-watcher's API listens; default a free
+	// loopback port.
+	LoadWatcherAddress string
+	// DeschedulerEvery is the scenario time between descheduling cycles;
+	// default 5m, the chart's descheduler.deschedulingInterval.
+	DeschedulerEvery time.Duration
+	// SchedulerConfig and DeschedulerPolicy replace the shipped scheduler
+	// profile and descheduler policy when set.
+	SchedulerConfig   string
+	DeschedulerPolicy string
+	// Windows are the statistics windows load-watcher keeps; default
+	// usage.DefaultWindows.
+	Windows []usage.Window
+	// Log receives a line for every event applied and every problem of the
+	// running simulation when set.
+	Log io.Writer
+}
+
+func (o *ServeOptions) setDefaults() {
+	if o.Scheduler == "" {
+		o.Scheduler = ModeBallast
+	}
+	if o.Speed == 0 {
+		o.Speed = 1
+	}
+	if o.LoadWatcherAddress == "" {
+		o.LoadWatcherAddress = "127.0.0.1:0"
+	}
+	if o.DeschedulerEvery == 0 {
+		o.DeschedulerEvery = 5 * time.Minute
+	}
+	if o.SchedulerConfig == "" {
+		o.SchedulerConfig = schedulerConfig
+	}
+	if o.DeschedulerPolicy == "" {
+		o.DeschedulerPolicy = deschedulerPolicy
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+}
+
+var serveSchedulers = sets.New(string(ModeBallast), string(ModeDefault), string(ModeNone))
+
+// Validate reports every invalid option at once.
+func (o *ServeOptions) Validate(path *field.Path) error {
+	var errs field.ErrorList
+	if !serveSchedulers.Has(string(o.Scheduler)) {
+		errs = append(errs, field.NotSupported(path.Child("scheduler"), string(o.Scheduler), sets.List(serveSchedulers)))
+	}
+	if o.Speed <= 0 {
+		errs = append(errs, field.Invalid(path.Child("speed"), o.Speed, "must be positive"))
+	}
+	if o.KubeconfigOut == "" {
+		errs = append(errs, field.Required(path.Child("kubeconfigOut"), "the file to write the kubeconfig to"))
+	}
+	if o.DeschedulerEvery <= 0 {
+		errs = append(errs, field.Invalid(path.Child("deschedulerEvery"), o.DeschedulerEvery.String(), "must be positive"))
+	}
+	return errs.ToAggregate()
+}
+
+// Server is a scenario's cluster kept running in real time for other tools.
+type Server struct {
+	// KubeconfigPath is the kubeconfig written for the cluster.
+	KubeconfigPath string
+	// APIServer is the kube-apiserver URL.
+	APIServer string
+	// LoadWatcher is load-watcher's base URL (/watcher, /api/v1/usage).
+	LoadWatcher string
+	// MetricsAPI is the base URL of the simulated metrics.k8s.io.
+	MetricsAPI string
+
+	stack  *stack
+	opts   ServeOptions
+	events *timeline
+	http   *http.Server
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+
+	wroteKubeconfig bool
+}
+
+// Serve starts sc's cluster with its workloads and keeps it running in real
+// time until Shutdown: usage is sampled every scenario step (divided by the
+// speed), events happen when scenario time reaches them, the descheduler
+// runs when due. ctx bounds only the start.
+func Serve(ctx context.Context, sc *scenario.Scenario, opts ServeOptions) (_ *Server, err error) {
+	opts.setDefaults()
+	if err := opts.Validate(field.NewPath("serve")); err != nil {
+		return nil, err
+	}
+	if err := checkKubeconfigOut(opts.KubeconfigOut); err != nil {
+		return nil, err
+	}
+	st, err := startStack(ctx, sc, stackConfig{
+		scheduler: opts.Scheduler, descheduler: opts.Descheduler, schedulerConfig: opts.SchedulerConfig,
+		deschedulerPolicy: opts.DeschedulerPolicy, clock: clock.RealClock{},
+		period: time.Duration(float64(sc.Step.Duration) / opts.Speed), windows: opts.Windows,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{stack: st, opts: opts, events: newTimeline(sc), KubeconfigPath: opts.KubeconfigOut,
+		APIServer: st.c.RestConfig.Host, MetricsAPI: "http://" + st.metrics.Address()}
+	defer func() {
+		if err != nil {
+			_ = s.close()
+		}
+	}()
+	if err := st.createWorkloads(ctx); err != nil {
+		return nil, err
+	}
+	s.applyDue(ctx, 0)
+	if err := s.serveLoadWatcher(); err != nil {
+		return nil, err
+	}
+	s.wroteKubeconfig = true
+	if err := st.c.WriteKubeconfig(opts.KubeconfigOut, KubeconfigContext); err != nil {
+		return nil, err
+	}
+	if err := s.publishInfo(ctx); err != nil {
+		return nil, err
+	}
+	var life context.Context
+	life, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.wg.Go(func() { s.loop(life) })
+	return s, nil
+}
+
+// serveLoadWatcher serves load-watcher's real API over the collector.
+func (s *Server) serveLoadWatcher() error {
+	l, err := net.Listen("tcp", s.opts.LoadWatcherAddress)
+	if err != nil {
+		return fmt.Errorf("listening for load-watcher's API on %s: %w", s.opts.LoadWatcherAddress, err)
+	}
+	col := s.stack.collector
+	handler := server.NewHandler(server.Options{Source: col, Gatherer: col.Gatherer()})
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	s.LoadWatcher = "http://" + l.Addr().String()
+	warm, stopWarm := context.WithCancel(context.Background())
+	s.wg.Go(func() { handler.WarmLoop(warm) })
+	s.wg.Go(func() {
+		defer stopWarm()
+		if err := s.http.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(s.opts.Log, "load-watcher's API stopped: %v\n", err)
+		}
+	})
+	return nil
+}
+
+// publishInfo writes the ConfigMap that tells other tools where
+// load-watcher is and what runs.
+func (s *Server) publishInfo(ctx context.Context) error {
+	client := s.stack.c.Client
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: InfoNamespace}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", InfoNamespace, err)
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: InfoName, Namespace: InfoNamespace},
+		Data: map[string]string{
+			InfoLoadWatcher: s.LoadWatcher,
+			"scenario":      s.stack.sc.Name,
+			"scheduler":     string(s.opts.Scheduler),
+			"descheduler":   strconv.FormatBool(s.opts.Descheduler),
+			"speed":         strconv.FormatFloat(s.opts.Speed, 'g', -1, 64),
+		},
+	}
+	if _, err := client.CoreV1().ConfigMaps(InfoNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("publishing %s/%s: %w", InfoNamespace, InfoName, err)
+	}
+	return nil
+}
+
+// scenarioTime is how far the scenario has got: real time since the start
+// times the speed.
+func (s *Server) scenarioTime() time.Duration {
+	return time.Duration(float64(time.Since(s.stack.start)) * s.opts.Speed)
+}
+
+// loop samples usage every period, applies the events that fell due and
+// runs the descheduler when due, until ctx ends. A failing round is
+// reported and the next one tried: the cluster stays up for its users.
+func (s *Server) loop(ctx context.Context) {
+	tick := time.NewTicker(s.stack.cfg.period)
+	defer tick.Stop()
+	var lastCycle time.Duration
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		t := s.scenarioTime()
+		if err := s.stack.publishAndCollect(ctx, t, int64(t/s.stack.sc.Step.Duration)); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(s.opts.Log, "%s: %v\n", t.Round(time.Second), err)
+		}
+		s.applyDue(ctx, t)
+		if s.stack.descheduler != nil && t-lastCycle >= s.opts.DeschedulerEvery {
+			lastCycle = t
+			if err := s.stack.descheduler.cycle(ctx); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(s.opts.Log, "%s: %v\n", t.Round(time.Second), err)
+			}
+		}
+	}
+}
+
+// applyDue applies every event due at t, reporting each failure.
+func (s *Server) applyDue(ctx context.Context, t time.Duration) {
+	for applied := s.events.next; ; applied = s.events.next {
+		err := s.stack.applyDue(ctx, s.events, t)
+		for _, ev := range s.events.events[applied:s.events.next] {
+			fmt.Fprintf(s.opts.Log, "%s: %s\n", ev.At.Duration, eventText(ev))
+		}
+		if err == nil {
+			return
+		}
+		fmt.Fprintf(s.opts.Log, "%s: %v\n", t.Round(time.Second), err)
+	}
+}
+
+// eventText describes an event for the log.
+func eventText(ev scenario.Event) string {
+	switch ev.Type {
+	case scenario.Scale:
+		return fmt.Sprintf("scale %s to %d", ev.Workload, ev.Replicas)
+	case scenario.Hog:
+		var eats []string
+		for name, q := range map[string]resource.Quantity{"cpu": ev.Resources.CPU, "memory": ev.Resources.Memory} {
+			if !q.IsZero() {
+				eats = append(eats, name+" "+q.String())
+			}
+		}
+		sort.Strings(eats)
+		return fmt.Sprintf("hog on %s eats %s", ev.Node, strings.Join(eats, " and "))
+	default:
+		return fmt.Sprintf("%s %s", ev.Type, ev.Node)
+	}
+}
+
+// Shutdown measures the placement that resulted, then stops everything,
+// waits for it, and removes the kubeconfig and every temporary file.
+func (s *Server) Shutdown(ctx context.Context) (*Placement, error) {
+	var p *Placement
+	var err error
+	s.once.Do(func() {
+		s.cancel()
+		p, err = Observe(ctx, s.stack.c.Client, s.stack.collector.Snapshot())
+		if closeErr := s.close(); err == nil {
+			err = closeErr
+		}
+	})
+	return p, err
+}
+
+// close stops the loop, the load-watcher API and the stack, waits for them
+// and removes the kubeconfig once written.
+func (s *Server) close() error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	if s.http != nil {
+		_ = s.http.Close()
+	}
+	s.wg.Wait()
+	s.stack.close()
+	if s.wroteKubeconfig {
+		if err := os.Remove(s.KubeconfigPath); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("removing the kubeconfig: %w", err)
+		}
+	}
+	return s.stack.err()
+}
+
+// checkKubeconfigOut refuses to overwrite a file that a served cluster did
+// not write: a kubeconfig of a real cluster would be lost.
+func checkKubeconfigOut(path string) error {
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return nil
+	}
+	kc, err := clientcmd.LoadFromFile(path)
+	if err == nil && kc.CurrentContext == KubeconfigContext {
+		return nil
+	}
+	return fmt.Errorf("%s exists and is not a kubeconfig written by a served simulation: remove it or choose another file", path)
+}
