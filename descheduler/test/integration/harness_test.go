@@ -3,10 +3,13 @@ package integration
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -231,11 +234,19 @@ func (e *env) nodeUsage() map[string][2]float64 {
 }
 
 // waitUsageSettled waits until the window average of every node is the
-// usage last published.
+// usage of the pods running now; should pods change meanwhile (a
+// replacement landing late), their usage is published again.
 func (e *env) waitUsageSettled() {
 	e.t.Helper()
-	want := e.nodeUsage()
+	var want map[string][2]float64
 	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		if now := e.nodeUsage(); !maps.Equal(now, want) {
+			want = now
+			for name, u := range want {
+				e.provider.Set(name, u[0], u[1])
+			}
+			return false, nil
+		}
 		snap := e.lw.Snapshot()
 		for name, u := range want {
 			nu, ok := snap.Node(name)
@@ -252,8 +263,25 @@ func (e *env) waitUsageSettled() {
 		return true, nil
 	})
 	if err != nil {
-		e.t.Fatalf("load-watcher never reported the published usage %v: %v", want, err)
+		e.t.Fatalf("load-watcher never reported the published usage %v (last snapshot %s): %v", want, describe(e.lw.Snapshot(), want), err)
 	}
+}
+
+// describe formats what load-watcher reports for the nodes in want.
+func describe(snap *usage.Snapshot, want map[string][2]float64) string {
+	var parts []string
+	for name := range want {
+		nu, ok := snap.Node(name)
+		if !ok {
+			parts = append(parts, name+": none or stale")
+			continue
+		}
+		cpu, _ := nu.Get(usage.Window(window), usage.CPU)
+		mem, _ := nu.Get(usage.Window(window), usage.Memory)
+		parts = append(parts, fmt.Sprintf("%s: cpu avg %.3f max %.3f, memory avg %.3f max %.3f", name, cpu.Avg, cpu.Max, mem.Avg, mem.Max))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
 }
 
 // waitWorkloadsReady waits until every ReplicaSet has all its replicas

@@ -35,7 +35,7 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Wo
 	var ranked []candidate
 	var rejected []string
 	reject := func(n *v1.Node, why string) { rejected = append(rejected, n.Name+": "+why) }
-	sourceScore := p.sourceScore(c, pod, source, nodes)
+	sourceScore, sourceKnown := p.reportedScore(c, pod, source, nodes)
 	for _, n := range nodes {
 		if n.Name == source {
 			continue
@@ -62,8 +62,8 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Wo
 			reject(n, pl.Reason)
 			continue
 		}
-		if pl.Score < sourceScore {
-			reject(n, fmt.Sprintf("scores %d for the pod, the source %d: the scheduler would not prefer it", pl.Score, sourceScore))
+		if score, _ := p.reportedScore(c, pod, n.Name, nodes); sourceKnown && score < sourceScore {
+			reject(n, fmt.Sprintf("the scheduler would score it %d for the pod, the source %d", score, sourceScore))
 			continue
 		}
 		ranked = append(ranked, candidate{node: n, count: r.count[n.Name], score: pl.Score})
@@ -84,19 +84,17 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Wo
 	return nil, strings.Join(rejected, "; ")
 }
 
-// sourceScore is how the scheduler's load model scores the source for the
-// replacement once the evicted pod has gone from it; the lowest score when
-// the source's usage is unknown, so it never blocks a move.
-func (p *SpreadReplicas) sourceScore(c *cycle, pod *v1.Pod, source string, nodes []*v1.Node) int64 {
-	load, ok := c.loads[source]
+// reportedScore is how the scheduler's load model scores node for pod on
+// the usage load-watcher reports; false when that usage is unknown.
+func (p *SpreadReplicas) reportedScore(c *cycle, pod *v1.Pod, node string, nodes []*v1.Node) (int64, bool) {
+	load, ok := c.reported[node]
 	if !ok {
-		return 0
+		return 0, false
 	}
 	for _, n := range nodes {
-		if n.Name == source {
-			without := load.Add(p.deps.Model.PodLoad(pod, n), -1)
-			return p.deps.Model.Place(pod, n, without, nil).Score
+		if n.Name == node {
+			return p.deps.Model.Place(pod, n, load, nil).Score, true
 		}
 	}
-	return 0
+	return 0, false
 }

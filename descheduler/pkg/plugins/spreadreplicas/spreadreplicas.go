@@ -94,12 +94,14 @@ func (p *SpreadReplicas) Name() string { return PluginName }
 
 // cycle is the state of one Balance call.
 type cycle struct {
-	now         time.Time
-	loads       map[string]lab.NodeLoad
-	evicted     int32
-	fromNode    map[string]int32
-	byNamespace map[string]int32
-	stopped     bool
+	now time.Time
+	// loads are the nodes' usage corrected for moves not yet measured;
+	// reported is what load-watcher reports, as the scheduler sees it.
+	loads, reported map[string]lab.NodeLoad
+	evicted         int32
+	fromNode        map[string]int32
+	byNamespace     map[string]int32
+	stopped         bool
 }
 
 // replicas is one workload's pods across the nodes of a cycle.
@@ -117,7 +119,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 	s.Lock()
 	defer s.Unlock()
 
-	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]lab.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
+	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]lab.NodeLoad{}, reported: map[string]lab.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
 	p.countPingPong(logger)
 
@@ -131,6 +133,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 			logger.V(3).Info("Node has no fresh usage; not a destination", "node", klog.KObj(n))
 			continue
 		}
+		c.reported[n.Name] = load
 		c.loads[n.Name] = load.Add(s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration()), 1)
 	}
 	if len(c.loads) == 0 {
