@@ -27,15 +27,16 @@ type candidate struct {
 // scored by the scheduler's load model, was not the source of a recent move
 // of w (that would undo it) and accepts the pod the way the scheduler would
 // (NodeFit: unschedulable, selector and affinity, taints, requests). It must
-// also score at least as well as the source once the pod is gone from it:
-// the scheduler would otherwise put the replacement back on the source (or
-// another node), and the move would only churn. The fewest replicas win,
-// then the best score.
-func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Workload, r *replicas, pod *v1.Pod, source string, nodes []*v1.Node) (*v1.Node, string) {
+// also score at least as well as the source on the usage load-watcher
+// reports, which is what the scheduler places the replacement on: otherwise
+// the scheduler would put it back on the source and the move would only
+// churn. The fewest replicas win, then the best score.
+func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Workload, r *replicas, pod *v1.Pod, src *v1.Node, nodes []*v1.Node) (*v1.Node, string) {
+	source := src.Name
 	var ranked []candidate
 	var rejected []string
 	reject := func(n *v1.Node, why string) { rejected = append(rejected, n.Name+": "+why) }
-	sourceScore, sourceKnown := p.reportedScore(c, pod, source, nodes)
+	sourceScore, sourceKnown := p.reportedScore(c, pod, src)
 	for _, n := range nodes {
 		if n.Name == source {
 			continue
@@ -62,7 +63,7 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Wo
 			reject(n, pl.Reason)
 			continue
 		}
-		if score, _ := p.reportedScore(c, pod, n.Name, nodes); sourceKnown && score < sourceScore {
+		if score, _ := p.reportedScore(c, pod, n); sourceKnown && score < sourceScore {
 			reject(n, fmt.Sprintf("the scheduler would score it %d for the pod, the source %d", score, sourceScore))
 			continue
 		}
@@ -86,15 +87,10 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Wo
 
 // reportedScore is how the scheduler's load model scores node for pod on
 // the usage load-watcher reports; false when that usage is unknown.
-func (p *SpreadReplicas) reportedScore(c *cycle, pod *v1.Pod, node string, nodes []*v1.Node) (int64, bool) {
-	load, ok := c.reported[node]
+func (p *SpreadReplicas) reportedScore(c *cycle, pod *v1.Pod, node *v1.Node) (int64, bool) {
+	load, ok := c.reported[node.Name]
 	if !ok {
 		return 0, false
 	}
-	for _, n := range nodes {
-		if n.Name == node {
-			return p.deps.Model.Place(pod, n, load, nil).Score, true
-		}
-	}
-	return 0, false
+	return p.deps.Model.Place(pod, node, load, nil).Score, true
 }

@@ -231,7 +231,7 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 				p.skip(podLogger, skipLimit, "namespace eviction limit reached")
 				return false
 			}
-			dest, why := p.pickDestination(ctx, c, w, r, pod, src.Name, nodes)
+			dest, why := p.pickDestination(ctx, c, w, r, pod, src, nodes)
 			if dest == nil {
 				p.skip(podLogger, skipNoDestination, "no node with fewer replicas can take the pod", "rejected", why)
 				break
