@@ -19,9 +19,10 @@ func Allocatable(n fwk.NodeInfo) loadscore.Amount {
 }
 
 // Predict appends to preds, for each resource, the node's predicted usage:
-// the window's statistic chosen by pick for that resource, plus pending and pod amounts. ok is
-// false when a statistic is missing or not a valid number. Callers pass a
-// small stack buffer (preds[:0]) so scoring a node does not allocate.
+// the window's statistic chosen by pick for that resource, plus pending and
+// pod amounts. ok is false when a statistic is missing or not a valid
+// number. Callers pass a small stack buffer (preds[:0]) so scoring a node
+// does not allocate.
 func Predict(preds []loadscore.Prediction, nu usage.NodeUsage, window usage.Window, resources []usage.Resource, pick Picker,
 	pending, pod, allocatable loadscore.Amount) ([]loadscore.Prediction, bool) {
 	for _, r := range resources {

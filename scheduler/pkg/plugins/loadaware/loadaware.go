@@ -94,7 +94,7 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 		handle:        h,
 		tracker:       tracker,
 		thresholds:    args.Thresholds,
-		thresholdStat: Pickers(args.ThresholdStatistics),
+		thresholdStat: pickers(args.ThresholdStatistics),
 		scorer:        strategies[s.Type](s),
 		strategy:      s.Type,
 		window:        usage.Window(args.Window.Duration),
@@ -112,8 +112,8 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 	return pl, nil
 }
 
-// Pickers converts thresholdStatistics args.
-func Pickers(stats map[usage.Resource]config.UsageStatistic) nodeload.Picker {
+// pickers converts thresholdStatistics args.
+func pickers(stats map[usage.Resource]config.UsageStatistic) nodeload.Picker {
 	byResource := map[usage.Resource]nodeload.Picker{}
 	for r, stat := range stats {
 		switch stat {
