@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/releaseutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/charts"
@@ -197,13 +198,9 @@ func parseWindows(list string) ([]usage.Window, error) {
 	if list == "" {
 		return nil, nil
 	}
-	var ws []usage.Window
-	for s := range strings.SplitSeq(list, ",") {
-		w, err := apiv1.ParseWindow(strings.TrimSpace(s))
-		if err != nil {
-			return nil, fmt.Errorf("the chart's load-watcher windows: %w", err)
-		}
-		ws = append(ws, w)
+	ws, err := apiv1.ParseWindows(field.NewPath("load-watcher", "windows"), strings.Split(list, ","))
+	if err != nil {
+		return nil, fmt.Errorf("the chart's load-watcher windows: %w", err)
 	}
 	return ws, nil
 }

@@ -98,17 +98,7 @@ func applyEnv(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
 
 // parseWindows parses and checks --windows.
 func (o *options) parseWindows() ([]usage.Window, error) {
-	var errs field.ErrorList
-	out := make([]usage.Window, 0, len(o.windows))
-	for i, s := range o.windows {
-		w, err := apiv1.ParseWindow(strings.TrimSpace(s))
-		if err != nil {
-			errs = append(errs, field.Invalid(field.NewPath("windows").Index(i), s, err.Error()))
-			continue
-		}
-		out = append(out, w)
-	}
-	return out, errs.ToAggregate()
+	return apiv1.ParseWindows(field.NewPath("windows"), o.windows)
 }
 
 // validate checks the flags that the packages do not check themselves.

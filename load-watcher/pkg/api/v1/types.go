@@ -5,7 +5,10 @@ package v1
 
 import (
 	"fmt"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
@@ -48,6 +51,22 @@ type NodeUsage struct {
 	// Windows maps window ("1m", "5m", "15m") and resource ("cpu",
 	// "memory") to statistics in percent of allocatable.
 	Windows map[string]map[usage.Resource]usage.Stats `json:"windows"`
+}
+
+// ParseWindows parses a list of windows as load-watcher's --windows takes
+// it, reporting every invalid one at its index under path.
+func ParseWindows(path *field.Path, list []string) ([]usage.Window, error) {
+	var errs field.ErrorList
+	out := make([]usage.Window, 0, len(list))
+	for i, s := range list {
+		w, err := ParseWindow(strings.TrimSpace(s))
+		if err != nil {
+			errs = append(errs, field.Invalid(path.Index(i), s, err.Error()))
+			continue
+		}
+		out = append(out, w)
+	}
+	return out, errs.ToAggregate()
 }
 
 // ParseWindow parses a window as the API spells it ("5m", "1m30s").
