@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# Installs what `make test` needs beyond Go: the Prometheus server (Debian
-# package) that load-watcher's integration tests start on loopback, and every
-# module's Go dependencies.
+# Installs what `make test` needs beyond Go, from Debian's packages:
+#   - prometheus: the server load-watcher's integration tests start on loopback;
+#   - runc, containernetworking-plugins, iptables, conntrack: the real node of
+#     the end-to-end lane (docs/e2e.md); ca-certificates goes into the images;
+# and every module's Go dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v prometheus >/dev/null 2>&1; then
+packages=(prometheus runc containernetworking-plugins iptables conntrack ca-certificates iproute2 util-linux)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo="sudo"
 	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null
-	# The package starts a server on :9090 where an init system runs; tests
-	# start their own on a free loopback port instead.
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# The prometheus package starts a server on :9090 where an init system
+	# runs; tests start their own on a free loopback port instead.
 	$sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
 fi
 prometheus --version 2>&1 | head -n 1
+runc --version | head -n 1
 
 for gomod in */go.mod; do
 	(cd "$(dirname "$gomod")" && go mod download)

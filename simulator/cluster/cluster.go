@@ -81,7 +81,7 @@ func Start(tb ktesting.TB, opts Options) (*Cluster, error) {
 }
 
 func (c *Cluster) start(tb ktesting.TB, opts Options) error {
-	etcd, etcdURL, err := startEtcd(filepath.Join(c.dir, "etcd"))
+	etcd, etcdURL, err := StartEtcd(filepath.Join(c.dir, "etcd"))
 	if err != nil {
 		return err
 	}

@@ -21,9 +21,9 @@ const etcdReadyTimeout = 30 * time.Second
 // between our probe and etcd's bind (parallel test binaries do).
 const etcdPortAttempts = 5
 
-// startEtcd starts a single-member etcd on free loopback ports with its data
+// StartEtcd starts a single-member etcd on free loopback ports with its data
 // in dir, retrying with new ports when one was taken meanwhile.
-func startEtcd(dir string) (*embed.Etcd, string, error) {
+func StartEtcd(dir string) (*embed.Etcd, string, error) {
 	var err error
 	for range etcdPortAttempts {
 		var e *embed.Etcd

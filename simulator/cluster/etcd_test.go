@@ -23,7 +23,7 @@ func TestStartEtcdRetriesATakenPort(t *testing.T) {
 	if err == nil || !isAddrInUse(err) {
 		t.Fatalf("starting etcd on a taken port: err = %v, want address in use", err)
 	}
-	e, _, err := startEtcd(t.TempDir())
+	e, _, err := StartEtcd(t.TempDir())
 	if err != nil {
 		t.Fatalf("startEtcd: %v", err)
 	}

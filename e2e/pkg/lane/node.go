@@ -1,0 +1,281 @@
+package lane
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/ballast-sched/ballast/e2e/pkg/nodeinit"
+)
+
+// nodeConfig is what the node's configuration files are rendered from.
+type nodeConfig struct {
+	Dir, Bin, Name         string
+	NodeIP, PodCIDR        string
+	PodGateway, ClusterDNS string
+	ClusterCIDR            string
+	SandboxImage           string
+	CACert                 string
+	ServingCert            string
+	ServingKey             string
+	KubeletKubeconfig      string
+	KubeProxyKubeconfig    string
+	SystemReservedMemory   int64
+	Socket                 string
+}
+
+var containerdConfig = template.Must(template.New("containerd").Parse(`# containerd 2.x for the lane's node: CRI with runc on cgroupfs (the node has
+# no systemd), overlayfs, Debian's CNI plugins, everything under the node's dir.
+version = 3
+root = "{{.Dir}}/containerd/root"
+state = "{{.Dir}}/containerd/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.blockfile",
+  "io.containerd.snapshotter.v1.erofs"]
+
+[grpc]
+  address = "{{.Socket}}"
+
+[ttrpc]
+  address = "{{.Socket}}.ttrpc"
+
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "{{.SandboxImage}}"
+
+[plugins."io.containerd.cri.v1.runtime"]
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        BinaryName = "/usr/bin/runc"
+        Root = "{{.Dir}}/containerd/runc"
+        SystemdCgroup = false
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["/usr/lib/cni"]
+    conf_dir = "{{.Dir}}/cni/net.d"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+`))
+
+var cniConfig = template.Must(template.New("cni").Parse(`{
+  "cniVersion": "1.0.0",
+  "name": "ballast-e2e",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "{{.Dir}}/cni/ipam",
+        "ranges": [[{"subnet": "{{.PodCIDR}}", "gateway": "{{.PodGateway}}"}]],
+        "routes": [{"dst": "0.0.0.0/0"}]
+      }
+    }
+  ]
+}
+`))
+
+var kubeletConfig = template.Must(template.New("kubelet").Parse(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: {{.NodeIP}}
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: {{.CACert}}
+authorization:
+  mode: Webhook
+tlsCertFile: {{.ServingCert}}
+tlsPrivateKeyFile: {{.ServingKey}}
+containerRuntimeEndpoint: unix://{{.Socket}}
+# The machine has cgroup v1 and no systemd; Kubernetes 1.35+ refuses cgroup
+# v1 unless told otherwise.
+cgroupDriver: cgroupfs
+failCgroupV1: false
+failSwapOn: false
+clusterDNS: [{{.ClusterDNS}}]
+clusterDomain: cluster.local
+resolvConf: {{.Dir}}/resolv.conf
+podLogsDir: {{.Dir}}/pod-logs
+staticPodPath: ""
+# The node is a homelab-sized machine: what the host has beyond it is
+# reserved, so allocatable memory (what Ballast's percentages are of) is the
+# node's own.
+systemReserved:
+  memory: "{{.SystemReservedMemory}}"
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 5%
+  nodefs.inodesFree: 5%
+  imagefs.available: 5%
+imageGCHighThresholdPercent: 100
+serializeImagePulls: false
+`))
+
+var kubeProxyConfig = template.Must(template.New("kube-proxy").Parse(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: {{.KubeProxyKubeconfig}}
+hostnameOverride: {{.Name}}
+mode: iptables
+clusterCIDR: {{.ClusterCIDR}}
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+# Leave the node's conntrack table and timeouts as the kernel has them.
+conntrack:
+  maxPerCore: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+`))
+
+// writeNodeFiles renders the node's configuration and its ballast-node spec,
+// and returns the spec's path.
+func writeNodeFiles(cfg nodeConfig) (string, error) {
+	for _, d := range []string{"containerd", "cni/net.d", "cni/ipam", "kubelet", "pod-logs"} {
+		if err := os.MkdirAll(filepath.Join(cfg.Dir, d), 0o755); err != nil {
+			return "", fmt.Errorf("creating the node's %s dir: %w", d, err)
+		}
+	}
+	files := []struct {
+		path string
+		tmpl *template.Template
+	}{
+		{"containerd/config.toml", containerdConfig},
+		{"cni/net.d/10-ballast-e2e.conflist", cniConfig},
+		{"kubelet/config.yaml", kubeletConfig},
+		{"kube-proxy.yaml", kubeProxyConfig},
+	}
+	for _, f := range files {
+		var b strings.Builder
+		if err := f.tmpl.Execute(&b, cfg); err != nil {
+			return "", fmt.Errorf("rendering %s: %w", f.path, err)
+		}
+		if err := os.WriteFile(filepath.Join(cfg.Dir, f.path), []byte(b.String()), 0o644); err != nil {
+			return "", fmt.Errorf("writing %s: %w", f.path, err)
+		}
+	}
+	// Pods resolve through the cluster DNS only: the node's resolver points
+	// at nothing, so no lookup leaves the machine.
+	if err := os.WriteFile(filepath.Join(cfg.Dir, "resolv.conf"), []byte("nameserver 127.0.0.1\n"), 0o644); err != nil {
+		return "", fmt.Errorf("writing the node's resolv.conf: %w", err)
+	}
+	spec := nodeinit.Spec{
+		Cgroup:      nodeCgroup,
+		NetNS:       "/run/netns/" + netnsName,
+		PrivateDirs: []string{"/var/log/containers", "/var/lib/cni", "/run/netns"},
+		ReadyFile:   filepath.Join(cfg.Dir, "ready"),
+		Processes: []nodeinit.Process{
+			{Name: "containerd", Path: filepath.Join(cfg.Bin, "containerd"),
+				Args: []string{"--config", filepath.Join(cfg.Dir, "containerd/config.toml")},
+				Log:  filepath.Join(cfg.Dir, "containerd.log"), ReadyFile: cfg.Socket},
+			{Name: "kubelet", Path: filepath.Join(cfg.Bin, "kubelet"),
+				Args: []string{"--config=" + filepath.Join(cfg.Dir, "kubelet/config.yaml"),
+					"--kubeconfig=" + cfg.KubeletKubeconfig, "--hostname-override=" + cfg.Name,
+					"--node-ip=" + cfg.NodeIP, "--root-dir=" + filepath.Join(cfg.Dir, "kubelet"), "--v=2"},
+				Log: filepath.Join(cfg.Dir, "kubelet.log"), ReadyURL: "http://127.0.0.1:10248/healthz",
+				ReadyTimeout: nodeinit.Duration{Duration: 2 * time.Minute}},
+			{Name: "kube-proxy", Path: filepath.Join(cfg.Bin, "kube-proxy"),
+				Args: []string{"--config=" + filepath.Join(cfg.Dir, "kube-proxy.yaml"), "--v=2"},
+				Log:  filepath.Join(cfg.Dir, "kube-proxy.log")},
+		},
+	}
+	raw, err := json.MarshalIndent(spec, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encoding the node spec: %w", err)
+	}
+	path := filepath.Join(cfg.Dir, "node.json")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// startNode runs ballast-node with spec and waits until every daemon of the
+// node is ready.
+func startNode(ctx context.Context, bin, dir, spec string) (*process, error) {
+	// containerd finds its shim on PATH.
+	env := append(os.Environ(), "PATH="+bin+":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+	p, err := startProcess("ballast-node", filepath.Join(dir, "ballast-node.log"), filepath.Join(bin, "ballast-node"), env, spec)
+	if err != nil {
+		return nil, err
+	}
+	ready := filepath.Join(dir, "ready")
+	err = waitFor(ctx, "the node's containerd, kubelet and kube-proxy", 3*time.Minute, func(context.Context) (bool, error) {
+		if gone, err := p.exited(); gone {
+			return false, err
+		}
+		_, err := os.Stat(ready)
+		return err == nil, nil
+	})
+	return p, err
+}
+
+// memTotal is the machine's memory, which the kubelet reports as the node's
+// capacity.
+func memTotal() (int64, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, fmt.Errorf("reading /proc/meminfo: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kib, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("parsing MemTotal %q: %w", fields[1], err)
+			}
+			return kib * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no MemTotal in /proc/meminfo")
+}
+
+// kernelTunables are the host settings the kubelet changes when it starts
+// (vm.overcommit_memory, kernel.panic, kernel.panic_on_oops); the lane puts
+// them back when it stops.
+var kernelTunables = []string{"/proc/sys/vm/overcommit_memory", "/proc/sys/kernel/panic", "/proc/sys/kernel/panic_on_oops"}
+
+func saveTunables() map[string][]byte {
+	saved := map[string][]byte{}
+	for _, f := range kernelTunables {
+		if v, err := os.ReadFile(f); err == nil {
+			saved[f] = v
+		}
+	}
+	return saved
+}
+
+func restoreTunables(saved map[string][]byte) error {
+	var errs []string
+	for f, v := range saved {
+		if err := os.WriteFile(f, v, 0o644); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("restoring kernel settings: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}

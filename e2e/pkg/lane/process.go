@@ -1,0 +1,65 @@
+package lane
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// process is a daemon the lane runs on the host, its output in a log file.
+type process struct {
+	name string
+	log  string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// startProcess starts path with args; env, when not nil, replaces the
+// inherited environment.
+func startProcess(name, log, path string, env []string, args ...string) (*process, error) {
+	f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s's log: %w", name, err)
+	}
+	defer f.Close()
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{name: name, log: log, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process ended, and how.
+func (p *process) exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, fmt.Errorf("%s exited (%v); see %s", p.name, p.err, p.log)
+	default:
+		return false, nil
+	}
+}
+
+// stop sends SIGTERM, waits up to grace, then kills.
+func (p *process) stop(grace time.Duration) {
+	if p == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}

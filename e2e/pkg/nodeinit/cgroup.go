@@ -1,0 +1,228 @@
+package nodeinit
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// cgroupRoot is where every hierarchy is mounted, as on any Linux host.
+const cgroupRoot = "/sys/fs/cgroup"
+
+// hierarchy is one cgroup mount below cgroupRoot.
+type hierarchy struct {
+	// mountPoint such as /sys/fs/cgroup/memory.
+	mountPoint string
+	// fsType is cgroup (v1) or cgroup2.
+	fsType string
+	// options name the v1 controllers (or name=…) the hierarchy holds.
+	options string
+}
+
+// hierarchies lists the cgroup mounts of this mount namespace.
+func hierarchies() ([]hierarchy, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("reading mounts: %w", err)
+	}
+	defer f.Close()
+	var hs []hierarchy
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// ID parent major:minor root mountpoint options [optional...] - fstype source superoptions
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		fields, tail := strings.Fields(pre), strings.Fields(post)
+		if len(fields) < 5 || len(tail) < 3 {
+			continue
+		}
+		mp, fsType := fields[4], tail[0]
+		if (fsType != "cgroup" && fsType != "cgroup2") || !strings.HasPrefix(mp, cgroupRoot+"/") {
+			continue
+		}
+		var opts []string
+		for _, o := range strings.Split(tail[2], ",") {
+			if o != "rw" && o != "ro" {
+				opts = append(opts, o)
+			}
+		}
+		hs = append(hs, hierarchy{mountPoint: mp, fsType: fsType, options: strings.Join(opts, ",")})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading mounts: %w", err)
+	}
+	if len(hs) == 0 {
+		return nil, fmt.Errorf("no cgroup hierarchy is mounted below %s", cgroupRoot)
+	}
+	return hs, nil
+}
+
+// JoinCgroup creates cgroup name in every hierarchy and moves this process
+// into it.
+func JoinCgroup(name string) error {
+	hs, err := hierarchies()
+	if err != nil {
+		return err
+	}
+	pid := strconv.Itoa(os.Getpid())
+	for _, h := range hs {
+		dir := filepath.Join(h.mountPoint, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("creating cgroup %s: %w", dir, err)
+		}
+		if slices.Contains(strings.Split(h.options, ","), "cpuset") {
+			if err := inheritCpuset(h.mountPoint, name); err != nil {
+				return err
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(pid), 0o644); err != nil {
+			return fmt.Errorf("joining cgroup %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// inheritCpuset fills cpuset.cpus and cpuset.mems of each new level from its
+// parent: a v1 cpuset cgroup takes no task until both are set.
+func inheritCpuset(mountPoint, name string) error {
+	parent := mountPoint
+	for _, part := range strings.Split(strings.Trim(name, "/"), "/") {
+		dir := filepath.Join(parent, part)
+		for _, file := range []string{"cpuset.cpus", "cpuset.mems"} {
+			cur, err := os.ReadFile(filepath.Join(dir, file))
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", filepath.Join(dir, file), err)
+			}
+			if strings.TrimSpace(string(cur)) != "" {
+				continue
+			}
+			want, err := os.ReadFile(filepath.Join(parent, file))
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", filepath.Join(parent, file), err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, file), want, 0o644); err != nil {
+				return fmt.Errorf("writing %s: %w", filepath.Join(dir, file), err)
+			}
+		}
+		parent = dir
+	}
+	return nil
+}
+
+// remountCgroups replaces this mount namespace's cgroup mounts by fresh ones
+// made inside the current cgroup namespace, so each hierarchy's root is the
+// cgroup this process was in when the namespace was created: what a container
+// runtime does for a container with its own cgroup namespace.
+func remountCgroups() error {
+	hs, err := hierarchies()
+	if err != nil {
+		return err
+	}
+	if err := syscall.Unmount(cgroupRoot, syscall.MNT_DETACH); err != nil {
+		return fmt.Errorf("detaching the host's %s: %w", cgroupRoot, err)
+	}
+	if err := syscall.Mount("tmpfs", cgroupRoot, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "mode=755"); err != nil {
+		return fmt.Errorf("mounting a tmpfs on %s: %w", cgroupRoot, err)
+	}
+	for _, h := range hs {
+		if err := os.MkdirAll(h.mountPoint, 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", h.mountPoint, err)
+		}
+		if err := syscall.Mount("cgroup", h.mountPoint, h.fsType, syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, h.options); err != nil {
+			return fmt.Errorf("mounting %s (%s %s): %w", h.mountPoint, h.fsType, h.options, err)
+		}
+	}
+	return nil
+}
+
+// KillCgroup kills every process in cgroup name and its descendants, except
+// this one, until none is left or the timeout passes. name is relative to the
+// hierarchies' roots as this process sees them ("/" inside the node).
+func KillCgroup(name string, timeout time.Duration) error {
+	hs, err := hierarchies()
+	if err != nil {
+		return err
+	}
+	self := os.Getpid()
+	deadline := time.Now().Add(timeout)
+	for {
+		var pids []int
+		for _, h := range hs {
+			pids = append(pids, procsBelow(filepath.Join(h.mountPoint, name))...)
+		}
+		slices.Sort(pids)
+		pids = slices.Compact(pids)
+		pids = slices.DeleteFunc(pids, func(p int) bool { return p == self })
+		if len(pids) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("processes %v still run in cgroup %s after %s", pids, name, timeout)
+		}
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// procsBelow lists the processes in dir's cgroup and every cgroup below it.
+func procsBelow(dir string) []int {
+	var pids []int
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
+			return nil
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		for _, f := range strings.Fields(string(raw)) {
+			if p, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, p)
+			}
+		}
+		return nil
+	})
+	return pids
+}
+
+// RemoveCgroup kills what is left in cgroup name and removes it, with every
+// cgroup below it, from every hierarchy. A missing cgroup is not an error.
+func RemoveCgroup(name string, timeout time.Duration) error {
+	if err := KillCgroup(name, timeout); err != nil {
+		return err
+	}
+	hs, err := hierarchies()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, h := range hs {
+		root := filepath.Join(h.mountPoint, name)
+		var dirs []string
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, path)
+			}
+			return nil
+		})
+		// Deepest first: a cgroup with children cannot be removed.
+		for _, d := range slices.Backward(dirs) {
+			if err := syscall.Rmdir(d); err != nil && !errors.Is(err, syscall.ENOENT) {
+				errs = append(errs, fmt.Errorf("removing cgroup %s: %w", d, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
