@@ -5,13 +5,16 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 GO      ?= go
-MODULES := load-watcher scheduler descheduler installer simulator charts
+MODULES := load-watcher scheduler descheduler installer simulator charts images
 # Modules that hold Go code yet (a new module starts with its go.mod alone).
 GO_MODULES = $(foreach m,$(MODULES),$(if $(shell find $(m) -name '*.go' -print -quit),$(m)))
 BIN     := $(CURDIR)/bin
 # Kubernetes test binaries link at ~2.5 GB each: keep two at a time at most.
 GOTEST_FLAGS ?= -count=1 -p 2 -timeout 30m
 BENCH_FLAGS  ?= -run '^$$' -bench . -benchmem
+# `make images`: platforms to build, and the version (empty: the chart's appVersion).
+PLATFORMS ?= linux/amd64,linux/arm64,linux/arm/v7
+VERSION   ?=
 
 .DEFAULT_GOAL := help
 
@@ -29,6 +32,10 @@ build: ## Build every binary into bin/.
 	@for m in $(GO_MODULES); do \
 		if [ -d $$m/cmd ]; then echo "build $$m"; (cd $$m && $(GO) build -o $(BIN)/ ./cmd/...); fi; \
 	done
+
+.PHONY: images
+images: ## Cross-compile the three components and build their images into _output/images (PLATFORMS=, VERSION=; no Docker).
+	cd images && $(GO) run ./cmd/ballast-images --root $(CURDIR) --platforms $(PLATFORMS) $(if $(VERSION),--version $(VERSION))
 
 .PHONY: test
 test: lint test-all ## Lint, then every unit and integration test of every module (what CI runs).
@@ -60,5 +67,5 @@ update-replace: ## Regenerate the Kubernetes replace blocks from hack/k8s-versio
 	hack/update-k8s-replace.sh
 
 .PHONY: clean
-clean: ## Remove built binaries.
-	rm -rf $(BIN)
+clean: ## Remove built binaries and images.
+	rm -rf $(BIN) _output

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs beyond Go, from Debian's packages:
 #   - prometheus: the server load-watcher's integration tests start on loopback;
-#   - runc, containernetworking-plugins, iptables, conntrack: the real node of
-#     the end-to-end lane (docs/e2e.md); ca-certificates goes into the images;
+#   - ca-certificates: images/pkg/build copies its bundle into every image;
+#   - runc, containernetworking-plugins, iptables, conntrack, iproute2,
+#     util-linux: the real node of the end-to-end lane (docs/e2e.md);
 # and every module's Go dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(prometheus runc containernetworking-plugins iptables conntrack ca-certificates iproute2 util-linux)
+packages=(prometheus ca-certificates runc containernetworking-plugins iptables conntrack iproute2 util-linux)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,6 +24,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 prometheus --version 2>&1 | head -n 1
 runc --version | head -n 1
+echo "CA bundle: $(grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt) certificates"
 
 for gomod in */go.mod; do
 	(cd "$(dirname "$gomod")" && go mod download)

@@ -14,23 +14,24 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
 
 // Main runs the command and returns the process exit code.
 func Main() int {
-	cmd := NewCommand(os.Stdout)
-	cmd.AddCommand(deschedulerapp.NewVersionCommand())
-	return cli.Run(cmd)
+	return cli.Run(NewCommand(os.Stdout))
 }
 
 // options are the flags ballast-descheduler adds to the upstream ones.
 type options struct {
 	loadWatcherAddress    string
 	loadWatcherStaleAfter time.Duration
+	version               bool
 }
 
 // NewCommand returns the upstream descheduler command with
-// --load-watcher-address and Ballast's plugins registered.
+// --load-watcher-address, --version, a version subcommand and Ballast's
+// plugins registered.
 func NewCommand(out io.Writer) *cobra.Command {
 	cmd := deschedulerapp.NewDeschedulerCommand(out)
 	cmd.Use = "ballast-descheduler"
@@ -42,11 +43,21 @@ func NewCommand(out io.Writer) *cobra.Command {
 		"Base URL of the load-watcher that reports real node usage.")
 	cmd.Flags().DurationVar(&o.loadWatcherStaleAfter, "load-watcher-stale-after", client.DefaultStaleAfter,
 		"Usage older than this is stale: the node is neither hot nor a destination.")
+	cmd.Flags().BoolVar(&o.version, "version", false, "Print the version and exit.")
+	cmd.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return printVersion(c) },
+	})
 
 	// The upstream PreRunE replaces the global plugin registry
 	// (descheduler.SetupPlugins), so Ballast's plugins go in after it.
 	upstreamPreRunE := cmd.PreRunE
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
+		if o.version {
+			return nil
+		}
 		if upstreamPreRunE != nil {
 			if err := upstreamPreRunE(c, args); err != nil {
 				return err
@@ -59,7 +70,21 @@ func NewCommand(out io.Writer) *cobra.Command {
 		RegisterPlugins(pluginregistry.PluginRegistry, src)
 		return nil
 	}
+	upstreamRunE := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if o.version {
+			return printVersion(c)
+		}
+		return upstreamRunE(c, args)
+	}
 	return cmd
+}
+
+// printVersion prints Ballast's version; upstream's version command would
+// print the descheduler's, which its own release build sets.
+func printVersion(c *cobra.Command) error {
+	_, err := fmt.Fprintln(c.OutOrStdout(), version.Line("ballast-descheduler"))
+	return err
 }
 
 func newUsageSource(o *options) (*lazyClient, error) {

@@ -25,6 +25,7 @@ import (
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
 
 const policyPath = "../../../config/policy.yaml"
@@ -221,5 +222,24 @@ func TestUsageSourceFetchesOnStart(t *testing.T) {
 	snap := src.Snapshot()
 	if _, ok := snap.Node("n1"); !ok {
 		t.Fatalf("no fresh usage of n1 right after Start: %+v", snap)
+	}
+}
+
+// Both forms print Ballast's version and run nothing: upstream's RunE would
+// look for a cluster.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var out strings.Builder
+			cmd := NewCommand(&out)
+			cmd.SetArgs(args)
+			if err := cmd.Execute(); err != nil {
+				t.Fatalf("%v: %v", args, err)
+			}
+			// A test binary is linked without -X: the version is the default.
+			if got, want := out.String(), version.Line("ballast-descheduler")+"\n"; got != want || !strings.HasPrefix(got, "ballast-descheduler dev") {
+				t.Errorf("%v printed %q, want %q", args, got, want)
+			}
+		})
 	}
 }

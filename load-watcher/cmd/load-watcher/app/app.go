@@ -24,6 +24,7 @@ import (
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/registry"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
 
 // shutdownTimeout bounds how long in-flight requests may finish on exit.
@@ -32,7 +33,7 @@ const shutdownTimeout = 10 * time.Second
 // Main runs the command and exits; the only function that calls os.Exit.
 func Main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := Run(ctx, os.Args[1:], os.Stderr, nil)
+	err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
 	stop()
 	klog.Flush()
 	if err != nil {
@@ -43,13 +44,18 @@ func Main() {
 	}
 }
 
-// Run parses args and serves until ctx ends. When ready is not nil it
-// receives the listener's address once the server accepts connections.
-func Run(ctx context.Context, args []string, stderr io.Writer, ready func(addr string)) error {
+// Run parses args and serves until ctx ends; with --version it prints the
+// version to stdout and returns. When ready is not nil it receives the
+// listener's address once the server accepts connections.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) error {
 	o := defaultOptions()
 	fs := newFlagSet(o)
 	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.version {
+		_, err := fmt.Fprintln(stdout, version.Line("load-watcher"))
 		return err
 	}
 	if err := applyEnv(fs, lookupEnv); err != nil {

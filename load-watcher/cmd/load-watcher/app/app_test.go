@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
 
 func TestEnvFillsFlagsNotGiven(t *testing.T) {
@@ -56,11 +58,24 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Run(context.Background(), tt.args, io.Discard, nil)
+			err := Run(context.Background(), tt.args, io.Discard, io.Discard, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Run(%q) = %v, want an error containing %q", tt.args, err, tt.want)
 			}
 		})
+	}
+}
+
+// --version prints and returns without serving, before any other flag is
+// checked: the listen address below is taken by nobody and never opened.
+func TestRunVersion(t *testing.T) {
+	var out strings.Builder
+	if err := Run(context.Background(), []string{"--version", "--listen-address=:-1"}, &out, io.Discard, nil); err != nil {
+		t.Fatalf("Run(--version) = %v", err)
+	}
+	// A test binary is linked without -X: the version is the default.
+	if got, want := out.String(), version.Line("load-watcher")+"\n"; got != want || !strings.HasPrefix(got, "load-watcher dev") {
+		t.Errorf("--version printed %q, want %q", got, want)
 	}
 }
 
@@ -72,7 +87,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		done <- Run(ctx, []string{
 			"--provider=static", "--static-usage=node-a=30:45,node-b=80:20",
 			"--listen-address=127.0.0.1:0", "--period=50ms", "--windows=1m",
-		}, io.Discard, func(addr string) { addrc <- addr })
+		}, io.Discard, io.Discard, func(addr string) { addrc <- addr })
 	}()
 	var addr string
 	select {

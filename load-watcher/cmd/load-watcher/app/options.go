@@ -38,6 +38,7 @@ type options struct {
 	kubeconfig    string
 	prometheus    prometheus.Config
 	staticUsage   []string
+	version       bool
 }
 
 func defaultOptions() *options {
@@ -66,6 +67,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.prometheus.InsecureSkipVerify, "prometheus-insecure-skip-verify", false, "Skip TLS verification of Prometheus (unsafe).")
 	fs.DurationVar(&o.prometheus.Timeout, "prometheus-timeout", o.prometheus.Timeout, "Timeout of each Prometheus query.")
 	fs.StringSliceVar(&o.staticUsage, "static-usage", nil, "With --provider=static: node=cpu%:memory% entries, e.g. node-a=30:45,node-b=80:20 (demos; no cluster needed).")
+	fs.BoolVar(&o.version, "version", false, "Print the version and exit.")
 }
 
 // newFlagSet returns the command's flags, klog's included.

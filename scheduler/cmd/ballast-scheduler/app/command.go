@@ -3,9 +3,14 @@
 package app
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/cli"
+	"k8s.io/component-base/version/verflag"
 	schedapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
 
 // NewCommand returns the ballast-scheduler command. Usage comes from the
@@ -30,12 +35,24 @@ func newCommand(o *Options, source SourceFactory) *cobra.Command {
 	o.AddFlags(cmd.Flags())
 	run := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if versionRequested(c) {
+			_, err := fmt.Fprintln(c.OutOrStdout(), version.Line(c.Name()))
+			return err
+		}
 		if err := o.Validate(); err != nil {
 			return err
 		}
 		return run(c, args)
 	}
 	return cmd
+}
+
+// versionRequested reports a plain --version. Upstream's handler would print
+// only the Kubernetes version and exit; --version=raw (Kubernetes's build
+// details) and --version=vX.Y.Z (emulated version) still go to it.
+func versionRequested(c *cobra.Command) bool {
+	f := c.Flags().Lookup("version")
+	return f != nil && f.Value.String() == string(verflag.VersionTrue)
 }
 
 // Main runs the command and returns the process's exit code.
