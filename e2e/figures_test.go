@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/ballast-sched/ballast/e2e/pkg/lane"
 )
@@ -97,11 +98,14 @@ func containerMemory(ctx context.Context, t *testing.T, l *lane.Lane) map[string
 // when the wait ends.
 func waitNothingLeft(ctx context.Context, t *testing.T, l *lane.Lane) []string {
 	t.Helper()
-	disco, err := discovery.NewDiscoveryClientForConfig(l.Config)
+	cfg := rest.CopyConfig(l.Config)
+	// Listing every resource touches deprecated ones (v1 Endpoints).
+	cfg.WarningHandler = rest.NoWarnings{}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dyn, err := dynamic.NewForConfig(l.Config)
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

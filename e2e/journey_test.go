@@ -104,7 +104,7 @@ func TestUserJourney(t *testing.T) {
 	})
 
 	t.Run("ballast-scheduler binds an opted-in workload", func(t *testing.T) {
-		d := deployment("opted-in", 2, ballastScheduler, "10m")
+		d := deployment("opted-in", 2, ballastScheduler, "10Mi")
 		if _, err := l.Client.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -148,17 +148,22 @@ func TestUserJourney(t *testing.T) {
 
 		// The cluster's scheduler places by requests and still takes pods;
 		// Ballast filters the node and says why.
-		if _, err := l.Client.AppsV1().Deployments("default").Create(ctx, deployment("by-requests", 1, "", "10m"), metav1.CreateOptions{}); err != nil {
+		if _, err := l.Client.AppsV1().Deployments("default").Create(ctx, deployment("by-requests", 1, "", "10Mi"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.Client.AppsV1().Deployments("default").Create(ctx, deployment("by-usage", 1, ballastScheduler, "10m"), metav1.CreateOptions{}); err != nil {
+		if _, err := l.Client.AppsV1().Deployments("default").Create(ctx, deployment("by-usage", 1, ballastScheduler, "10Mi"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		waitPods(ctx, t, l.Client, "app=by-requests", 1, func(p corev1.Pod) bool { return p.Spec.NodeName == lane.NodeName })
 		pending := waitPods(ctx, t, l.Client, "app=by-usage", 1, func(p corev1.Pod) bool { return p.Spec.NodeName == "" })
 		msg := waitEvent(ctx, t, l.Client, pending[0], "FailedScheduling")
-		if !strings.Contains(msg, "LoadAware") && !strings.Contains(strings.ToLower(msg), "memory") {
+		if !strings.Contains(msg, "memory usage") || !strings.Contains(msg, "exceeds threshold 90") {
 			t.Errorf("FailedScheduling does not say the node's memory is too busy: %q", msg)
+		}
+		// kube-scheduler formats the reason into the event: a '%' in it
+		// comes out as "%!e(MISSING)".
+		if strings.Contains(msg, "%!") {
+			t.Errorf("FailedScheduling message is garbled: %q", msg)
 		}
 		t.Logf("ballast-scheduler: %s", msg)
 	})
@@ -421,8 +426,13 @@ func checkComponents(ctx context.Context, t *testing.T, c kubernetes.Interface) 
 				ptr.Deref(sc.Privileged, false) {
 				t.Errorf("container %s/%s: security context %+v is not restricted", p.Name, ctr.Name, sc)
 			}
-			if ctr.ReadinessProbe == nil || ctr.LivenessProbe == nil {
-				t.Errorf("container %s/%s has no readiness or liveness probe", p.Name, ctr.Name)
+			// Every component is probed for liveness; load-watcher and the
+			// scheduler serve requests, so they are probed for readiness too.
+			if ctr.LivenessProbe == nil {
+				t.Errorf("container %s/%s has no liveness probe", p.Name, ctr.Name)
+			}
+			if name := p.Labels["app.kubernetes.io/name"]; name != "descheduler" && ctr.ReadinessProbe == nil {
+				t.Errorf("container %s/%s serves requests but has no readiness probe", p.Name, ctr.Name)
 			}
 		}
 		for _, st := range p.Status.ContainerStatuses {

@@ -35,10 +35,11 @@ import (
 const (
 	// netnsName, hostLink and nodeCgroup are fixed so a new run finds and
 	// removes what a crashed one left.
-	netnsName  = "ballast-e2e"
-	hostLink   = "ballast-e2e0"
-	nodeCgroup = "/ballast-e2e/node"
-	lockFile   = "/run/ballast-e2e.lock"
+	netnsName          = "ballast-e2e"
+	hostLink           = "ballast-e2e0"
+	nodeCgroup         = "/ballast-e2e/node"
+	controlPlaneCgroup = "/ballast-e2e/control-plane"
+	lockFile           = "/run/ballast-e2e.lock"
 	// NodeName is the lane's node.
 	NodeName = "ballast-e2e-node"
 	// SandboxImage is the pause image containerd starts each pod with.
@@ -210,6 +211,9 @@ func (l *Lane) start(ctx context.Context) error {
 	}
 	if err := l.waitNodeReady(ctx); err != nil {
 		return err
+	}
+	if len(l.opts.Addons) == 0 {
+		return nil
 	}
 	for _, m := range l.opts.Addons {
 		if err := applyManifests(ctx, l.Config, m); err != nil {

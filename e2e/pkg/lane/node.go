@@ -52,6 +52,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     sandbox = "{{.SandboxImage}}"
 
 [plugins."io.containerd.cri.v1.runtime"]
+  # This machine refuses a negative oom_score_adj even to root, and the
+  # kubelet asks for -998 for every pod sandbox: runc's init then dies
+  # ("can't get final child's PID from pipe"). Clamping to containerd's own
+  # score is what rootless and nested nodes do.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
     [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]

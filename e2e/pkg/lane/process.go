@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/ballast-sched/ballast/e2e/pkg/nodeinit"
 )
 
 // process is a daemon the lane runs on the host, its output in a log file.
@@ -19,6 +21,9 @@ type process struct {
 
 // startProcess starts path with args; env, when not nil, replaces the
 // inherited environment.
+//
+// The process goes into the lane's control-plane cgroup, so a later run
+// finds and kills it if this one dies without stopping it.
 func startProcess(name, log, path string, env []string, args ...string) (*process, error) {
 	f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -31,6 +36,11 @@ func startProcess(name, log, path string, env []string, args ...string) (*proces
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	if err := nodeinit.AddToCgroup(controlPlaneCgroup, cmd.Process.Pid); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("placing %s in the lane's cgroup: %w", name, err)
 	}
 	p := &process{name: name, log: log, cmd: cmd, done: make(chan struct{})}
 	go func() {

@@ -47,7 +47,9 @@ func hierarchies() ([]hierarchy, error) {
 			continue
 		}
 		mp, fsType := fields[4], tail[0]
-		if (fsType != "cgroup" && fsType != "cgroup2") || !strings.HasPrefix(mp, cgroupRoot+"/") {
+		// A v1 or hybrid host mounts each hierarchy below cgroupRoot; a
+		// unified (v2-only) host mounts its one hierarchy on it.
+		if (fsType != "cgroup" && fsType != "cgroup2") || (mp != cgroupRoot && !strings.HasPrefix(mp, cgroupRoot+"/")) {
 			continue
 		}
 		var opts []string
@@ -69,12 +71,15 @@ func hierarchies() ([]hierarchy, error) {
 
 // JoinCgroup creates cgroup name in every hierarchy and moves this process
 // into it.
-func JoinCgroup(name string) error {
+func JoinCgroup(name string) error { return AddToCgroup(name, os.Getpid()) }
+
+// AddToCgroup creates cgroup name in every hierarchy and moves process pid
+// into it.
+func AddToCgroup(name string, pid int) error {
 	hs, err := hierarchies()
 	if err != nil {
 		return err
 	}
-	pid := strconv.Itoa(os.Getpid())
 	for _, h := range hs {
 		dir := filepath.Join(h.mountPoint, name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -85,8 +90,8 @@ func JoinCgroup(name string) error {
 				return err
 			}
 		}
-		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(pid), 0o644); err != nil {
-			return fmt.Errorf("joining cgroup %s: %w", dir, err)
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			return fmt.Errorf("moving %d into cgroup %s: %w", pid, dir, err)
 		}
 	}
 	return nil
@@ -131,6 +136,12 @@ func remountCgroups() error {
 	if err := syscall.Unmount(cgroupRoot, syscall.MNT_DETACH); err != nil {
 		return fmt.Errorf("detaching the host's %s: %w", cgroupRoot, err)
 	}
+	if len(hs) == 1 && hs[0].mountPoint == cgroupRoot {
+		if err := syscall.Mount("cgroup2", cgroupRoot, "cgroup2", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("mounting cgroup2 on %s: %w", cgroupRoot, err)
+		}
+		return nil
+	}
 	if err := syscall.Mount("tmpfs", cgroupRoot, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "mode=755"); err != nil {
 		return fmt.Errorf("mounting a tmpfs on %s: %w", cgroupRoot, err)
 	}
@@ -138,7 +149,13 @@ func remountCgroups() error {
 		if err := os.MkdirAll(h.mountPoint, 0o755); err != nil {
 			return fmt.Errorf("creating %s: %w", h.mountPoint, err)
 		}
-		if err := syscall.Mount("cgroup", h.mountPoint, h.fsType, syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, h.options); err != nil {
+		// A v1 hierarchy is found again by its controllers; cgroup2's
+		// options (nsdelegate) belong to the host's namespace.
+		opts := h.options
+		if h.fsType == "cgroup2" {
+			opts = ""
+		}
+		if err := syscall.Mount("cgroup", h.mountPoint, h.fsType, syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, opts); err != nil {
 			return fmt.Errorf("mounting %s (%s %s): %w", h.mountPoint, h.fsType, h.options, err)
 		}
 	}

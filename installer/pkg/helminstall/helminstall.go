@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -15,7 +16,9 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 
@@ -97,11 +100,17 @@ func InstallOrUpgrade(ctx context.Context, o Options) (rel *release.Release, upg
 	return rel, upgraded, nil
 }
 
-// Uninstall removes the release and waits for its objects to go.
+// Uninstall removes the release and waits for its objects to go, then
+// deletes the leader-election Leases its scheduler and descheduler created
+// at run time, which Helm does not know of.
 func Uninstall(ctx context.Context, o Options) (bool, error) {
 	cfg, err := o.configuration()
 	if err != nil {
 		return false, err
+	}
+	var leases []types.NamespacedName
+	if rel, err := action.NewGet(cfg).Run(o.ReleaseName); err == nil {
+		leases = LeaderLeases(rel.Manifest)
 	}
 	un := action.NewUninstall(cfg)
 	un.Wait, un.Timeout = true, o.Timeout
@@ -111,8 +120,42 @@ func Uninstall(ctx context.Context, o Options) (bool, error) {
 		}
 		return false, fmt.Errorf("uninstall release %s: %w", o.ReleaseName, err)
 	}
+	if o.Client != nil {
+		for _, l := range leases {
+			err := o.Client.CoordinationV1().Leases(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return true, fmt.Errorf("delete leader-election lease %s: %w", l, err)
+			}
+		}
+	}
 	return true, nil
 }
+
+var (
+	// schedulerLease matches the leaderElection block of a rendered
+	// KubeSchedulerConfiguration; descheduler*Lease its flags.
+	schedulerLease            = regexp.MustCompile(`(?m)^\s*resourceName:\s*(\S+)\s*\n\s*resourceNamespace:\s*(\S+)\s*$`)
+	deschedulerLeaseName      = regexp.MustCompile(`--leader-elect-resource-name=(\S+)`)
+	deschedulerLeaseNamespace = regexp.MustCompile(`--leader-elect-resource-namespace=(\S+)`)
+)
+
+// LeaderLeases names the Leases that the components of a rendered release
+// take for leader election: the scheduler's (from its configuration) and the
+// descheduler's (from its flags).
+func LeaderLeases(manifest string) []types.NamespacedName {
+	var out []types.NamespacedName
+	for _, m := range schedulerLease.FindAllStringSubmatch(manifest, -1) {
+		out = append(out, types.NamespacedName{Name: unquote(m[1]), Namespace: unquote(m[2])})
+	}
+	names := deschedulerLeaseName.FindAllStringSubmatch(manifest, -1)
+	namespaces := deschedulerLeaseNamespace.FindAllStringSubmatch(manifest, -1)
+	for i := range min(len(names), len(namespaces)) {
+		out = append(out, types.NamespacedName{Name: unquote(names[i][1]), Namespace: unquote(namespaces[i][1])})
+	}
+	return out
+}
+
+func unquote(s string) string { return strings.Trim(s, `"'`) }
 
 // watchProgress reports Deployment readiness every two seconds until stopped.
 func (o Options) watchProgress(ctx context.Context) (stop func()) {

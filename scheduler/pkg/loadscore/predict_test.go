@@ -70,7 +70,7 @@ func TestCheckThresholds(t *testing.T) {
 			name:       "memory above, cpu exactly at the threshold",
 			preds:      []Prediction{cpu, mem},
 			thresholds: map[usage.Resource]float64{usage.CPU: 85, usage.Memory: 90},
-			want:       []string{"predicted memory usage 93.5% exceeds threshold 90% (node 88.0% + recently bound pods 3.0% + this pod 2.5%)"},
+			want:       []string{"predicted memory usage 93.5 exceeds threshold 90 (percent of allocatable: node 88.0 + recently bound pods 3.0 + this pod 2.5)"},
 		},
 		{
 			// 85 > 80 and 93.5 > 90
@@ -78,8 +78,8 @@ func TestCheckThresholds(t *testing.T) {
 			preds:      []Prediction{cpu, mem},
 			thresholds: map[usage.Resource]float64{usage.CPU: 80, usage.Memory: 90},
 			want: []string{
-				"predicted cpu usage 85.0% exceeds threshold 80% (node 80.0% + recently bound pods 3.0% + this pod 2.0%)",
-				"predicted memory usage 93.5% exceeds threshold 90% (node 88.0% + recently bound pods 3.0% + this pod 2.5%)",
+				"predicted cpu usage 85.0 exceeds threshold 80 (percent of allocatable: node 80.0 + recently bound pods 3.0 + this pod 2.0)",
+				"predicted memory usage 93.5 exceeds threshold 90 (percent of allocatable: node 88.0 + recently bound pods 3.0 + this pod 2.5)",
 			},
 		},
 		{
@@ -92,7 +92,7 @@ func TestCheckThresholds(t *testing.T) {
 			name:       "NaN total violates",
 			preds:      []Prediction{hot},
 			thresholds: map[usage.Resource]float64{usage.CPU: 99},
-			want:       []string{"predicted cpu usage NaN% exceeds threshold 99% (node NaN% + recently bound pods 0.0% + this pod 0.0%)"},
+			want:       []string{"predicted cpu usage NaN exceeds threshold 99 (percent of allocatable: node NaN + recently bound pods 0.0 + this pod 0.0)"},
 		},
 	}
 	for _, tt := range tests {

@@ -16,9 +16,13 @@ type Violation struct {
 // Reason explains the violation with its figures, in the form the scheduler
 // shows as the node's filter reason, e.g.
 //
-//	predicted memory usage 93.5% exceeds threshold 90% (node 88.0% + recently bound pods 3.0% + this pod 2.5%)
+//	predicted memory usage 93.5 exceeds threshold 90 (percent of allocatable: node 88.0 + recently bound pods 3.0 + this pod 2.5)
+//
+// It holds no '%': kube-scheduler passes the reason to its event recorder
+// as a format string, which would garble every percent sign in the pod's
+// FailedScheduling event.
 func (v Violation) Reason() string {
-	return fmt.Sprintf("predicted %s usage %.1f%% exceeds threshold %g%% (node %.1f%% + recently bound pods %.1f%% + this pod %.1f%%)",
+	return fmt.Sprintf("predicted %s usage %.1f exceeds threshold %g (percent of allocatable: node %.1f + recently bound pods %.1f + this pod %.1f)",
 		v.Resource, v.Total(), v.Threshold, v.Current, v.Pending, v.Pod)
 }
 

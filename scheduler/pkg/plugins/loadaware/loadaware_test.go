@@ -58,12 +58,12 @@ func TestFilter(t *testing.T) {
 		wantReason string // empty: the node passes
 	}{
 		{node: "cool"},
-		{node: "hot-mem", wantReason: "predicted memory usage 91.1% exceeds threshold 90% (node 88.0% + recently bound pods 0.0% + this pod 3.1%)"},
-		{node: "hot-cpu", wantReason: "predicted cpu usage 86.0% exceeds threshold 85% (node 81.0% + recently bound pods 0.0% + this pod 5.0%)"},
+		{node: "hot-mem", wantReason: "predicted memory usage 91.1 exceeds threshold 90 (percent of allocatable: node 88.0 + recently bound pods 0.0 + this pod 3.1)"},
+		{node: "hot-cpu", wantReason: "predicted cpu usage 86.0 exceeds threshold 85 (percent of allocatable: node 81.0 + recently bound pods 0.0 + this pod 5.0)"},
 		{node: "at-limit"},
 		{node: "stale"}, // falls back to requests
 		{node: "nan"},   // not trusted, falls back to requests
-		{node: "over-full", wantReason: "predicted cpu usage 135.0% exceeds threshold 85% (node 130.0% + recently bound pods 0.0% + this pod 5.0%)"},
+		{node: "over-full", wantReason: "predicted cpu usage 135.0 exceeds threshold 85 (percent of allocatable: node 130.0 + recently bound pods 0.0 + this pod 5.0)"},
 		{node: "new"}, // no usage yet
 	}
 	ctx := context.Background()

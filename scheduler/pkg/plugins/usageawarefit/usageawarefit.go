@@ -184,7 +184,8 @@ func (pl *UsageAwareFit) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.
 			ceiling = 100
 		}
 		if total := preds[i].Total(); total > ceiling {
-			reasons = append(reasons, fmt.Sprintf("Insufficient %s: requests exceed allocatable and predicted usage %.1f%% is above maxUsage %g%%",
+			// No '%' in a reason: kube-scheduler formats it into the event.
+			reasons = append(reasons, fmt.Sprintf("Insufficient %s: requests exceed allocatable and predicted usage %.1f is above maxUsage %g (percent of allocatable)",
 				res, total, ceiling))
 		}
 	}

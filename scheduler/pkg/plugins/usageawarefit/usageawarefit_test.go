@@ -55,7 +55,7 @@ func TestFilter(t *testing.T) {
 			// p95 75 % + 12.5 % = 87.5 % > 80 %
 			name: "cpu beyond requests on a busy node", pod: plugintest.Pod("p", "", "500m", ""), node: "busy",
 			wantCode:    fwk.Unschedulable,
-			wantReasons: []string{"Insufficient cpu: requests exceed allocatable and predicted usage 87.5% is above maxUsage 80%"},
+			wantReasons: []string{"Insufficient cpu: requests exceed allocatable and predicted usage 87.5 is above maxUsage 80 (percent of allocatable)"},
 		},
 		{
 			// 3800m + 2500m = 6300m > 6000m
