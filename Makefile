@@ -17,7 +17,7 @@ BENCH_FLAGS  ?= -run '^$$' -bench . -benchmem
 
 .PHONY: help
 help: ## List the targets.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: demo
 demo: ## Compare the default scheduler and Ballast on a simulated homelab (no cluster, no network needed).
@@ -59,6 +59,42 @@ bench-balance: ## Balance of every shipped scenario: default scheduler vs Ballas
 update-replace: ## Regenerate the Kubernetes replace blocks from hack/k8s-version.
 	hack/update-k8s-replace.sh
 
+# The real-node e2e lane's binaries, all static (CGO_ENABLED=0) and built from
+# Go modules. Kubernetes comes from the e2e module (on the project's Kubernetes
+# line); containerd, metrics-server and CoreDNS from their own modules under
+# e2e/build/, outside go.work, because they pin other Kubernetes lines. One
+# binary per `go build` keeps this build at one ~2.5 GB link at a time.
+E2E_BIN     := $(CURDIR)/_output/e2e/bin
+E2E_GOBUILD  = CGO_ENABLED=0 $(GO) build -trimpath
+K8S_VERSION  = $(shell tr -d '[:space:]' <hack/k8s-version)
+# What Kubernetes's own build stamps into its binaries (hack/lib/version.sh):
+# without it they report v0.0.0-master to the API server.
+K8S_LDFLAGS  = $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=$(patsubst v%,%,$(word 1,$(subst ., ,$(K8S_VERSION)))) -X $(p).gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) -X $(p).gitTreeState=clean)
+E2E_K8S_CMDS := kubelet kube-proxy kube-apiserver kube-controller-manager
+CONTAINERD   := github.com/containerd/containerd/v2
+# urfave_cli_no_docs, and no_grpc for the shim, are the tags containerd's own
+# Makefile builds with. No tag is needed for CGO_ENABLED=0: btrfs, the one cgo
+# snapshotter, is left out by its own `cgo` build constraint.
+CONTAINERD_TAGS := urfave_cli_no_docs
+MODVERSION   = GOWORK=off $(GO) list -m -f '{{.Version}}'
+
+.PHONY: e2e-bins
+e2e-bins: ## Build the real-node e2e lane's binaries (Kubernetes, containerd, metrics-server, CoreDNS, pause, hog) into _output/e2e/bin/.
+	@mkdir -p $(E2E_BIN)
+	@for c in $(E2E_K8S_CMDS); do echo "build $$c"; \
+		(cd e2e && $(E2E_GOBUILD) -ldflags "-s -w $(K8S_LDFLAGS)" -o $(E2E_BIN)/$$c k8s.io/kubernetes/cmd/$$c); done
+	@for c in pause hog; do echo "build $$c"; (cd e2e && $(E2E_GOBUILD) -ldflags "-s -w" -o $(E2E_BIN)/$$c ./cmd/$$c); done
+	@cd e2e/build/containerd && v=$$($(MODVERSION) $(CONTAINERD)) && \
+	for c in containerd ctr containerd-shim-runc-v2; do echo "build $$c $$v"; \
+		tags="$(CONTAINERD_TAGS)"; [ $$c = containerd-shim-runc-v2 ] && tags="$$tags no_grpc"; \
+		GOWORK=off $(E2E_GOBUILD) -tags "$$tags" -ldflags "-s -w -X $(CONTAINERD)/version.Version=$$v" \
+			-o $(E2E_BIN)/$$c $(CONTAINERD)/cmd/$$c; done
+	@cd e2e/build/metrics-server && v=$$($(MODVERSION) sigs.k8s.io/metrics-server) && echo "build metrics-server $$v" && \
+		GOWORK=off $(E2E_GOBUILD) -ldflags "-s -w -X k8s.io/client-go/pkg/version.gitVersion=$$v" \
+			-o $(E2E_BIN)/metrics-server sigs.k8s.io/metrics-server/cmd/metrics-server
+	@cd e2e/build/coredns && echo "build coredns $$($(MODVERSION) github.com/coredns/coredns)" && \
+		GOWORK=off $(E2E_GOBUILD) -ldflags "-s -w" -o $(E2E_BIN)/coredns .
+
 .PHONY: clean
 clean: ## Remove built binaries.
-	rm -rf $(BIN)
+	rm -rf $(BIN) $(CURDIR)/_output
