@@ -29,8 +29,7 @@ func main() {
 		os.Exit(0)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "hog:", err)
-		os.Exit(2)
+		os.Exit(2) // parseFlags has said why
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -51,7 +50,7 @@ const chunkSize = 16 << 20
 func hold(ctx context.Context, opts options, pageSize int, logger *log.Logger) [][]byte {
 	logger.Printf("allocating %s over %v", mib(opts.memory), opts.ramp)
 	chunks := (opts.memory + chunkSize - 1) / chunkSize
-	pause := opts.ramp / time.Duration(chunks)
+	start := time.Now()
 	var held [][]byte
 	var total int64
 	nextReport := opts.memory / 10
@@ -67,13 +66,17 @@ func hold(ctx context.Context, opts options, pageSize int, logger *log.Logger) [
 			logger.Printf("holding %s of %s", mib(total), mib(opts.memory))
 			nextReport += opts.memory / 10
 		}
-		if pause > 0 && total < opts.memory {
-			select {
-			case <-ctx.Done():
-				logger.Printf("signalled while ramping up at %s", mib(total))
-				return held
-			case <-time.After(pause):
-			}
+		if opts.ramp == 0 || total == opts.memory {
+			continue
+		}
+		// Chunk k is due at ramp*k/chunks from the start, however long the
+		// allocations before it took.
+		due := start.Add(opts.ramp * time.Duration(len(held)) / time.Duration(chunks))
+		select {
+		case <-ctx.Done():
+			logger.Printf("signalled while ramping up at %s", mib(total))
+			return held
+		case <-time.After(time.Until(due)):
 		}
 	}
 	logger.Printf("holding %s (%d bytes), touched every %d-byte page; waiting for SIGTERM", mib(total), total, pageSize)
@@ -104,6 +107,8 @@ type options struct {
 	ramp time.Duration
 }
 
+// parseFlags reads hog's flags. It writes any error, with the usage, to
+// errOut itself, as package flag does for the errors it finds.
 func parseFlags(args []string, errOut io.Writer) (options, error) {
 	var opts options
 	fs := flag.NewFlagSet("hog", flag.ContinueOnError)
@@ -114,14 +119,19 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
-	if fs.NArg() > 0 {
-		return options{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	var err error
+	switch {
+	case fs.NArg() > 0:
+		err = fmt.Errorf("unexpected arguments: %q", fs.Args())
+	case opts.memory == 0:
+		err = errors.New("-memory is required")
+	case opts.ramp < 0:
+		err = fmt.Errorf("-ramp must not be negative, got %v", opts.ramp)
 	}
-	if opts.memory == 0 {
-		return options{}, errors.New("--memory is required")
-	}
-	if opts.ramp < 0 {
-		return options{}, fmt.Errorf("--ramp must not be negative, got %v", opts.ramp)
+	if err != nil {
+		fmt.Fprintln(errOut, err)
+		fs.Usage()
+		return options{}, err
 	}
 	return opts, nil
 }

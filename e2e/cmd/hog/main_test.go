@@ -99,3 +99,15 @@ func TestHoldStopsRampWhenSignalled(t *testing.T) {
 		t.Errorf("holds %d bytes, want %d", got, chunkSize)
 	}
 }
+
+func TestHoldRamps(t *testing.T) {
+	// 3 chunks over 300ms: the third is due 200ms after the first.
+	start := time.Now()
+	held := hold(context.Background(), options{memory: 3 * chunkSize, ramp: 300 * time.Millisecond}, 4096, log.New(io.Discard, "", 0))
+	if got := size(held); got != 3*chunkSize {
+		t.Errorf("holds %d bytes, want %d", got, 3*chunkSize)
+	}
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Errorf("ramp took %v, want at least 200ms", took)
+	}
+}
