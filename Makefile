@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 GO      ?= go
-MODULES := load-watcher scheduler descheduler installer simulator charts images
+MODULES := load-watcher scheduler descheduler installer simulator charts images e2e
 # Modules that hold Go code yet (a new module starts with its go.mod alone).
 GO_MODULES = $(foreach m,$(MODULES),$(if $(shell find $(m) -name '*.go' -print -quit),$(m)))
 BIN     := $(CURDIR)/bin
@@ -20,7 +20,7 @@ VERSION   ?=
 
 .PHONY: help
 help: ## List the targets.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: demo
 demo: ## Compare the default scheduler and Ballast on a simulated homelab (no cluster, no network needed).
@@ -66,6 +66,64 @@ bench-balance: ## Balance of every shipped scenario: default scheduler vs Ballas
 update-replace: ## Regenerate the Kubernetes replace blocks from hack/k8s-version.
 	hack/update-k8s-replace.sh
 
+# The real-node e2e lane's binaries, all static (CGO_ENABLED=0) and built from
+# Go modules. Kubernetes comes from the e2e module (on the project's Kubernetes
+# line); containerd, metrics-server and CoreDNS from their own modules under
+# e2e/build/, outside go.work, because they pin other Kubernetes lines. One
+# binary per `go build` keeps this build at one ~2.5 GB link at a time.
+E2E_BIN     := $(CURDIR)/_output/e2e/bin
+E2E_GOBUILD  = CGO_ENABLED=0 $(GO) build -trimpath
+K8S_VERSION  = $(shell tr -d '[:space:]' <hack/k8s-version)
+# What Kubernetes's own build stamps into its binaries (hack/lib/version.sh):
+# without it they report v0.0.0-master to the API server.
+K8S_LDFLAGS  = $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=$(patsubst v%,%,$(word 1,$(subst ., ,$(K8S_VERSION)))) -X $(p).gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) -X $(p).gitTreeState=clean)
+E2E_K8S_CMDS := kubelet kube-proxy kube-apiserver kube-controller-manager kube-scheduler
+# Programs that run on the host need not be static: built with the default
+# cgo setting they share the compiled Kubernetes packages with the tests.
+E2E_HOSTBUILD = $(GO) build -trimpath
+CONTAINERD   := github.com/containerd/containerd/v2
+# urfave_cli_no_docs, and no_grpc for the shim, are the tags containerd's own
+# Makefile builds with. No tag is needed for CGO_ENABLED=0: btrfs, the one cgo
+# snapshotter, is left out by its own `cgo` build constraint.
+CONTAINERD_TAGS := urfave_cli_no_docs
+MODVERSION   = GOWORK=off $(GO) list -m -f '{{.Version}}'
+
+.PHONY: e2e-bins
+e2e-bins: ## Build the real-node e2e lane's binaries (Kubernetes, containerd, metrics-server, CoreDNS, pause, hog) into _output/e2e/bin/.
+	@mkdir -p $(E2E_BIN)
+	@for c in $(E2E_K8S_CMDS); do echo "build $$c"; \
+		(cd e2e && $(E2E_HOSTBUILD) -ldflags "-s -w $(K8S_LDFLAGS)" -o $(E2E_BIN)/$$c k8s.io/kubernetes/cmd/$$c); done
+	@echo "build ballast-node"; cd e2e && $(E2E_HOSTBUILD) -o $(E2E_BIN)/ballast-node ./cmd/ballast-node
+	@for c in pause hog; do echo "build $$c"; (cd e2e && $(E2E_GOBUILD) -ldflags "-s -w" -o $(E2E_BIN)/$$c ./cmd/$$c); done
+	@cd e2e/build/containerd && v=$$($(MODVERSION) $(CONTAINERD)) && \
+	for c in containerd ctr containerd-shim-runc-v2; do echo "build $$c $$v"; \
+		tags="$(CONTAINERD_TAGS)"; [ $$c = containerd-shim-runc-v2 ] && tags="$$tags no_grpc"; \
+		GOWORK=off $(E2E_GOBUILD) -tags "$$tags" -ldflags "-s -w -X $(CONTAINERD)/version.Version=$$v" \
+			-o $(E2E_BIN)/$$c $(CONTAINERD)/cmd/$$c; done
+	@cd e2e/build/metrics-server && v=$$($(MODVERSION) sigs.k8s.io/metrics-server) && echo "build metrics-server $$v" && \
+		GOWORK=off $(E2E_GOBUILD) -ldflags "-s -w -X k8s.io/client-go/pkg/version.gitVersion=$$v" \
+			-o $(E2E_BIN)/metrics-server sigs.k8s.io/metrics-server/cmd/metrics-server
+	@cd e2e/build/coredns && echo "build coredns $$($(MODVERSION) github.com/coredns/coredns)" && \
+		GOWORK=off $(E2E_GOBUILD) -ldflags "-s -w" -o $(E2E_BIN)/coredns .
+
+E2E_OUT      := $(CURDIR)/_output/e2e
+HOST_ARCH     = $(shell $(GO) env GOARCH)
+
+.PHONY: e2e
+e2e: e2e-bins ## The real-node lane (docs/e2e.md; needs root): the host's images, then a user's journey on a real kubelet.
+	$(MAKE) images PLATFORMS=linux/$(HOST_ARCH)
+	cd e2e && $(GO) run ./cmd/e2e-images -bin $(E2E_BIN) -out $(E2E_OUT)/images.tar
+	cd installer && $(GO) build -o $(E2E_BIN)/ballast ./cmd/ballast
+	cd e2e && BALLAST_E2E_BIN=$(E2E_BIN) BALLAST_E2E_CLI=$(E2E_BIN)/ballast \
+		BALLAST_E2E_IMAGES=$(CURDIR)/_output/images/ballast-images-linux-$(HOST_ARCH).tar,$(E2E_OUT)/images.tar \
+		BALLAST_E2E_FIGURES=$(E2E_OUT)/figures.md \
+		$(GO) test -tags e2e -count=1 -v -timeout 30m .
+
 .PHONY: clean
+<<<<<<< HEAD
 clean: ## Remove built binaries and images.
 	rm -rf $(BIN) _output
+=======
+clean: ## Remove built binaries.
+	rm -rf $(BIN) $(CURDIR)/_output
+>>>>>>> e2ebuild

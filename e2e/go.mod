@@ -181,7 +181,7 @@ require (
 	k8s.io/externaljwt v0.0.0 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kms v0.36.3 // indirect
-	k8s.io/kube-aggregator v0.0.0 // indirect
+	k8s.io/kube-aggregator v0.0.0
 	k8s.io/kube-controller-manager v0.0.0 // indirect
 	k8s.io/kube-openapi v0.31.0 // indirect
 	k8s.io/kube-proxy v0.0.0 // indirect
@@ -191,7 +191,7 @@ require (
 	k8s.io/kubernetes v1.36.3 // indirect
 	k8s.io/metrics v0.36.3 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
-	k8s.io/pod-security-admission v0.0.0 // indirect
+	k8s.io/pod-security-admission v0.0.0
 	k8s.io/streaming v0.36.3 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.34.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
@@ -210,7 +210,6 @@ replace github.com/ballast-sched/ballast/descheduler => ../descheduler
 replace github.com/ballast-sched/ballast/load-watcher => ../load-watcher
 
 replace github.com/ballast-sched/ballast/scheduler => ../scheduler
-
 
 replace github.com/ballast-sched/ballast/images => ../images
 
