@@ -99,16 +99,28 @@ func testSpec(t *testing.T) Spec {
 	}
 }
 
-func TestImageConfig(t *testing.T) {
-	spec := testSpec(t)
-	img, err := Image(spec, spec.Binaries[1])
+// mustImage builds the image of spec's binary i.
+func mustImage(t *testing.T, spec Spec, i int) v1.Image {
+	t.Helper()
+	img, err := Image(spec, spec.Binaries[i])
 	if err != nil {
 		t.Fatal(err)
 	}
+	return img
+}
+
+func configOf(t *testing.T, img v1.Image) *v1.ConfigFile {
+	t.Helper()
 	cf, err := img.ConfigFile()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cf
+}
+
+func TestImageConfig(t *testing.T) {
+	img := mustImage(t, testSpec(t), 1)
+	cf := configOf(t, img)
 	want := v1.Config{
 		User:       "65532:65532",
 		Entrypoint: []string{"/usr/local/bin/hello"},
@@ -144,14 +156,7 @@ func TestImageUserAndTitleOverride(t *testing.T) {
 	spec := testSpec(t)
 	spec.User = "1000:1000"
 	spec.Labels = map[string]string{"org.opencontainers.image.title": "greeter"}
-	img, err := Image(spec, spec.Binaries[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cf := configOf(t, mustImage(t, spec, 0))
 	if cf.Config.User != "1000:1000" || cf.Config.Labels["org.opencontainers.image.title"] != "greeter" {
 		t.Errorf("user %q, title %q; want 1000:1000 and greeter", cf.Config.User, cf.Config.Labels["org.opencontainers.image.title"])
 	}
@@ -167,11 +172,7 @@ type entry struct {
 
 func TestLayerHoldsExactlyTheExpectedFiles(t *testing.T) {
 	spec := testSpec(t)
-	img, err := Image(spec, spec.Binaries[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	layers, err := img.Layers()
+	layers, err := mustImage(t, spec, 0).Layers()
 	if err != nil || len(layers) != 1 {
 		t.Fatalf("layers = %d, %v; want 1", len(layers), err)
 	}
@@ -255,11 +256,7 @@ func TestIndexListsEachPlatform(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cf, err := img.ConfigFile()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := cf.Platform(); got == nil || !got.Equals(p) {
+		if got := configOf(t, img).Platform(); got == nil || !got.Equals(p) {
 			t.Errorf("PlatformImage(%s) has platform %v", p, got)
 		}
 	}
@@ -301,10 +298,7 @@ func TestSameInputsGiveSameDigests(t *testing.T) {
 
 func TestCompressedSize(t *testing.T) {
 	spec := testSpec(t)
-	img, err := Image(spec, spec.Binaries[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := mustImage(t, spec, 0)
 	got, err := CompressedSize(img)
 	if err != nil {
 		t.Fatal(err)

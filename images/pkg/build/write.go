@@ -74,6 +74,27 @@ func WriteLayout(dir string, tag name.Tag, idx v1.ImageIndex) error {
 	}))
 }
 
+// ReadLayout returns the image index that the OCI layout in dir names, as
+// WriteLayout writes it.
+func ReadLayout(dir string) (v1.ImageIndex, error) {
+	lp, err := layout.FromPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	top, err := lp.ImageIndex()
+	if err != nil {
+		return nil, err
+	}
+	m, err := top.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	if len(m.Manifests) != 1 {
+		return nil, fmt.Errorf("%s: index.json lists %d manifests, want one image index", dir, len(m.Manifests))
+	}
+	return top.ImageIndex(m.Manifests[0].Digest)
+}
+
 // clearLayout removes the OCI layout in dir, so that a new one does not
 // add to the old; it refuses to remove a directory that is something else.
 func clearLayout(dir string) error {

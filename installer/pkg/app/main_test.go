@@ -10,6 +10,7 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
 
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -23,6 +24,19 @@ func TestNoSubcommandIsAnError(t *testing.T) {
 	_, stderr, err := run(t)
 	if err == nil || !strings.Contains(stderr, "ERROR: missing subcommand") {
 		t.Fatalf("err = %v, stderr:\n%s", err, stderr)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		stdout, stderr, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr)
+		}
+		// A test binary is linked without -X: the version is the default.
+		if want := version.Line("ballast") + "\n"; stdout != want || !strings.HasPrefix(stdout, "ballast dev") {
+			t.Errorf("%v printed %q, want %q", args, stdout, want)
+		}
 	}
 }
 

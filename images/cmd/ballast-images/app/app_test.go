@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/ballast-sched/ballast/images/pkg/build"
@@ -217,19 +216,7 @@ func readChartAppVersion(t *testing.T) string {
 // layoutIndex returns the image index the layout in dir names.
 func layoutIndex(t *testing.T, dir string) v1.ImageIndex {
 	t.Helper()
-	lp, err := layout.FromPath(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := lp.ImageIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := top.IndexManifest()
-	if err != nil || len(m.Manifests) != 1 {
-		t.Fatalf("%s/index.json: %v, %v; want one index", dir, m, err)
-	}
-	idx, err := top.ImageIndex(m.Manifests[0].Digest)
+	idx, err := build.ReadLayout(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

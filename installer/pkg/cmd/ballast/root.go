@@ -3,6 +3,7 @@ package ballast
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -13,12 +14,15 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/sim"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/status"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/uninstall"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/version"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
+	buildversion "github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
 
 type flagpole struct {
 	Verbosity int
 	Quiet     bool
+	Version   bool
 }
 
 // NewCommand returns the root ballast command.
@@ -33,6 +37,10 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if flags.Version {
+				_, err := fmt.Fprintln(streams.Out, buildversion.Line("ballast"))
+				return err
+			}
 			_ = c.Help()
 			return errors.New("missing subcommand")
 		},
@@ -42,11 +50,16 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	// Parsed early by app.Run; declared here so cobra accepts and documents them.
 	c.PersistentFlags().IntVarP(&flags.Verbosity, "verbosity", "v", 0, "log detail: 1 shows API and Helm steps, errors get their full chain")
 	c.PersistentFlags().BoolVarP(&flags.Quiet, "quiet", "q", false, "print only results, warnings and errors")
+	// Not cobra's own --version: a linked Kubernetes package (verflag) already
+	// puts a global --version of another type among the persistent flags, and
+	// this local one takes precedence on the root.
+	c.Flags().BoolVar(&flags.Version, "version", false, "print the version, as the version command does")
 	c.AddCommand(install.NewCommand(logger, streams))
 	c.AddCommand(uninstall.NewCommand(logger, streams))
 	c.AddCommand(kubeconfig.NewCommand(logger, streams))
 	c.AddCommand(render.NewCommand(logger, streams))
 	c.AddCommand(status.NewCommand(logger, streams))
 	c.AddCommand(sim.NewCommand(logger, streams))
+	c.AddCommand(version.NewCommand(streams))
 	return c
 }
