@@ -38,7 +38,7 @@ images: ## Cross-compile the three components and build their images into _outpu
 	cd images && $(GO) run ./cmd/ballast-images --root $(CURDIR) --platforms $(PLATFORMS) $(if $(VERSION),--version $(VERSION))
 
 .PHONY: test
-test: lint test-all ## Lint, then every unit and integration test of every module (what CI runs).
+test: lint test-all e2e ## Lint, every unit and integration test of every module, then the real-node lane (what CI runs).
 
 .PHONY: test-all
 test-all: ## Unit and integration tests of every module.
@@ -120,10 +120,5 @@ e2e: e2e-bins ## The real-node lane (docs/e2e.md; needs root): the host's images
 		$(GO) test -tags e2e -count=1 -v -timeout 30m .
 
 .PHONY: clean
-<<<<<<< HEAD
 clean: ## Remove built binaries and images.
-	rm -rf $(BIN) _output
-=======
-clean: ## Remove built binaries.
 	rm -rf $(BIN) $(CURDIR)/_output
->>>>>>> e2ebuild

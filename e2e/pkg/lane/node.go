@@ -57,6 +57,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   # ("can't get final child's PID from pipe"). Clamping to containerd's own
   # score is what rootless and nested nodes do.
   restrict_oom_score_adj = true
+  # cgroup v1 is deprecated in containerd 2.2, not gone: the deprecation
+  # alone must not turn the CRI status's condition to failed.
+  ignore_deprecation_warnings = ["io.containerd.deprecation/cgroup-v1"]
   [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
     [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
@@ -70,6 +73,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     conf_dir = "{{.Dir}}/cni/net.d"
 
 [plugins."io.containerd.grpc.v1.cri"]
+  disable_tcp_service = true
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
 `))
