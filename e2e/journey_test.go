@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	lwv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
+	lwclient "github.com/ballast-sched/ballast/load-watcher/pkg/client"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 
 	"github.com/ballast-sched/ballast/e2e/pkg/lane"
@@ -145,6 +146,9 @@ func TestUserJourney(t *testing.T) {
 			return n.Windows["1m"][usage.Memory].Latest > memoryThreshold
 		})
 		t.Logf("load-watcher: node memory %.1f%% (latest)", u.Nodes[lane.NodeName].Windows["1m"][usage.Memory].Latest)
+		// ballast-scheduler reads load-watcher every client.DefaultInterval:
+		// give it a few reads to see what load-watcher serves now.
+		time.Sleep(3 * lwclient.DefaultInterval)
 
 		// The cluster's scheduler places by requests and still takes pods;
 		// Ballast filters the node and says why.
