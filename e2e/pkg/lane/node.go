@@ -52,10 +52,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     sandbox = "{{.SandboxImage}}"
 
 [plugins."io.containerd.cri.v1.runtime"]
-  # This machine refuses a negative oom_score_adj even to root, and the
-  # kubelet asks for -998 for every pod sandbox: runc's init then dies
-  # ("can't get final child's PID from pipe"). Clamping to containerd's own
-  # score is what rootless and nested nodes do.
+  # Root here lacks CAP_SYS_RESOURCE, so no process may lower its
+  # oom_score_adj, and the kubelet asks for -998 for every pod sandbox: runc's
+  # init then dies ("can't get final child's PID from pipe"). Clamping to
+  # containerd's own score is what rootless and nested nodes do.
   restrict_oom_score_adj = true
   # cgroup v1 is deprecated in containerd 2.2, not gone: the deprecation
   # alone must not turn the CRI status's condition to failed.
@@ -139,6 +139,8 @@ evictionHard:
   imagefs.available: 5%
 imageGCHighThresholdPercent: 100
 serializeImagePulls: false
+# The kubelet's default -999 needs CAP_SYS_RESOURCE, which root lacks here.
+oomScoreAdj: 0
 `))
 
 var kubeProxyConfig = template.Must(template.New("kube-proxy").Parse(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -150,6 +152,8 @@ mode: iptables
 clusterCIDR: {{.ClusterCIDR}}
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
+# kube-proxy's default -999 needs CAP_SYS_RESOURCE, which root lacks here.
+oomScoreAdj: 0
 # Leave the node's conntrack table and timeouts as the kernel has them.
 conntrack:
   maxPerCore: 0
