@@ -60,7 +60,9 @@ func TestUserJourney(t *testing.T) {
 
 	ballast := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, env.ballast, append(args, "--kubeconfig", l.Kubeconfig)...)
-		// Keep the CLI away from this machine's own k3s files, if any.
+		// Helm keeps its cache and configuration under HOME: a fresh one
+		// per call, as for a new user. (--root keeps k3s detection away
+		// from this machine's own files.)
 		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 		out, err := cmd.CombinedOutput()
 		return string(out), err

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -240,7 +239,8 @@ func (l *Lane) waitNodeReady(ctx context.Context) error {
 			return false, err
 		}
 		n, err := l.Client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) || err != nil {
+		if err != nil {
+			// Not registered yet, or the API server is busy: ask again.
 			return false, nil
 		}
 		for _, c := range n.Status.Conditions {
