@@ -114,7 +114,7 @@ e2e: e2e-bins ## The real-node lane (docs/e2e.md; needs root): the host's images
 	$(MAKE) images PLATFORMS=linux/$(HOST_ARCH)
 	cd e2e && $(GO) run ./cmd/e2e-images -bin $(E2E_BIN) -out $(E2E_OUT)/images.tar
 	cd installer && $(GO) build -o $(E2E_BIN)/ballast ./cmd/ballast
-	cd e2e && BALLAST_E2E_BIN=$(E2E_BIN) BALLAST_E2E_CLI=$(E2E_BIN)/ballast \
+	cd e2e && PATH="$$PATH:/usr/sbin:/sbin" BALLAST_E2E_BIN=$(E2E_BIN) BALLAST_E2E_CLI=$(E2E_BIN)/ballast \
 		BALLAST_E2E_IMAGES=$(CURDIR)/_output/images/ballast-images-linux-$(HOST_ARCH).tar,$(E2E_OUT)/images.tar \
 		BALLAST_E2E_FIGURES=$(E2E_OUT)/figures.md \
 		$(GO) test -tags e2e -count=1 -v -timeout 30m .
