@@ -78,9 +78,10 @@ K8S_VERSION  = $(shell tr -d '[:space:]' <hack/k8s-version)
 # without it they report v0.0.0-master to the API server.
 K8S_LDFLAGS  = $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=$(patsubst v%,%,$(word 1,$(subst ., ,$(K8S_VERSION)))) -X $(p).gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) -X $(p).gitTreeState=clean)
 E2E_K8S_CMDS := kubelet kube-proxy kube-apiserver kube-controller-manager kube-scheduler
-# Programs that run on the host need not be static: built with the default
-# cgo setting they share the compiled Kubernetes packages with the tests.
-E2E_HOSTBUILD = $(GO) build -trimpath
+# Programs that run on the host need not be static: built as `go test` builds
+# (default cgo setting, no -trimpath, which changes every package's build ID)
+# they share the compiled Kubernetes packages with the tests.
+E2E_HOSTBUILD = $(GO) build
 CONTAINERD   := github.com/containerd/containerd/v2
 # urfave_cli_no_docs, and no_grpc for the shim, are the tags containerd's own
 # Makefile builds with. No tag is needed for CGO_ENABLED=0: btrfs, the one cgo
