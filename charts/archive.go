@@ -6,6 +6,8 @@ import (
 	"compress/gzip"
 	"fmt"
 	"time"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
 )
 
 // archiveTime is the modification time of every archive entry: a fixed time
@@ -19,6 +21,11 @@ func Archive() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ArchiveFiles(files)
+}
+
+// ArchiveFiles packs files (paths relative to the chart directory) like Archive.
+func ArchiveFiles(files []*loader.BufferedFile) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	if err != nil {

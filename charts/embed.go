@@ -54,6 +54,11 @@ func Load() (*chart.Chart, error) {
 	if err != nil {
 		return nil, err
 	}
+	return LoadFiles(files)
+}
+
+// LoadFiles loads a chart from files laid out like Files.
+func LoadFiles(files []*loader.BufferedFile) (*chart.Chart, error) {
 	c, err := loader.LoadFiles(files)
 	if err != nil {
 		return nil, fmt.Errorf("load embedded chart: %w", err)

@@ -20,6 +20,14 @@ const (
 	DefaultKubeVersion = "v1.36.0"
 )
 
+// DefaultAPIVersions are the kinds a DefaultKubeVersion API server serves
+// that templates look up by kind (a client-only render knows group versions
+// only): MutatingAdmissionPolicy is GA in Kubernetes 1.36.
+var DefaultAPIVersions = []string{
+	"admissionregistration.k8s.io/v1/MutatingAdmissionPolicy",
+	"admissionregistration.k8s.io/v1/MutatingAdmissionPolicyBinding",
+}
+
 // RenderOptions select what `helm template` would be given.
 type RenderOptions struct {
 	// ReleaseName defaults to DefaultReleaseName.
@@ -30,6 +38,10 @@ type RenderOptions struct {
 	Values map[string]any
 	// KubeVersion is the cluster version templates see; empty means DefaultKubeVersion.
 	KubeVersion string
+	// APIVersions are the resource kinds (group/version/Kind) the cluster
+	// serves beyond the group versions Helm assumes, like `helm template
+	// --api-versions`; nil means DefaultAPIVersions.
+	APIVersions []string
 	// Chart to render; nil means a freshly loaded embedded chart. Rendering
 	// prunes disabled subcharts from it, so pass a chart only once.
 	Chart *chart.Chart
@@ -56,6 +68,10 @@ func Render(ctx context.Context, opts RenderOptions) (manifest, notes string, er
 		return "", "", fmt.Errorf("kube version %q: %w", opts.KubeVersion, err)
 	}
 	install.KubeVersion = kv
+	install.APIVersions = opts.APIVersions
+	if install.APIVersions == nil {
+		install.APIVersions = DefaultAPIVersions
+	}
 	vals := opts.Values
 	if vals == nil {
 		vals = map[string]any{}
@@ -83,3 +99,7 @@ func ComponentFullname(release, component string) string {
 	}
 	return release + "-" + component
 }
+
+// OptInPolicyName is the name of the MutatingAdmissionPolicy (and of its
+// binding) that opts namespaces in, as the chart names it for a release.
+func OptInPolicyName(release string) string { return ComponentFullname(release, "opt-in") }

@@ -124,6 +124,7 @@ func TestDefaultsRenderTheExpectedObjects(t *testing.T) {
 		"ClusterRoleBinding/ballast-descheduler", "ClusterRoleBinding/ballast-load-watcher", "ClusterRoleBinding/ballast-scheduler",
 		"ConfigMap/ballast-descheduler", "ConfigMap/ballast-scheduler",
 		"Deployment/ballast-descheduler", "Deployment/ballast-load-watcher", "Deployment/ballast-scheduler",
+		"MutatingAdmissionPolicy/ballast-opt-in", "MutatingAdmissionPolicyBinding/ballast-opt-in",
 		"PodDisruptionBudget/ballast-descheduler", "PodDisruptionBudget/ballast-load-watcher", "PodDisruptionBudget/ballast-scheduler",
 		"Role/ballast-descheduler", "Role/ballast-scheduler",
 		"RoleBinding/ballast-descheduler", "RoleBinding/ballast-scheduler", "RoleBinding/ballast-scheduler-auth-reader",

@@ -3,6 +3,7 @@ module github.com/ballast-sched/ballast/installer
 go 1.26.0
 
 require (
+	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/ballast-sched/ballast/charts v0.0.0
 	github.com/ballast-sched/ballast/load-watcher v0.0.0
 	github.com/ballast-sched/ballast/scheduler v0.0.0
@@ -33,7 +34,6 @@ require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/MakeNowJust/heredoc v1.0.0 // indirect
 	github.com/Masterminds/goutils v1.1.1 // indirect
-	github.com/Masterminds/semver/v3 v3.5.0 // indirect
 	github.com/Masterminds/sprig/v3 v3.3.0 // indirect
 	github.com/Masterminds/squirrel v1.5.4 // indirect
 	github.com/NYTimes/gziphandler v1.1.1 // indirect

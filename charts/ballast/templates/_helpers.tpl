@@ -175,3 +175,22 @@ topologySpreadConstraints:
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+API version of MutatingAdmissionPolicy the cluster serves (GA in 1.36, beta
+behind a feature gate in 1.34-1.35); empty when it serves none.
+*/}}
+{{- define "ballast.admissionPolicyAPI" -}}
+{{- if .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy" -}}
+admissionregistration.k8s.io/v1
+{{- else if .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy" -}}
+admissionregistration.k8s.io/v1beta1
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the namespace opt-in policy is rendered: "true" or empty. */}}
+{{- define "ballast.optIn" -}}
+{{- if and .Values.optIn.enabled (index .Values "scheduler" "enabled") (ne .Values.global.schedulerMode "replaceDefault") (include "ballast.admissionPolicyAPI" .) -}}
+true
+{{- end -}}
+{{- end -}}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
+	"github.com/ballast-sched/ballast/installer/pkg/k3s/k3stest"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
@@ -74,23 +76,8 @@ func TestRenderArchive(t *testing.T) {
 	}
 }
 
-// fakeRoot returns a directory that looks like a k3s server.
-func fakeRoot(t *testing.T) string {
-	t.Helper()
-	root := t.TempDir()
-	for _, d := range []string{"usr/local/bin", "var/lib/rancher/k3s/server/manifests"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(root, "usr/local/bin/k3s"), nil, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 func TestInstallOnK3sWithoutAPIAccess(t *testing.T) {
-	root := fakeRoot(t)
+	root := k3stest.ServerRoot(t)
 	unreachable := filepath.Join(t.TempDir(), "missing-kubeconfig")
 	manifest := k3s.HostPaths(root).Manifest()
 
@@ -127,24 +114,33 @@ func TestInstallOnK3sWithoutAPIAccess(t *testing.T) {
 }
 
 func TestInstallRejectsUnknownMode(t *testing.T) {
-	_, stderr, err := run(t, "install", "--root", fakeRoot(t), "--mode", "exclusive")
+	_, stderr, err := run(t, "install", "--root", k3stest.ServerRoot(t), "--mode", "exclusive")
 	if err == nil || !strings.Contains(stderr, "--mode=exclusive") {
 		t.Fatalf("err = %v\n%s", err, stderr)
 	}
 }
 
 func TestSchedulerModeFromValues(t *testing.T) {
-	root := fakeRoot(t)
+	root := k3stest.ServerRoot(t)
 	unreachable := filepath.Join(t.TempDir(), "missing-kubeconfig")
+	// replaceDefault from the values: the HelmChart is written in that mode, but with the cluster out of reach
+	// nothing shows helm-controller deployed it, so the drop-in (which renames k3s's scheduler) must wait.
 	stdout, stderr, err := run(t, "install", "--root", root, "--kubeconfig", unreachable, "--set", "global.schedulerMode=replaceDefault")
+	if !errors.Is(err, k3s.ErrDropInNotWritten) {
+		t.Fatalf("err = %v, want ErrDropInNotWritten\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "Replace mode is not complete") || !strings.Contains(stdout, "run this\ncommand again") {
+		t.Errorf("install does not say what is left to do:\n%s", stdout)
+	}
+	prev, _, err := (k3s.Installer{Paths: k3s.HostPaths(root)}).PreviousValues()
 	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
+		t.Fatal(err)
 	}
-	if !strings.Contains(stdout, "restart k3s") {
-		t.Errorf("replaceDefault from the values did not set up the k3s drop-in:\n%s", stdout)
+	if g, _ := prev["global"].(map[string]any); g["schedulerMode"] != "replaceDefault" {
+		t.Errorf("HelmChart values %v, want replaceDefault from the values", prev)
 	}
-	if _, err := os.Stat(k3s.HostPaths(root).DropIn()); err != nil {
-		t.Errorf("drop-in missing: %v", err)
+	if _, err := os.Stat(k3s.HostPaths(root).DropIn()); !os.IsNotExist(err) {
+		t.Errorf("drop-in written without helm-controller having deployed the release: %v", err)
 	}
 
 	_, stderr, err = run(t, "install", "--root", root, "--kubeconfig", unreachable, "--mode", "second", "--set", "global.schedulerMode=replaceDefault")

@@ -68,6 +68,24 @@ func enableBootstrapScheduler(p Paths, schedulerName string) (bool, error) {
 	return changedConfig || changedDropIn, nil
 }
 
+// bootstrapSchedulerEnabled reports whether the drop-in and the config it
+// points to are in place with exactly this content.
+func bootstrapSchedulerEnabled(p Paths, schedulerName string) (bool, error) {
+	for path, want := range map[string][]byte{p.DropIn(): dropIn(p), p.BootstrapSchedulerConfig(): bootstrapSchedulerConfig(p, schedulerName)} {
+		got, err := os.ReadFile(path)
+		if os.IsNotExist(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", path, err)
+		}
+		if !bytes.Equal(got, want) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // disableBootstrapScheduler removes what enableBootstrapScheduler wrote and
 // reports whether the drop-in existed (then k3s must restart).
 func disableBootstrapScheduler(p Paths) (bool, error) {

@@ -2,8 +2,11 @@ package k3s
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/charts"
 )
@@ -36,9 +39,25 @@ type InstallOptions struct {
 	Namespace string
 	// Mode defaults to ModeSecond.
 	Mode Mode
-	// BootstrapSchedulerName defaults to DefaultBootstrapSchedulerName.
+	// BootstrapSchedulerName defaults to the values' global.bootstrapSchedulerName,
+	// then DefaultBootstrapSchedulerName.
 	BootstrapSchedulerName string
+	// AllowVersionSkew drops the chart's kubeVersion constraint, which
+	// helm-controller otherwise enforces against the cluster's version.
+	AllowVersionSkew bool
+	// WaitForRelease, in replaceDefault mode, is called after the HelmChart
+	// is written and before the scheduler drop-in is: it must return once
+	// helm-controller has deployed the release with the given values. The
+	// install Job's pod asks for default-scheduler, which k3s stops serving
+	// once it restarts with the drop-in, so the drop-in must wait for it.
+	// Nil means the drop-in is never written by this call.
+	WaitForRelease func(ctx context.Context, values map[string]any) error
 }
+
+// ErrDropInNotWritten is returned in replaceDefault mode when the HelmChart
+// was written but the scheduler drop-in was not, because helm-controller had
+// not deployed the release yet; running the install again completes it.
+var ErrDropInNotWritten = errors.New("the k3s scheduler drop-in is not written yet")
 
 // InstallResult says what changed on the host.
 type InstallResult struct {
@@ -68,6 +87,9 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 	}
 	bootstrap := opts.BootstrapSchedulerName
 	if bootstrap == "" {
+		bootstrap = globalString(opts.Values, "bootstrapSchedulerName")
+	}
+	if bootstrap == "" {
 		bootstrap = DefaultBootstrapSchedulerName
 	}
 	ns := opts.Namespace
@@ -80,7 +102,7 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 	if _, _, err := charts.Render(ctx, charts.RenderOptions{ReleaseName: HelmChartName, Namespace: ns, Values: vals}); err != nil {
 		return InstallResult{}, fmt.Errorf("invalid values, nothing written: %w", err)
 	}
-	archive, err := charts.Archive()
+	archive, err := chartArchive(opts.AllowVersionSkew)
 	if err != nil {
 		return InstallResult{}, err
 	}
@@ -99,19 +121,78 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 	}
 	defer unlock()
 
+	for _, path := range []string{in.Paths.DropIn(), in.Paths.BootstrapSchedulerConfig()} {
+		if err := ensureManaged(path); err != nil {
+			return InstallResult{}, err
+		}
+	}
 	res := InstallResult{Manifest: in.Paths.Manifest(), Values: vals}
-	if mode == ModeReplaceDefault {
-		// Before the HelmChart: Ballast's pods ask for the bootstrap scheduler, which exists once k3s restarts.
-		if res.RestartK3s, err = enableBootstrapScheduler(in.Paths, bootstrap); err != nil {
+	if mode != ModeReplaceDefault {
+		if res.RestartK3s, err = disableBootstrapScheduler(in.Paths); err != nil {
 			return res, err
 		}
-	} else if res.RestartK3s, err = disableBootstrapScheduler(in.Paths); err != nil {
-		return res, err
 	}
 	if res.ManifestChanged, err = writeFileAtomic(in.Paths.Manifest(), manifest, 0o600); err != nil {
 		return res, err
 	}
+	if mode != ModeReplaceDefault {
+		return res, nil
+	}
+	// Ballast's pods ask for the bootstrap scheduler, which exists once k3s
+	// restarts with the drop-in; helm-controller's install Job asks for
+	// default-scheduler, which k3s then no longer serves. So the drop-in is
+	// written only once the release is deployed, never before.
+	if current, err := bootstrapSchedulerEnabled(in.Paths, bootstrap); err != nil || current {
+		return res, err
+	}
+	if opts.WaitForRelease == nil {
+		return res, fmt.Errorf("%w: nothing confirmed that helm-controller deployed Ballast", ErrDropInNotWritten)
+	}
+	if err := opts.WaitForRelease(ctx, vals); err != nil {
+		return res, fmt.Errorf("%w: %v", ErrDropInNotWritten, err)
+	}
+	if res.RestartK3s, err = enableBootstrapScheduler(in.Paths, bootstrap); err != nil {
+		return res, err
+	}
 	return res, nil
+}
+
+// PreviousValues returns the values of the HelmChart an earlier install
+// wrote; found is false when there is none.
+func (in Installer) PreviousValues() (vals map[string]any, found bool, err error) {
+	data, err := os.ReadFile(in.Paths.Manifest())
+	if os.IsNotExist(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s: %w", in.Paths.Manifest(), err)
+	}
+	hc, err := DecodeHelmChart(data)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", in.Paths.Manifest(), err)
+	}
+	vals = map[string]any{}
+	if err := yaml.Unmarshal([]byte(hc.Spec.ValuesContent), &vals); err != nil {
+		return nil, false, fmt.Errorf("%s: values: %w", in.Paths.Manifest(), err)
+	}
+	return vals, true, nil
+}
+
+func chartArchive(allowVersionSkew bool) ([]byte, error) {
+	if !allowVersionSkew {
+		return charts.Archive()
+	}
+	files, err := charts.Files()
+	if err != nil {
+		return nil, err
+	}
+	return charts.ArchiveFiles(charts.WithoutKubeVersion(files))
+}
+
+func globalString(vals map[string]any, key string) string {
+	g, _ := vals["global"].(map[string]any)
+	s, _ := g[key].(string)
+	return s
 }
 
 // UninstallResult says what was removed.
@@ -165,6 +246,17 @@ func (in Installer) checkPrivileges() error {
 			"or use --helm to install through the API with your kubeconfig", in.Paths.ManifestsDir())
 	}
 	return nil
+}
+
+// WithMode returns a copy of vals with the settings mode relies on: the
+// scheduler mode, and in replaceDefault mode the bootstrap scheduler's name
+// (from the values, else DefaultBootstrapSchedulerName).
+func WithMode(vals map[string]any, mode Mode) map[string]any {
+	bootstrap := globalString(vals, "bootstrapSchedulerName")
+	if bootstrap == "" {
+		bootstrap = DefaultBootstrapSchedulerName
+	}
+	return withMode(vals, mode, bootstrap)
 }
 
 // withMode returns a copy of vals with the scheduler mode settings the host files rely on.

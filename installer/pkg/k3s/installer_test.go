@@ -298,7 +298,7 @@ func TestReplaceDefaultModeAndBack(t *testing.T) {
 	pristine := tree(t, p.Root)
 	in := Installer{Paths: p, Euid: root()}
 
-	res, err := in.Install(context.Background(), InstallOptions{Mode: ModeReplaceDefault})
+	res, err := in.Install(context.Background(), InstallOptions{Mode: ModeReplaceDefault, WaitForRelease: deployed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func TestReplaceDefaultModeAndBack(t *testing.T) {
 	}
 
 	// Uninstall restores the host exactly.
-	if _, err := in.Install(context.Background(), InstallOptions{Mode: ModeReplaceDefault}); err != nil {
+	if _, err := in.Install(context.Background(), InstallOptions{Mode: ModeReplaceDefault, WaitForRelease: deployed}); err != nil {
 		t.Fatal(err)
 	}
 	ures, err := in.Uninstall(context.Background(), func(context.Context) error { return nil })
@@ -368,6 +368,82 @@ func TestReplaceDefaultModeAndBack(t *testing.T) {
 	}
 	if _, err := os.Stat(p.StateDir()); !os.IsNotExist(err) {
 		t.Error("state directory left behind")
+	}
+}
+
+// deployed stands for a helm-controller that has deployed the release.
+func deployed(context.Context, map[string]any) error { return nil }
+
+// TestReplaceDefaultWritesTheDropInOnlyOnceDeployed: helm-controller's
+// install Job asks for default-scheduler, which k3s stops serving when it
+// restarts with the drop-in; so the drop-in must not exist before the
+// release is deployed, and a failed wait leaves the host as in second mode
+// plus the HelmChart.
+func TestReplaceDefaultWritesTheDropInOnlyOnceDeployed(t *testing.T) {
+	p := fakeK3sServer(t)
+	in := Installer{Paths: p, Euid: root()}
+
+	var sawManifest, sawDropIn bool
+	var waitedFor map[string]any
+	res, err := in.Install(context.Background(), InstallOptions{Mode: ModeReplaceDefault, WaitForRelease: func(_ context.Context, vals map[string]any) error {
+		_, errManifest := os.Stat(p.Manifest())
+		_, errDropIn := os.Stat(p.DropIn())
+		sawManifest, sawDropIn, waitedFor = errManifest == nil, errDropIn == nil, vals
+		return errors.New("helm-install-ballast has not run")
+	}})
+	if !errors.Is(err, ErrDropInNotWritten) || !strings.Contains(err.Error(), "helm-install-ballast has not run") {
+		t.Fatalf("err = %v, want ErrDropInNotWritten with the reason", err)
+	}
+	if !sawManifest || sawDropIn {
+		t.Errorf("while waiting: manifest written %t (want true), drop-in written %t (want false)", sawManifest, sawDropIn)
+	}
+	if diff := cmp.Diff(res.Values, waitedFor); diff != "" {
+		t.Errorf("waited for other values than written (-written,+waited):\n%s", diff)
+	}
+	for _, f := range []string{p.DropIn(), p.BootstrapSchedulerConfig()} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s written although the release was not deployed", f)
+		}
+	}
+	if !res.ManifestChanged || res.RestartK3s {
+		t.Errorf("result = %+v, want the manifest written and no restart", res)
+	}
+
+	// Once deployed, running the install again writes the drop-in.
+	res, err = in.Install(context.Background(), InstallOptions{Mode: ModeReplaceDefault, WaitForRelease: deployed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ManifestChanged || !res.RestartK3s {
+		t.Errorf("result = %+v, want only the drop-in written", res)
+	}
+	// In place: no further wait.
+	res, err = in.Install(context.Background(), InstallOptions{Mode: ModeReplaceDefault, WaitForRelease: func(context.Context, map[string]any) error {
+		t.Error("waited although the drop-in is in place")
+		return nil
+	}})
+	if err != nil || res.ManifestChanged || res.RestartK3s {
+		t.Errorf("third install: %+v, %v; want no change", res, err)
+	}
+}
+
+// PreviousValues reads back what the last install wrote.
+func TestPreviousValues(t *testing.T) {
+	p := fakeK3sServer(t)
+	in := Installer{Paths: p, Euid: root()}
+	if _, found, err := in.PreviousValues(); found || err != nil {
+		t.Fatalf("before any install: found=%t err=%v", found, err)
+	}
+	res, err := in.Install(context.Background(), InstallOptions{Values: map[string]any{"descheduler": map[string]any{"dryRun": true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, found, err := in.PreviousValues()
+	if err != nil || !found {
+		t.Fatalf("found=%t err=%v", found, err)
+	}
+	if diff := cmp.Diff(res.Values, got); diff != "" {
+		t.Errorf("PreviousValues (-written,+read):\n%s", diff)
 	}
 }
 

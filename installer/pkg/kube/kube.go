@@ -3,6 +3,9 @@
 package kube
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -57,7 +60,7 @@ type Clients struct {
 func NewClients(getter genericclioptions.RESTClientGetter) (*Clients, error) {
 	cfg, err := getter.ToRESTConfig()
 	if err != nil {
-		return nil, err
+		return nil, explain(err)
 	}
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -68,4 +71,18 @@ func NewClients(getter genericclioptions.RESTClientGetter) (*Clients, error) {
 		return nil, err
 	}
 	return &Clients{Kube: kc, Dynamic: dc}, nil
+}
+
+// explain adds what to do to an error loading a kubeconfig: on a k3s server
+// the one k3s writes is readable by root only, and a user running ballast
+// without sudo meets "permission denied" first.
+func explain(err error) error {
+	var pathErr *fs.PathError
+	if !errors.As(err, &pathErr) || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return fmt.Errorf("cannot read the kubeconfig %s as user %d: %w.\n"+
+		"k3s writes its kubeconfig for root only: run ballast with sudo, give yourself a copy\n"+
+		"(sudo k3s kubectl config view --raw > ~/.kube/config && chmod 600 ~/.kube/config), or pass --kubeconfig",
+		pathErr.Path, os.Geteuid(), err)
 }

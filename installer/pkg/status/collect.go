@@ -34,6 +34,9 @@ type Report struct {
 	Usage      *Usage
 	// UsageErr says why usage is missing.
 	UsageErr error
+	// OptIn says whether new pods of labelled namespaces get Ballast's
+	// schedulerName (the chart's MutatingAdmissionPolicy), and if not why.
+	OptIn string
 	// Now is when the report was taken, for ages.
 	Now time.Time
 }
@@ -73,6 +76,7 @@ func Collect(ctx context.Context, o Options) Report {
 		}
 		r.Components = append(r.Components, comp)
 	}
+	r.OptIn = optIn(ctx, o.Client, o.ReleaseName)
 	svc := charts.ComponentFullname(o.ReleaseName, "load-watcher")
 	body, err := o.Client.CoreV1().Services(o.Namespace).
 		ProxyGet("http", svc, fmt.Sprint(o.LoadWatcherPort), "/watcher", nil).DoRaw(ctx)
@@ -117,6 +121,9 @@ func (r Report) Print(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w)
+	if r.OptIn != "" {
+		fmt.Fprintf(w, "namespace opt-in: %s\n", r.OptIn)
+	}
 	if r.Usage == nil {
 		fmt.Fprintf(w, "usage: unavailable: %v\n", r.UsageErr)
 		return nil
@@ -127,4 +134,40 @@ func (r Report) Print(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "usage: from %s, window %s, %s\n\n", r.Usage.Source, r.Usage.Window, age)
 	return PrintNodes(w, r.Usage.Nodes)
+}
+
+// optIn describes the namespace opt-in policy the chart creates in second
+// mode, where the API server serves MutatingAdmissionPolicy.
+func optIn(ctx context.Context, client kubernetes.Interface, release string) string {
+	name := charts.OptInPolicyName(release)
+	b, err := client.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		sel := "every namespace"
+		if ns := b.Spec.MatchResources; ns != nil && ns.NamespaceSelector != nil {
+			if s, err := metav1.LabelSelectorAsSelector(ns.NamespaceSelector); err == nil {
+				sel = "namespaces matching " + s.String()
+			}
+		}
+		return "on: new pods in " + sel + " get Ballast's schedulerName (MutatingAdmissionPolicy " + name + ")"
+	case !apierrors.IsNotFound(err):
+		return "unknown: " + err.Error()
+	}
+	if !servesAdmissionPolicies(client) {
+		return "off: this API server does not serve MutatingAdmissionPolicy (Kubernetes 1.36+)"
+	}
+	return "off (optIn.enabled is false, or replaceDefault mode, where every pod is Ballast's)"
+}
+
+func servesAdmissionPolicies(client kubernetes.Interface) bool {
+	list, err := client.Discovery().ServerResourcesForGroupVersion("admissionregistration.k8s.io/v1")
+	if err != nil {
+		return false
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "mutatingadmissionpolicybindings" {
+			return true
+		}
+	}
+	return false
 }

@@ -57,26 +57,11 @@ func TestHelmChartInstallsAndSchedules(t *testing.T) {
 	if _, err := (k3s.Installer{Paths: p, Euid: func() int { return 0 }}).Install(ctx, k3s.InstallOptions{Values: userValues}); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(p.Manifest())
+	content, err := readHelmChart(p.Manifest())
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc, err := k3s.DecodeHelmChart(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	archive, err := k3s.ChartArchive(hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chrt, err := loader.LoadArchive(bytes.NewReader(archive))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals := map[string]any{}
-	if err := yaml.Unmarshal([]byte(hc.Spec.ValuesContent), &vals); err != nil {
-		t.Fatal(err)
-	}
+	hc, archive, chrt, vals := content.hc, content.archive, content.chart, content.values
 
 	ns := hc.Spec.TargetNamespace
 	// The restricted Pod Security Standard, enforced by the API server's PodSecurity admission:
@@ -144,7 +129,8 @@ func checkStatusCommand(t *testing.T, c *cluster.Cluster, ns string) {
 	if err == nil {
 		t.Errorf("status succeeded without usage data:\n%s", stdout)
 	}
-	for _, want := range []string{"load-watcher  ready", "scheduler     ready", "descheduler   ready", "usage: unavailable"} {
+	for _, want := range []string{"load-watcher  ready", "scheduler     ready", "descheduler   ready", "usage: unavailable",
+		"namespace opt-in: on: new pods in namespaces matching ballast-sched.io/opt-in=true"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("status output lacks %q:\n%s\n%s", want, stdout, stderr)
 		}
@@ -249,6 +235,61 @@ func runSchedulerAsItsServiceAccount(t *testing.T, ctx context.Context, c *clust
 			return false, err
 		}
 		return p.Spec.NodeName != "", nil
+	})
+	checkNamespaceOptIn(t, ctx, c)
+}
+
+// checkNamespaceOptIn: the chart's MutatingAdmissionPolicy gives new pods of
+// a labelled namespace Ballast's schedulerName, and Ballast places them;
+// pods elsewhere, DaemonSet pods and pods naming a scheduler keep theirs.
+func checkNamespaceOptIn(t *testing.T, ctx context.Context, c *cluster.Cluster) {
+	t.Helper()
+	for name, labels := range map[string]map[string]string{"media": {"ballast-sched.io/opt-in": "true"}, "elsewhere": nil} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod := func(name, schedulerName string, owners ...metav1.OwnerReference) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: owners},
+			Spec: corev1.PodSpec{SchedulerName: schedulerName, Containers: []corev1.Container{{Name: "app", Image: "nginx",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}},
+		}
+	}
+	// The API server loads a new policy asynchronously: wait until a dry run shows it acting.
+	waitFor(t, ctx, "the opt-in policy to act", 30*time.Second, func(ctx context.Context) (bool, error) {
+		p, err := c.Client.CoreV1().Pods("media").Create(ctx, pod("probe", ""), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil && p.Spec.SchedulerName == "ballast-scheduler", err
+	})
+	daemonSet := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "0d5a7e2c-1111-4c1e-9a55-000000000001"}
+	for _, tc := range []struct {
+		ns, name, schedulerName string
+		owners                  []metav1.OwnerReference
+		want                    string
+	}{
+		{ns: "media", name: "web", want: "ballast-scheduler"},
+		{ns: "media", name: "own-choice", schedulerName: "other-scheduler", want: "other-scheduler"},
+		{ns: "media", name: "agent-x", owners: []metav1.OwnerReference{daemonSet}, want: "default-scheduler"},
+		{ns: "elsewhere", name: "web", want: "default-scheduler"},
+	} {
+		got, err := c.Client.CoreV1().Pods(tc.ns).Create(ctx, pod(tc.name, tc.schedulerName, tc.owners...), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			t.Fatalf("create pod %s/%s: %v", tc.ns, tc.name, err)
+		}
+		if got.Spec.SchedulerName != tc.want {
+			t.Errorf("pod %s/%s: schedulerName %q, want %q", tc.ns, tc.name, got.Spec.SchedulerName, tc.want)
+		}
+	}
+	if _, err := c.Client.CoreV1().Pods("media").Create(ctx, pod("web", ""), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the namespace-opted-in pod to be bound by ballast-scheduler", 90*time.Second, func(ctx context.Context) (bool, error) {
+		p, err := c.Client.CoreV1().Pods("media").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return p.Spec.NodeName != "" && p.Spec.SchedulerName == "ballast-scheduler", nil
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/app"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
+	"github.com/ballast-sched/ballast/installer/pkg/k3s/k3stest"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
 )
 
@@ -40,15 +40,7 @@ func TestUninstallOnK3sDeletesTheHelmChartThroughTheAPI(t *testing.T) {
 	installHelmChartCRD(t, ctx, c.RestConfig)
 	dyn := dynamic.NewForConfigOrDie(c.RestConfig)
 
-	root := t.TempDir()
-	for _, d := range []string{"usr/local/bin", "var/lib/rancher/k3s/server/manifests"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(root, "usr/local/bin/k3s"), nil, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	root := k3stest.ServerRoot(t)
 	stdout, stderr, err := runCLI("install", "--root", root, "--kubeconfig", c.KubeconfigPath())
 	if err != nil {
 		t.Fatalf("install: %v\n%s", err, stderr)

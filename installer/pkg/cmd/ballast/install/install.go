@@ -4,6 +4,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,6 +35,10 @@ type flagpole struct {
 	// DataDir is k3s's --data-dir on the host.
 	DataDir string
 	Timeout time.Duration
+	// ResetValues starts from the chart's defaults instead of the last install's values.
+	ResetValues bool
+	// AllowVersionSkew installs on an API server older than Ballast's Kubernetes.
+	AllowVersionSkew bool
 }
 
 // NewCommand returns the install command.
@@ -44,8 +49,9 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 		Short: "Install or upgrade Ballast (k3s: as a HelmChart manifest; elsewhere: with Helm)",
 		Long: "On a k3s server, install writes a HelmChart carrying the embedded chart into k3s's auto-deploy\n" +
 			"directory (works offline; run it as root). Anywhere else, or with --helm, it installs or upgrades the\n" +
-			"Helm release through your kubeconfig and waits for the rollout. Running it again with the same values\n" +
-			"changes nothing.",
+			"Helm release through your kubeconfig and waits for the rollout. Running it again is an upgrade: it keeps\n" +
+			"the values and mode of the last install, applies the ones given now on top, and prints what changed\n" +
+			"(--reset-values starts from the chart's defaults). With the same values it changes nothing.",
 		Example: "  sudo ballast install\n" +
 			"  sudo ballast install --mode replaceDefault      # on every k3s server, then restart k3s\n" +
 			"  ballast install --helm --kubeconfig ~/.kube/config -f values.yaml --set descheduler.dryRun=true",
@@ -62,17 +68,18 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().BoolVar(&flags.Helm, "helm", false, "install through the Helm SDK even on a k3s server")
 	c.Flags().StringVar(&flags.Root, "root", "/", "root of the host filesystem holding k3s's files")
 	c.Flags().StringVar(&flags.DataDir, "k3s-data-dir", k3s.DefaultDataDir, "k3s's --data-dir")
-	c.Flags().DurationVar(&flags.Timeout, "timeout", 5*time.Minute, "how long a Helm install waits for Ballast to be ready")
+	c.Flags().DurationVar(&flags.Timeout, "timeout", 5*time.Minute, "how long a Helm install waits for Ballast to be ready (k3s, replaceDefault: for helm-controller to deploy it)")
+	c.Flags().BoolVar(&flags.ResetValues, "reset-values", false, "start from the chart's defaults instead of keeping the values (and mode) of the last install")
+	c.Flags().BoolVar(&flags.AllowVersionSkew, "allow-version-skew", false, "install on an API server older than the Kubernetes Ballast's scheduler is built on (unsupported)")
 	return c
 }
 
 func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
-	vals, err := flags.Values.Merge()
+	given, err := flags.Values.Merge()
 	if err != nil {
 		return err
 	}
-	mode, err := schedulerMode(flags, vals)
-	if err != nil {
+	if _, err := schedulerMode(flags, given, given); err != nil {
 		return err
 	}
 	paths := k3s.HostPaths(flags.Root)
@@ -83,14 +90,20 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	getter := flags.Kube.Getter(flags.Namespace, paths.Kubeconfig())
 	clients, clientErr := kube.NewClients(getter)
 	if clientErr == nil {
-		clientErr = preflightCluster(ctx, logger, clients, vals)
+		clientErr = preflightCluster(ctx, logger, clients, given)
+	}
+	if clientErr == nil {
+		if err := checkVersion(clients, flags.AllowVersionSkew, logger); err != nil {
+			return fmt.Errorf("%w; nothing written", err)
+		}
 	}
 
 	if host.Server && !flags.Helm {
 		if clientErr != nil {
-			logger.Warnf("cannot reach the cluster (%v); writing the HelmChart anyway, k3s applies it when it runs", clientErr)
+			logger.Warnf("cannot reach the cluster (%v); writing the HelmChart anyway, k3s applies it when it runs "+
+				"(its Kubernetes version could not be checked)", clientErr)
 		}
-		return installK3s(ctx, logger, streams, paths, flags, mode, vals)
+		return installK3s(ctx, logger, streams, paths, flags, given, getter, clients, clientErr)
 	}
 	if host.Agent && !flags.Helm {
 		logger.Infof("this host is a k3s agent; installing through the API instead (a server would take a HelmChart)")
@@ -98,26 +111,69 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if clientErr != nil {
 		return fmt.Errorf("connect to the cluster: %w", clientErr)
 	}
-	return installHelm(ctx, logger, streams, clients, getter, flags, mode, vals)
+	return installHelm(ctx, logger, streams, clients, getter, flags, given)
 }
 
-// schedulerMode reconciles --mode with global.schedulerMode from the values;
-// the host files depend on it, so the two must not disagree.
-func schedulerMode(flags *flagpole, vals map[string]any) (k3s.Mode, error) {
+// checkVersion refuses an API server older than the Kubernetes Ballast's
+// scheduler is built on (the chart's kubeVersion), unless the user accepts
+// the skew.
+func checkVersion(clients *kube.Clients, allowSkew bool, logger *log.Logger) error {
+	chrt, err := charts.Load()
+	if err != nil {
+		return err
+	}
+	info, err := clients.Kube.Discovery().ServerVersion()
+	if err != nil {
+		return fmt.Errorf("read the API server's version: %w", err)
+	}
+	err = preflight.KubeVersion(info, chrt.Metadata.KubeVersion)
+	if err != nil && allowSkew {
+		logger.Warnf("--allow-version-skew: installing anyway, unsupported: %v", err)
+		return nil
+	}
+	return err
+}
+
+// upgradeValues returns the values to install and the mode: the previous
+// install's values with this run's on top (unless --reset-values), so an
+// upgrade keeps what the user set before.
+func upgradeValues(flags *flagpole, given, previous map[string]any) (map[string]any, k3s.Mode, error) {
+	vals := given
+	if previous != nil && !flags.ResetValues {
+		vals = values.Overlay(previous, given)
+	}
+	mode, err := schedulerMode(flags, given, vals)
+	if err != nil {
+		return nil, "", err
+	}
+	return k3s.WithMode(vals, mode), mode, nil
+}
+
+// schedulerMode decides the mode: --mode when given (it must not contradict
+// global.schedulerMode given in this run's values), else the values (this
+// run's, then the previous install's kept in merged), else second.
+func schedulerMode(flags *flagpole, given, merged map[string]any) (k3s.Mode, error) {
 	mode := k3s.Mode(flags.Mode)
 	if mode != k3s.ModeSecond && mode != k3s.ModeReplaceDefault {
 		return "", fmt.Errorf("--mode=%s: want %s or %s", flags.Mode, k3s.ModeSecond, k3s.ModeReplaceDefault)
 	}
-	g, _ := vals["global"].(map[string]any)
-	fromValues, ok := g["schedulerMode"].(string)
+	fromGiven, givenOK := globalString(given, "schedulerMode")
 	switch {
-	case !ok || k3s.Mode(fromValues) == mode:
+	case flags.ModeSet && givenOK && k3s.Mode(fromGiven) != mode:
+		return "", fmt.Errorf("--mode=%s contradicts global.schedulerMode=%s in the values: give one of them", mode, fromGiven)
+	case flags.ModeSet:
 		return mode, nil
-	case !flags.ModeSet:
-		return k3s.Mode(fromValues), nil
-	default:
-		return "", fmt.Errorf("--mode=%s contradicts global.schedulerMode=%s in the values: give one of them", mode, fromValues)
 	}
+	if fromMerged, ok := globalString(merged, "schedulerMode"); ok {
+		return k3s.Mode(fromMerged), nil
+	}
+	return k3s.ModeSecond, nil
+}
+
+func globalString(vals map[string]any, key string) (string, bool) {
+	g, _ := vals["global"].(map[string]any)
+	s, ok := g[key].(string)
+	return s, ok && s != ""
 }
 
 // preflightCluster reports what the cluster is and whether metrics-server serves usage.
@@ -146,33 +202,93 @@ func provider(vals map[string]any) string {
 	return "metrics-server"
 }
 
-func installK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, paths k3s.Paths, flags *flagpole, mode k3s.Mode, vals map[string]any) error {
-	status := cli.NewStatus(logger)
-	status.Start("Validating values and writing the HelmChart")
-	res, err := k3s.Installer{Paths: paths}.Install(ctx, k3s.InstallOptions{Values: vals, Namespace: flags.Namespace, Mode: mode})
-	status.End(err == nil)
+func installK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, paths k3s.Paths, flags *flagpole,
+	given map[string]any, getter genericclioptions.RESTClientGetter, clients *kube.Clients, clientErr error) error {
+	in := k3s.Installer{Paths: paths}
+	previous, found, err := in.PreviousValues()
 	if err != nil {
 		return err
 	}
+	vals, mode, err := upgradeValues(flags, given, previous)
+	if err != nil {
+		return err
+	}
+	status := cli.NewStatus(logger)
+	opts := k3s.InstallOptions{
+		Values: vals, Namespace: flags.Namespace, Mode: mode, AllowVersionSkew: flags.AllowVersionSkew,
+		WaitForRelease: func(ctx context.Context, want map[string]any) error {
+			status.End(true)
+			status.Start("Waiting for k3s's helm-controller to deploy Ballast before the k3s scheduler is renamed")
+			if clientErr != nil {
+				return fmt.Errorf("cannot reach the cluster to see helm-controller deploy it: %w", clientErr)
+			}
+			return helminstall.WaitForRelease(ctx, helminstall.Options{
+				Getter: getter, Client: clients.Kube, ReleaseName: k3s.HelmChartName, Namespace: flags.Namespace,
+				Timeout: flags.Timeout, Progress: func(state string) { status.Update("helm-controller: " + state) },
+			}, want)
+		},
+	}
+	status.Start("Validating values and writing the HelmChart")
+	res, err := in.Install(ctx, opts)
+	status.End(err == nil)
+	if err != nil && !errors.Is(err, k3s.ErrDropInNotWritten) {
+		return err
+	}
+	reportValues(streams, found, previous, res.Values, mode)
 	if res.ManifestChanged {
 		fmt.Fprintf(streams.Out, "Wrote %s; k3s's helm-controller installs Ballast into namespace %s shortly.\n", res.Manifest, flags.Namespace)
 	} else {
 		fmt.Fprintf(streams.Out, "%s is already up to date; nothing changed.\n", res.Manifest)
+	}
+	if err != nil {
+		fmt.Fprintf(streams.Out, "Replace mode is not complete: %v.\n"+
+			"k3s keeps scheduling every pod meanwhile. Once `ballast status -n %s` shows Ballast installed, run this\n"+
+			"command again: it then writes the k3s scheduler drop-in.\n", err, flags.Namespace)
+		return err
 	}
 	if mode == k3s.ModeReplaceDefault {
 		fmt.Fprintf(streams.Out, "Replace mode: run this same command on every k3s server.\n")
 	}
 	if res.RestartK3s {
 		fmt.Fprintf(streams.Out, "The k3s scheduler configuration changed: restart k3s on this server (sudo systemctl restart k3s,\n"+
-			"or rc-service k3s restart on OpenRC). Until then Ballast's own pods wait in Pending.\n")
+			"or rc-service k3s restart on OpenRC).\n")
 	}
 	fmt.Fprintf(streams.Out, "Check progress with: ballast status -n %s\n", flags.Namespace)
 	return nil
 }
 
-func installHelm(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, clients *kube.Clients, getter genericclioptions.RESTClientGetter, flags *flagpole, mode k3s.Mode, vals map[string]any) error {
+// reportValues says what an upgrade changes in the values, and which mode it keeps.
+func reportValues(streams cmd.IOStreams, found bool, previous, now map[string]any, mode k3s.Mode) {
+	if !found {
+		return
+	}
+	changes := values.Diff(previous, now)
+	if len(changes) == 0 {
+		fmt.Fprintf(streams.Out, "Upgrade keeps the values of the last install (mode %s); --reset-values starts from the chart's defaults.\n", mode)
+		return
+	}
+	fmt.Fprintf(streams.Out, "Upgrade changes these values of the last install (mode %s):\n", mode)
+	values.WriteDiff(streams.Out, changes)
+}
+
+func installHelm(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, clients *kube.Clients, getter genericclioptions.RESTClientGetter, flags *flagpole, given map[string]any) error {
+	opts := helminstall.Options{
+		Getter:      getter,
+		Client:      clients.Kube,
+		ReleaseName: charts.DefaultReleaseName,
+		Namespace:   flags.Namespace,
+		Timeout:     flags.Timeout,
+		Debugf:      logger.V(2).Infof,
+	}
+	previous, found, err := helminstall.PreviousValues(opts)
+	if err != nil {
+		return err
+	}
+	vals, mode, err := upgradeValues(flags, given, previous)
+	if err != nil {
+		return err
+	}
 	if mode == k3s.ModeReplaceDefault {
-		vals = setGlobal(vals, "schedulerMode", string(k3s.ModeReplaceDefault))
 		logger.Warnf("replaceDefault outside a k3s server: your cluster's own scheduler must already serve only %q "+
 			"(docs/k3s.md explains the profile rename), or Ballast's pods will never be scheduled", k3s.DefaultBootstrapSchedulerName)
 	}
@@ -183,18 +299,21 @@ func installHelm(ctx context.Context, logger *log.Logger, streams cmd.IOStreams,
 		return fmt.Errorf("invalid values, nothing installed: %w", err)
 	}
 	status.End(true)
+	reportValues(streams, found, previous, vals, mode)
 
+	// The API server's version was checked above with a clearer message (and
+	// reads the numeric version fields, which every distribution fills).
+	files, err := charts.Files()
+	if err != nil {
+		return err
+	}
+	if opts.Chart, err = charts.LoadFiles(charts.WithoutKubeVersion(files)); err != nil {
+		return err
+	}
+	opts.Values = vals
+	opts.Progress = status.Update
 	status.Start(fmt.Sprintf("Installing Ballast into namespace %s", flags.Namespace))
-	rel, upgraded, err := helminstall.InstallOrUpgrade(ctx, helminstall.Options{
-		Getter:      getter,
-		Client:      clients.Kube,
-		ReleaseName: charts.DefaultReleaseName,
-		Namespace:   flags.Namespace,
-		Values:      vals,
-		Timeout:     flags.Timeout,
-		Progress:    status.Update,
-		Debugf:      logger.V(2).Infof,
-	})
+	rel, upgraded, err := helminstall.InstallOrUpgrade(ctx, opts)
 	status.End(err == nil)
 	if err != nil {
 		return err
@@ -209,20 +328,4 @@ func installHelm(ctx context.Context, logger *log.Logger, streams cmd.IOStreams,
 		fmt.Fprintln(streams.Out, rel.Info.Notes)
 	}
 	return nil
-}
-
-func setGlobal(vals map[string]any, key string, value any) map[string]any {
-	out := make(map[string]any, len(vals)+1)
-	for k, v := range vals {
-		out[k] = v
-	}
-	g := map[string]any{}
-	if old, ok := out["global"].(map[string]any); ok {
-		for k, v := range old {
-			g[k] = v
-		}
-	}
-	g[key] = value
-	out["global"] = g
-	return out
 }
