@@ -13,6 +13,7 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		name, values, wantPath string
 	}{
 		{"threshold above 100", `scheduler: {plugins: {loadAware: {thresholds: {cpu: 101}}}}`, "/scheduler/plugins/loadAware/thresholds/cpu"},
+		{"threshold of 0 (filters every node)", `scheduler: {plugins: {loadAware: {thresholds: {memory: 0}}}}`, "/scheduler/plugins/loadAware/thresholds/memory"},
 		{"negative threshold", `descheduler: {loadAwareBalance: {lowThresholds: {memory: -1}}}`, "/descheduler/loadAwareBalance/lowThresholds/memory"},
 		{"unknown strategy", `scheduler: {plugins: {loadAware: {scoringStrategy: {type: MostLoaded}}}}`, "/scheduler/plugins/loadAware/scoringStrategy/type"},
 		{"replicas as a string", `scheduler: {replicas: "two"}`, "/scheduler/replicas"},

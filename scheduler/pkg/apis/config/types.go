@@ -82,6 +82,11 @@ type LoadAwareArgs struct {
 	// so a single sample would make the filter flap, while memory is a level
 	// (memory a process has just taken is taken now, not in five minutes).
 	ThresholdStatistics map[usage.Resource]UsageStatistic `json:"thresholdStatistics,omitempty"`
+	// FilterCriticalPods makes Filter apply the thresholds to pods of the
+	// system-node-critical and system-cluster-critical priority classes too.
+	// Off by default: CoreDNS, metrics-server or a CNI controller that cannot
+	// be placed because every node is busy is worse than a busier node.
+	FilterCriticalPods bool `json:"filterCriticalPods,omitempty"`
 	// ScoringStrategy configures Score.
 	ScoringStrategy *ScoringStrategy `json:"scoringStrategy,omitempty"`
 	// Window is the load-watcher window whose average is the node's usage; it

@@ -88,8 +88,9 @@ func validatePercentMap(path *field.Path, m map[usage.Resource]float64) field.Er
 			errs = append(errs, field.NotSupported(path, r, sets.List(supportedResources)))
 			continue
 		}
-		if !finite(v) || v < 0 || v > 100 {
-			errs = append(errs, field.Invalid(path.Key(string(r)), v, "must be a percentage between 0 and 100"))
+		// 0 would reject every node, and so every pod.
+		if !finite(v) || v <= 0 || v > 100 {
+			errs = append(errs, field.Invalid(path.Key(string(r)), v, "must be a percentage above 0 and at most 100"))
 		}
 	}
 	return errs

@@ -58,6 +58,12 @@ func TestValidateLoadAwareArgs(t *testing.T) {
 			want: field.ErrorList{field.Invalid(field.NewPath("thresholds").Key("cpu"), nil, "")},
 		},
 		{
+			// A threshold of 0 would filter every node and so every pod.
+			name: "threshold of 0",
+			args: valid(func(a *LoadAwareArgs) { a.Thresholds[usage.Memory] = 0 }),
+			want: field.ErrorList{field.Invalid(field.NewPath("thresholds").Key("memory"), nil, "")},
+		},
+		{
 			name: "negative and NaN thresholds",
 			args: valid(func(a *LoadAwareArgs) { a.Thresholds[usage.CPU] = -1; a.Thresholds[usage.Memory] = math.NaN() }),
 			want: field.ErrorList{

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/apis/scheduling"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
@@ -57,6 +58,8 @@ type LoadAware struct {
 	strategy config.ScoringStrategyType
 	window   usage.Window
 	estimate loadscore.EstimateOptions
+	// filterCriticalPods applies the thresholds to system-critical pods too.
+	filterCriticalPods bool
 }
 
 // NewFactory returns the factory kube-scheduler calls for every profile that
@@ -99,6 +102,8 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 		strategy:      s.Type,
 		window:        usage.Window(args.Window.Duration),
 		estimate:      EstimateOptions(args.PodEstimate),
+
+		filterCriticalPods: args.FilterCriticalPods,
 	}
 	for _, r := range usage.Resources {
 		if _, ok := args.Thresholds[r]; ok {
@@ -180,7 +185,7 @@ func (pl *LoadAware) prepare(ctx context.Context, cs fwk.CycleState, pod *v1.Pod
 
 // PreFilter takes the cycle's usage snapshot and estimates the pod.
 func (pl *LoadAware) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	if len(pl.checked) == 0 || isDaemonSetPod(pod) {
+	if len(pl.checked) == 0 || pl.exempt(pod) {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	pl.prepare(ctx, cs, pod, nodes, pl.checked)
@@ -192,9 +197,10 @@ func (pl *LoadAware) PreFilterExtensions() fwk.PreFilterExtensions { return nil 
 
 // Filter rejects a node whose predicted usage exceeds a threshold. Nodes
 // without usable usage pass (placement falls back to requests), and
-// DaemonSet pods are never filtered: they must run on every node.
+// DaemonSet pods are never filtered: they must run on every node; nor are
+// system-critical pods unless filterCriticalPods says so.
 func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
-	if isDaemonSetPod(pod) {
+	if pl.exempt(pod) {
 		return nil
 	}
 	s := pl.state(cs, pod)
@@ -294,6 +300,21 @@ func (pl *LoadAware) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHi
 		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete}},
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeTaint | fwk.UpdateNodeLabel}},
 	}, nil
+}
+
+// exempt reports whether the thresholds do not apply to pod.
+func (pl *LoadAware) exempt(pod *v1.Pod) bool {
+	return isDaemonSetPod(pod) || (!pl.filterCriticalPods && isCriticalPod(pod))
+}
+
+// isCriticalPod reports whether pod runs at a system-critical priority
+// (system-cluster-critical, system-node-critical), which only those two
+// built-in priority classes may have.
+func isCriticalPod(pod *v1.Pod) bool {
+	if pod.Spec.Priority != nil {
+		return *pod.Spec.Priority >= scheduling.SystemCriticalPriority
+	}
+	return pod.Spec.PriorityClassName == scheduling.SystemClusterCritical || pod.Spec.PriorityClassName == scheduling.SystemNodeCritical
 }
 
 func isDaemonSetPod(pod *v1.Pod) bool {

@@ -160,6 +160,40 @@ func TestFilterNeverRejectsDaemonSetPods(t *testing.T) {
 	}
 }
 
+// System-critical pods (CoreDNS in replaceDefault mode, metrics-server) are
+// not filtered by usage unless filterCriticalPods says so: a busy cluster
+// must not lose DNS.
+func TestFilterExemptsCriticalPods(t *testing.T) {
+	nodes := map[string]plugintest.NodeStats{"hot": {CPU: 99, Memory: 99}}
+	ctx := context.Background()
+	filter := func(fw *plugintest.Framework, pod *v1.Pod) *fwk.Status {
+		state := framework.NewCycleState()
+		fw.RunPreFilterPlugins(ctx, state, pod)
+		return fw.RunFilterPlugins(ctx, state, pod, fw.NodeInfo(t, "hot"))
+	}
+	byClass := newPod()
+	byClass.Spec.PriorityClassName = "system-cluster-critical"
+	byPriority := newPod()
+	byPriority.Spec.Priority = ptr.To[int32](2000001000) // system-node-critical, as admission sets it
+	highUser := newPod()
+	highUser.Spec.Priority = ptr.To[int32](1000000000) // the highest a user-defined class may have
+
+	fw, _ := setup(t, nil, nodes, "hot")
+	for name, pod := range map[string]*v1.Pod{"class": byClass, "priority": byPriority} {
+		if st := filter(fw, pod); !st.IsSuccess() {
+			t.Errorf("critical pod (%s) rejected: %v", name, st.Reasons())
+		}
+	}
+	if st := filter(fw, highUser); st.IsSuccess() {
+		t.Error("a high-priority user pod on a 99% node passed")
+	}
+
+	fw, _ = setup(t, &config.LoadAwareArgs{FilterCriticalPods: true}, nodes, "hot")
+	if st := filter(fw, byClass); st.IsSuccess() {
+		t.Error("filterCriticalPods: true, yet a critical pod passed a 99% node")
+	}
+}
+
 func TestScore(t *testing.T) {
 	stats := map[string]plugintest.NodeStats{
 		"cool":  {CPU: 15, Memory: 16.875}, // cpu 15+5 = 20, memory 16.875+3.125 = 20
