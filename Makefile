@@ -5,7 +5,9 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 GO      ?= go
-MODULES := load-watcher scheduler descheduler installer simulator charts images e2e
+# installer/test is the installer's integration tests, a module apart so that
+# the ballast CLI's module needs no Kubernetes control plane.
+MODULES := load-watcher scheduler descheduler installer installer/test simulator charts images e2e
 # Modules that hold Go code yet (a new module starts with its go.mod alone).
 GO_MODULES = $(foreach m,$(MODULES),$(if $(shell find $(m) -name '*.go' -print -quit),$(m)))
 BIN     := $(CURDIR)/bin
@@ -24,7 +26,7 @@ help: ## List the targets.
 
 .PHONY: demo
 demo: ## Compare the default scheduler and Ballast on a simulated homelab (no cluster, no network needed).
-	cd installer && $(GO) run ./cmd/ballast sim --scenario homelab-mixed
+	cd simulator && $(GO) run ./cmd/ballast-sim --scenario homelab-mixed
 
 .PHONY: build
 build: ## Build every binary into bin/.

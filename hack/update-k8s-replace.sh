@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the Kubernetes staging `replace` block in every Go module of the
-# repository from k8s.io/kubernetes's own go.mod, so all modules stay on one
+# Regenerates the Kubernetes staging `replace` block in every Go module of
+# go.work from k8s.io/kubernetes's own go.mod, so all modules stay on one
 # Kubernetes line. The version lives in hack/k8s-version.
 #
 #   hack/update-k8s-replace.sh           rewrite the blocks
@@ -27,7 +27,8 @@ block=$(
 )
 
 status=0
-for gomod in "$root"/*/go.mod; do
+for dir in $(cd "$root" && go work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)"$/\1/p'); do
+	gomod="$root/${dir#./}/go.mod"
 	grep -q '^[[:space:]]*k8s.io/' "$gomod" || continue
 	want=$(
 		awk -v b="$begin" -v e="$end" '$0==b{skip=1;next} $0==e{skip=0;next} !skip' "$gomod" |

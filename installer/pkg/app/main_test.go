@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -26,6 +27,31 @@ func TestNoSubcommandIsAnError(t *testing.T) {
 	_, stderr, err := run(t)
 	if err == nil || !strings.Contains(stderr, "ERROR: missing subcommand") {
 		t.Fatalf("err = %v, stderr:\n%s", err, stderr)
+	}
+}
+
+// TestSimEndsWithThePluginsStatus: `ballast sim` runs ballast-sim with every
+// argument, global flags included, and ends with its status without adding
+// an error of its own to what the plugin printed.
+func TestSimEndsWithThePluginsStatus(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake plugin is a shell script")
+	}
+	dir := t.TempDir()
+	plugin := "#!/bin/sh\necho \"ran with $*\"\necho 'ERROR: no such scenario' >&2\nexit 4\n"
+	if err := os.WriteFile(filepath.Join(dir, "ballast-sim"), []byte(plugin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	stdout, stderr, err := run(t, "-q", "sim", "--scenario", "x")
+	if got := cmd.ExitCode(err); got != 4 {
+		t.Errorf("exit code %d (err %v), want the plugin's 4", got, err)
+	}
+	if stdout != "ran with -q --scenario x\n" {
+		t.Errorf("stdout = %q", stdout)
+	}
+	if stderr != "ERROR: no such scenario\n" {
+		t.Errorf("stderr = %q, want the plugin's error alone", stderr)
 	}
 }
 

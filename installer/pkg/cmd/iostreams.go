@@ -1,4 +1,5 @@
-// Package cmd holds what every ballast command shares: its input and output streams.
+// Package cmd holds what every ballast command shares: its input and output
+// streams, -v and -q, and how a command tree runs as a program.
 package cmd
 
 import (

@@ -20,9 +20,7 @@ import (
 )
 
 type flagpole struct {
-	Verbosity int
-	Quiet     bool
-	Version   bool
+	Version bool
 }
 
 // NewCommand returns the root ballast command.
@@ -47,12 +45,8 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	}
 	c.SetOut(streams.Out)
 	c.SetErr(streams.ErrOut)
-	// Parsed early by app.Run; declared here so cobra accepts and documents them.
-	c.PersistentFlags().IntVarP(&flags.Verbosity, "verbosity", "v", 0, "log detail: 1 shows API and Helm steps, errors get their full chain")
-	c.PersistentFlags().BoolVarP(&flags.Quiet, "quiet", "q", false, "print only results, warnings and errors")
-	// Not cobra's own --version: a linked Kubernetes package (verflag) already
-	// puts a global --version of another type among the persistent flags, and
-	// this local one takes precedence on the root.
+	cmd.AddLogFlags(c, "log detail: 1 shows API and Helm steps, errors get their full chain")
+	// Not cobra's own --version, whose line differs from the version command's.
 	c.Flags().BoolVar(&flags.Version, "version", false, "print the version, as the version command does")
 	c.AddCommand(install.NewCommand(logger, streams))
 	c.AddCommand(uninstall.NewCommand(logger, streams))

@@ -2,67 +2,119 @@ package sim
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
 )
 
-func run(t *testing.T, args ...string) (string, error) {
-	t.Helper()
+// fakePlugin prints its arguments, one per line, then its stdin, writes a
+// line to stderr and exits with the status in $FAKE_EXIT. It uses shell
+// builtins only: the tests set PATH to its directory.
+const fakePlugin = `#!/bin/sh
+for a in "$@"; do echo "arg:$a"; done
+while IFS= read -r line; do echo "$line"; done
+echo "plugin stderr" >&2
+exit "${FAKE_EXIT:-0}"
+`
+
+// execute runs the sim command as the root command does: errors are
+// returned, not printed by cobra.
+func execute(stdin string, args ...string) (stdout, stderr string, err error) {
 	var out, errOut bytes.Buffer
-	c := NewCommand(log.New(&errOut), cmd.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	c := NewCommand(log.New(&errOut), cmd.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut})
+	c.SilenceErrors, c.SilenceUsage = true, true
 	c.SetArgs(args)
-	c.SetOut(&out)
-	c.SetErr(&errOut)
-	err := c.Execute()
-	return out.String(), err
+	err = c.Execute()
+	return out.String(), errOut.String(), err
 }
 
-func TestList(t *testing.T) {
-	out, err := run(t, "--list")
-	if err != nil {
+// writePlugin writes a program named ballast-sim into a new directory and
+// returns the directory.
+func writePlugin(t *testing.T, script string, mode os.FileMode) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake plugin is a shell script")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, Plugin), []byte(script), mode); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"homelab-mixed", "memory-hog", "new-node", "request-skew"} {
-		if !strings.Contains(out, name+"\n") {
-			t.Errorf("--list lacks %s:\n%s", name, out)
-		}
-	}
+	return dir
 }
 
-func TestScenarioErrors(t *testing.T) {
-	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	if err := os.WriteFile(bad, []byte("name: x\nduration: 1m\nnodes: []\nworkloads: []\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+func TestRunPassesArgumentsStreamsAndStatus(t *testing.T) {
+	t.Setenv("PATH", writePlugin(t, fakePlugin, 0o755))
 	for _, tc := range []struct {
 		name string
-		args []string
-		want string
+		exit string
+		want error
 	}{
-		{"nothing", nil, "no scenario"},
-		{"both", []string{bad, "--scenario", "new-node"}, "not several"},
-		{"cluster and file", []string{bad, "--from-cluster"}, "not several"},
-		{"unknown built-in", []string{"--scenario", "nope"}, `no built-in scenario "nope"`},
-		{"invalid file", []string{bad}, "nodes"},
-		{"duration below a step", []string{"--scenario", "new-node", "--duration", "5s"}, "shorter than the scenario's step"},
-		{"missing policy", []string{"--scenario", "new-node", "--descheduler-policy", filepath.Join(t.TempDir(), "none.yaml")}, "reading the descheduler policy"},
-		{"serve flag without --serve", []string{"--scenario", "new-node", "--scheduler", "none", "--speed", "2"}, "--scheduler, --speed need --serve"},
-		{"run flag with --serve", []string{"--scenario", "new-node", "--serve", "--report", "x.html"}, "--report do not apply to --serve"},
-		{"serve without kubeconfig", []string{"--scenario", "new-node", "--serve"}, "needs --kubeconfig-out"},
-		{"bad descheduler", []string{"--scenario", "new-node", "--serve", "--kubeconfig-out", "k", "--descheduler", "maybe"}, `--descheduler "maybe"`},
-		{"bad speed", []string{"--scenario", "new-node", "--serve", "--kubeconfig-out", "k", "--speed", "0"}, "--speed 0: must be positive"},
-		{"bad scheduler", []string{"--scenario", "new-node", "--serve", "--kubeconfig-out", "k", "--scheduler", "fast"}, "serve.scheduler"},
+		{name: "success", exit: "0"},
+		{name: "failure", exit: "3", want: &cmd.ExitError{Code: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := run(t, tc.args...)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("err = %v, want it to mention %q", err, tc.want)
+			t.Setenv("FAKE_EXIT", tc.exit)
+			// Flags the sim command does not know, --help and a value with a space all reach the plugin as given.
+			stdout, stderr, err := execute("from stdin\n", "--scenario", "homelab-mixed", "-v", "2", "--help", "a b")
+			if diff := cmp.Diff(tc.want, err); diff != "" {
+				t.Errorf("error (-want,+got):\n%s", diff)
+			}
+			want := "arg:--scenario\narg:homelab-mixed\narg:-v\narg:2\narg:--help\narg:a b\nfrom stdin\n"
+			if diff := cmp.Diff(want, stdout); diff != "" {
+				t.Errorf("stdout (-want,+got):\n%s", diff)
+			}
+			if stderr != "plugin stderr\n" {
+				t.Errorf("stderr = %q, want the plugin's line alone", stderr)
 			}
 		})
+	}
+}
+
+func TestLookPath(t *testing.T) {
+	onPath := writePlugin(t, fakePlugin, 0o755)
+	beside := writePlugin(t, fakePlugin, 0o755)
+	notExecutable := writePlugin(t, fakePlugin, 0o644)
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		self string // the running ballast
+		path string
+		want string
+	}{
+		{"next to ballast first", filepath.Join(beside, "ballast"), onPath, filepath.Join(beside, Plugin)},
+		{"then on PATH", filepath.Join(empty, "ballast"), onPath, filepath.Join(onPath, Plugin)},
+		{"a file that is not executable is skipped", filepath.Join(notExecutable, "ballast"), onPath, filepath.Join(onPath, Plugin)},
+		{"unknown executable", "", onPath, filepath.Join(onPath, Plugin)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PATH", tc.path)
+			got, err := lookPath(tc.self)
+			if err != nil || got != tc.want {
+				t.Errorf("lookPath(%q) = %q, %v; want %q", tc.self, got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMissingPluginSaysHowToGetIt(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, _, err := execute("", "--list")
+	var exit *cmd.ExitError
+	if err == nil || errors.As(err, &exit) {
+		t.Fatalf("err = %v, want an error saying the plugin is missing", err)
+	}
+	asset := Plugin + "-" + runtime.GOOS + "-" + runtime.GOARCH
+	for _, want := range []string{"nor on PATH", "release asset " + asset, "go build ./cmd/ballast-sim"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not mention %q: %v", want, err)
+		}
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
-	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/sim/report"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
+	"github.com/ballast-sched/ballast/simulator/cmd/ballast-sim/sim/report"
 	engine "github.com/ballast-sched/ballast/simulator/sim"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ballast-sched/ballast/installer/pkg/simvalues"
 	engine "github.com/ballast-sched/ballast/simulator/sim"
+	"github.com/ballast-sched/ballast/simulator/simvalues"
 )
 
 // ballastOptions configures the Ballast run from the flags: the chart
