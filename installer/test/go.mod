@@ -12,6 +12,7 @@ require (
 	github.com/ballast-sched/ballast/load-watcher v0.0.0
 	github.com/ballast-sched/ballast/scheduler v0.0.0
 	github.com/ballast-sched/ballast/simulator v0.0.0
+	github.com/k3s-io/helm-controller v0.17.7
 	helm.sh/helm/v3 v3.21.4
 	k8s.io/api v0.36.3
 	k8s.io/apiextensions-apiserver v0.36.2
@@ -98,7 +99,6 @@ require (
 	github.com/jmoiron/sqlx v1.4.0 // indirect
 	github.com/jonboulle/clockwork v0.5.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
-	github.com/k3s-io/helm-controller v0.17.7 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/lann/builder v0.0.0-20180802200727-47ae307949d0 // indirect
 	github.com/lann/ps v0.0.0-20150810152359-62de8c46ede0 // indirect
