@@ -29,6 +29,9 @@ type Provider struct {
 	// candidates are the query sets tried per resource, in order; more
 	// than one only for QuerySetAuto.
 	candidates []Queries
+	// custom are the user's own queries (cpuQuery, memoryQuery), whose
+	// answers are checked to be fractions.
+	custom map[string]bool
 
 	mu sync.Mutex
 	// chosen remembers, per resource, which candidate answered last time,
@@ -75,6 +78,7 @@ func New(cfg Config) (*Provider, error) {
 		api:        promv1.NewAPI(client),
 		timeout:    cfg.Timeout,
 		candidates: candidates(cfg),
+		custom:     map[string]bool{cfg.CPUQuery: cfg.CPUQuery != "", cfg.MemoryQuery: cfg.MemoryQuery != ""},
 		chosen:     map[resourceKind]int{},
 	}, nil
 }
@@ -189,7 +193,33 @@ func (p *Provider) run(ctx context.Context, query string, idx nodeIndex) (map[st
 	if unmapped > 0 {
 		klog.V(2).InfoS("Prometheus series matched no node", "query", query, "series", unmapped)
 	}
+	if err == nil && p.custom[query] {
+		err = checkFractions(points)
+	}
 	return points, err
+}
+
+// checkFractions refuses an answer in which every node is above 1: the query
+// returns percent, not the fraction (0-1) of the machine it must return.
+// Read as fractions such numbers put every node far over its thresholds, so
+// every pod would be filtered; refused, the resource counts as missing and
+// placement falls back to requests.
+func checkFractions(points map[string]point) error {
+	if len(points) == 0 {
+		return nil
+	}
+	var example string
+	var value float64
+	for name, pt := range points {
+		if pt.value <= 1 {
+			return nil
+		}
+		if example == "" || name < example {
+			example, value = name, pt.value
+		}
+	}
+	return fmt.Errorf("every value is above 1 (node %s: %g): the query must return the used fraction (0-1) of each "+
+		"node, not percent; divide it by 100", example, value)
 }
 
 // point is one node's value from one query.

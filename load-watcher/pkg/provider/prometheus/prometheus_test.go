@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -209,5 +210,36 @@ func TestTLSWithCAFile(t *testing.T) {
 	p, _ := New(Config{Address: srv.URL, QuerySet: QuerySetNodeExporter, CPUQuery: "q", MemoryQuery: "q"})
 	if _, err := p.Sample(context.Background(), testNodes); err == nil {
 		t.Errorf("untrusted certificate: want error")
+	}
+}
+
+// A custom query that returns percent instead of a fraction is refused: read
+// as a fraction, 37 would be 3700 % and filter every node.
+func TestCustomQueryInPercentIsRefused(t *testing.T) {
+	api := &fakeAPI{bodies: map[string]string{
+		"cpu_percent":  vector(`{"metric":{"node":"agent-1"},"value":[1767225600,"37.5"]},{"metric":{"node":"agent-2"},"value":[1767225600,"12"]}`),
+		"mem_fraction": vector(`{"metric":{"node":"agent-1"},"value":[1767225600,"0.5"]},{"metric":{"node":"agent-2"},"value":[1767225600,"1.02"]}`),
+	}}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	p, err := New(Config{Address: srv.URL, QuerySet: QuerySetNodeExporter, CPUQuery: "cpu_percent", MemoryQuery: "mem_fraction"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Sample(context.Background(), testNodes)
+	if err == nil || !strings.Contains(err.Error(), "not percent") || !strings.Contains(err.Error(), "cpu_percent") {
+		t.Fatalf("err = %v, want the CPU query refused as percent", err)
+	}
+	// Memory, in fractions (one node slightly above 1 is not percent), is kept; CPU is missing.
+	for _, s := range got {
+		if s.HasCPU {
+			t.Errorf("node %s has CPU %v from a percent query", s.Node, s.CPU)
+		}
+		if !s.HasMemory {
+			t.Errorf("node %s lost its memory sample", s.Node)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("samples for %d nodes, want 2", len(got))
 	}
 }
