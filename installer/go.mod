@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/ballast-sched/ballast/charts v0.0.0
+	github.com/ballast-sched/ballast/descheduler v0.0.0
 	github.com/ballast-sched/ballast/load-watcher v0.0.0
 	github.com/ballast-sched/ballast/scheduler v0.0.0
 	github.com/ballast-sched/ballast/simulator v0.0.0
@@ -22,6 +23,7 @@ require (
 	k8s.io/kube-scheduler v0.36.3
 	k8s.io/kubernetes v1.36.3
 	k8s.io/metrics v0.36.3
+	sigs.k8s.io/descheduler v0.36.0
 	sigs.k8s.io/yaml v1.6.0
 )
 
@@ -40,7 +42,6 @@ require (
 	github.com/ProtonMail/go-crypto v1.4.1 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.0 // indirect
 	github.com/asaskevich/govalidator v0.0.0-20230301143203-a9d515a09cc2 // indirect
-	github.com/ballast-sched/ballast/descheduler v0.0.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/blang/semver/v4 v4.0.0 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
@@ -207,7 +208,6 @@ require (
 	k8s.io/utils v0.0.0-20260507154919-ff6756f316d2 // indirect
 	oras.land/oras-go/v2 v2.6.1 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.34.0 // indirect
-	sigs.k8s.io/descheduler v0.36.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/kustomize/api v0.21.1 // indirect
 	sigs.k8s.io/kustomize/kyaml v0.21.1 // indirect
