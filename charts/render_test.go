@@ -333,6 +333,16 @@ func TestRenderFailsOnInconsistentValues(t *testing.T) {
 		{"no plugin", `scheduler: {plugins: {loadAware: {enabled: false}, loadVariationRiskBalancing: {enabled: false}, podCountBalance: {enabled: false}}}`, "enable at least one Ballast plugin"},
 		{"descheduler without a profile", `descheduler: {loadAwareBalance: {enabled: false}, spreadReplicas: {enabled: false}}`, "enable descheduler.loadAwareBalance or descheduler.spreadReplicas, or add descheduler.extraProfiles"},
 		{"no load-watcher at all", `load-watcher: {enabled: false}`, "needs global.loadWatcher.address"},
+		{"descheduler behind a renamed scheduler", `scheduler: {schedulerName: lab-scheduler}`,
+			"descheduler.schedulerNames=[ballast-scheduler] must list the profiles of Ballast's scheduler, [lab-scheduler]"},
+		{"descheduler missing an extra profile", `scheduler: {extraProfiles: [{schedulerName: batch}]}`,
+			"must list the profiles of Ballast's scheduler, [ballast-scheduler batch]"},
+		{"descheduler moving the cluster scheduler's pods", `descheduler: {schedulerNames: [ballast-scheduler, default-scheduler]}`,
+			"descheduler.schedulerNames must not list default-scheduler"},
+		{"descheduler moving pods of the bootstrap scheduler", `{global: {schedulerMode: replaceDefault}, descheduler: {schedulerNames: [ballast-scheduler, ballast-bootstrap]}}`,
+			"must not list global.bootstrapSchedulerName (ballast-bootstrap)"},
+		{"two label selectors", `descheduler: {labelSelector: {matchLabels: {a: b}}, defaultEvictor: {labelSelector: {matchLabels: {c: d}}}}`,
+			"set descheduler.labelSelector or descheduler.defaultEvictor.labelSelector, not both"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -344,6 +354,119 @@ func TestRenderFailsOnInconsistentValues(t *testing.T) {
 				t.Errorf("error %q does not contain %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// deschedulerPolicy decodes the rendered DeschedulerPolicy and returns each
+// plugin's args by profile and plugin name.
+func deschedulerPolicy(t *testing.T, objs []object) map[string]map[string]map[string]any {
+	t.Helper()
+	cm := mustFind(t, objs, "ConfigMap", "ballast-descheduler").typed.(*corev1.ConfigMap)
+	var policy struct {
+		Profiles []struct {
+			Name         string `json:"name"`
+			PluginConfig []struct {
+				Name string         `json:"name"`
+				Args map[string]any `json:"args"`
+			} `json:"pluginConfig"`
+		} `json:"profiles"`
+	}
+	if err := yaml.Unmarshal([]byte(cm.Data["policy.yaml"]), &policy); err != nil {
+		t.Fatalf("descheduler policy does not decode: %v\n%s", err, cm.Data["policy.yaml"])
+	}
+	out := map[string]map[string]map[string]any{}
+	for _, p := range policy.Profiles {
+		out[p.Name] = map[string]map[string]any{}
+		for _, pc := range p.PluginConfig {
+			out[p.Name][pc.Name] = pc.Args
+		}
+	}
+	return out
+}
+
+// Both Ballast plugins get the same scope: the pods Ballast's scheduler
+// places again, in the namespaces and with the labels the values allow.
+func TestDeschedulerScope(t *testing.T) {
+	second := []any{"ballast-scheduler"}
+	system := map[string]any{"exclude": []any{"kube-system", DefaultNamespace}}
+	tests := []struct {
+		name               string
+		values             string
+		wantSchedulerNames []any
+		wantNamespaces     map[string]any
+		wantLabelSelector  any
+	}{
+		{name: "defaults: second mode, kube-system and Ballast's namespace excluded",
+			wantSchedulerNames: second, wantNamespaces: system},
+		{name: "replaceDefault mode adds default-scheduler, never the bootstrap scheduler",
+			values:             `global: {schedulerMode: replaceDefault}`,
+			wantSchedulerNames: []any{"ballast-scheduler", "default-scheduler"}, wantNamespaces: system},
+		{name: "a renamed scheduler with an extra profile",
+			values: `{scheduler: {schedulerName: lab, extraProfiles: [{schedulerName: batch}]},
+			          descheduler: {schedulerNames: [lab, batch]}}`,
+			wantSchedulerNames: []any{"lab", "batch"}, wantNamespaces: system},
+		{name: "only included namespaces",
+			values:             `descheduler: {namespaces: {include: [apps, web]}}`,
+			wantSchedulerNames: second, wantNamespaces: map[string]any{"include": []any{"apps", "web"}}},
+		{name: "excluded namespaces add to the system ones",
+			values:             `{global: {namespaceOverride: ballast}, descheduler: {namespaces: {exclude: [batch, kube-system]}}}`,
+			wantSchedulerNames: second, wantNamespaces: map[string]any{"exclude": []any{"kube-system", "ballast", "batch"}}},
+		{name: "a label selector guards the Ballast profile",
+			values: `descheduler: {labelSelector: {matchLabels: {tier: web},
+			          matchExpressions: [{key: ballast.io/pinned, operator: DoesNotExist}]}}`,
+			wantSchedulerNames: second, wantNamespaces: system,
+			wantLabelSelector: map[string]any{
+				"matchLabels":      map[string]any{"tier": "web"},
+				"matchExpressions": []any{map[string]any{"key": "ballast.io/pinned", "operator": "DoesNotExist"}},
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			policy := deschedulerPolicy(t, render(t, valuesFromYAML(t, tc.values)))
+			ballast := policy["ballast"]
+			for _, plugin := range []string{"LoadAwareBalance", "SpreadReplicas"} {
+				args := ballast[plugin]
+				if diff := cmp.Diff(tc.wantSchedulerNames, args["schedulerNames"]); diff != "" {
+					t.Errorf("%s schedulerNames (-want,+got):\n%s", plugin, diff)
+				}
+				if diff := cmp.Diff(tc.wantNamespaces, args["namespaces"]); diff != "" {
+					t.Errorf("%s namespaces (-want,+got):\n%s", plugin, diff)
+				}
+			}
+			if diff := cmp.Diff(tc.wantLabelSelector, ballast["DefaultEvictor"]["labelSelector"]); diff != "" {
+				t.Errorf("DefaultEvictor labelSelector (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The scope is added to each plugin's own args, not shared between them,
+// and upstream strategies in extraProfiles are left as written.
+func TestDeschedulerScopeLeavesOtherArgsAlone(t *testing.T) {
+	policy := deschedulerPolicy(t, render(t, valuesFromYAML(t, `
+descheduler:
+  labelSelector: {matchLabels: {tier: web}}
+  extraProfiles:
+    - name: upstream
+      pluginConfig:
+        - name: RemoveDuplicates
+      plugins:
+        balance: {enabled: [RemoveDuplicates]}`)))
+	want := map[string]any{
+		"highThresholds":           map[string]any{"cpu": float64(80), "memory": float64(85)},
+		"evictionCooldown":         "10m",
+		"maxEvictionsPerNode":      float64(2),
+		"maxEvictionsPerNamespace": float64(5),
+		"maxEvictionsPerCycle":     float64(5),
+		"window":                   "5m",
+		"schedulerNames":           []any{"ballast-scheduler"},
+		"namespaces":               map[string]any{"exclude": []any{"kube-system", DefaultNamespace}},
+	}
+	if diff := cmp.Diff(want, policy["ballast"]["SpreadReplicas"]); diff != "" {
+		t.Errorf("SpreadReplicas args (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]map[string]any{"RemoveDuplicates": nil}, policy["upstream"]); diff != "" {
+		t.Errorf("extra profile (-want,+got):\n%s", diff)
 	}
 }
 

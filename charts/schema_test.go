@@ -29,6 +29,18 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"overcommit below 1", `scheduler: {plugins: {usageAwareFit: {maxOvercommit: {cpu: 0.5}}}}`, "/scheduler/plugins/usageAwareFit/maxOvercommit/cpu"},
 		{"prometheus address without scheme", `load-watcher: {prometheus: {address: "prometheus:9090"}}`, "/load-watcher/prometheus/address"},
 		{"bad digest", `scheduler: {image: {digest: "latest"}}`, "/scheduler/image/digest"},
+		{"no scheduler names", `descheduler: {schedulerNames: []}`, "/descheduler/schedulerNames"},
+		{"repeated scheduler name", `descheduler: {schedulerNames: [ballast-scheduler, ballast-scheduler]}`, "/descheduler/schedulerNames"},
+		{"include and exclude namespaces", `descheduler: {namespaces: {include: [apps], exclude: [batch]}}`, "/descheduler/namespaces"},
+		{"namespace that cannot exist", `descheduler: {namespaces: {exclude: [Batch_Jobs]}}`, "/descheduler/namespaces/exclude/0"},
+		{"namespaces as a string", `descheduler: {namespaces: {include: apps}}`, "/descheduler/namespaces/include"},
+		{"namespaces of one plugin", `descheduler: {spreadReplicas: {namespaces: {include: [apps]}}}`, "/descheduler/spreadReplicas"},
+		{"unknown selector operator", `descheduler: {labelSelector: {matchExpressions: [{key: tier, operator: Equals, values: [web]}]}}`, "/descheduler/labelSelector/matchExpressions/0/operator"},
+		{"In without values", `descheduler: {labelSelector: {matchExpressions: [{key: tier, operator: In}]}}`, "/descheduler/labelSelector/matchExpressions/0"},
+		{"Exists with values", `descheduler: {labelSelector: {matchExpressions: [{key: tier, operator: Exists, values: [web]}]}}`, "/descheduler/labelSelector/matchExpressions/0/values"},
+		{"label value with a space", `descheduler: {labelSelector: {matchLabels: {tier: "front end"}}}`, "/descheduler/labelSelector/matchLabels/tier"},
+		{"label key with a space", `descheduler: {labelSelector: {matchLabels: {"my tier": web}}}`, "/descheduler/labelSelector/matchLabels"},
+		{"selector as a string", `descheduler: {labelSelector: "tier=web"}`, "/descheduler/labelSelector"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

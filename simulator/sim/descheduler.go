@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/descheduler/cmd/descheduler/app/options"
+	"sigs.k8s.io/descheduler/pkg/api"
 	"sigs.k8s.io/descheduler/pkg/descheduler"
 	"sigs.k8s.io/descheduler/pkg/features"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
@@ -55,6 +58,7 @@ func (d *deschedulerRunner) cycle(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading the descheduler policy: %w", err)
 	}
+	placedByDefaultScheduler(policy)
 	rs, err := options.NewDeschedulerServer()
 	if err != nil {
 		return fmt.Errorf("descheduler options: %w", err)
@@ -66,4 +70,28 @@ func (d *deschedulerRunner) cycle(ctx context.Context) error {
 		return fmt.Errorf("descheduling cycle: %w", err)
 	}
 	return nil
+}
+
+// placedByDefaultScheduler lets the Ballast plugins move the simulated pods.
+// Those name no scheduler, so they are default-scheduler's, and in the
+// simulation Ballast's profile serves default-scheduler: the policy's
+// schedulerNames, written for a cluster where Ballast's pods name its
+// profile, would leave every pod in place.
+func placedByDefaultScheduler(policy *api.DeschedulerPolicy) {
+	add := func(names []string) []string {
+		if slices.Contains(names, v1.DefaultSchedulerName) {
+			return names
+		}
+		return append(slices.Clone(names), v1.DefaultSchedulerName)
+	}
+	for _, p := range policy.Profiles {
+		for _, pc := range p.PluginConfigs {
+			switch a := pc.Args.(type) {
+			case *loadawarebalance.LoadAwareBalanceArgs:
+				a.SchedulerNames = add(a.SchedulerNames)
+			case *spreadreplicas.SpreadReplicasArgs:
+				a.SchedulerNames = add(a.SchedulerNames)
+			}
+		}
+	}
 }

@@ -43,7 +43,9 @@ type Config struct {
 	// profile when scheduler.enabled=false.
 	SchedulerConfig string
 	// DeschedulerPolicy is the descheduler's policy; one that evicts nothing
-	// when descheduler.enabled=false or descheduler.dryRun=true.
+	// when descheduler.enabled=false or descheduler.dryRun=true. Its
+	// schedulerNames are the cluster's; the simulator's descheduler adds
+	// default-scheduler, the name SchedulerConfig serves.
 	DeschedulerPolicy string
 	// DeschedulingInterval is descheduler.deschedulingInterval; zero without
 	// a descheduler.

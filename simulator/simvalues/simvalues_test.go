@@ -10,12 +10,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
+	"sigs.k8s.io/descheduler/pkg/api"
+	"sigs.k8s.io/descheduler/pkg/descheduler"
+	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+	"sigs.k8s.io/descheduler/pkg/framework/plugins/defaultevictor"
 	"sigs.k8s.io/yaml"
 
+	deschedulerapp "github.com/ballast-sched/ballast/descheduler/cmd/ballast-descheduler/app"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	ballastconfig "github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/simulator/cluster"
@@ -100,7 +108,7 @@ func TestRenderAdaptsTheStackToTheSimulator(t *testing.T) {
 			interval: 5 * time.Minute, windows: defaultWindows},
 		{name: "replaceDefault keeps both profiles", values: "global: {schedulerMode: replaceDefault}",
 			profiles: []string{"ballast-scheduler", "default-scheduler"}, policyHas: "LoadAwareBalance", interval: 5 * time.Minute, windows: defaultWindows},
-		{name: "extra profiles stay", values: "scheduler: {extraProfiles: [{schedulerName: batch}]}",
+		{name: "extra profiles stay", values: "{scheduler: {extraProfiles: [{schedulerName: batch}]}, descheduler: {schedulerNames: [ballast-scheduler, batch]}}",
 			profiles: []string{"default-scheduler", "batch"}, policyHas: "LoadAwareBalance", interval: 5 * time.Minute, windows: defaultWindows},
 		{name: "no Ballast scheduler", values: "scheduler: {enabled: false}", upstream: true,
 			policyHas: "LoadAwareBalance", interval: 5 * time.Minute, windows: defaultWindows},
@@ -139,6 +147,64 @@ func TestRenderAdaptsTheStackToTheSimulator(t *testing.T) {
 				t.Errorf("windows (-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// loadPolicy decodes, validates and defaults a descheduler policy the way
+// ballast-descheduler loads its --policy-config-file, strictly.
+func loadPolicy(t *testing.T, policyYAML string) *api.DeschedulerPolicy {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(path, []byte(policyYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	descheduler.SetupPlugins()
+	// Loading builds no plugin, so they need no usage source.
+	deschedulerapp.RegisterPlugins(pluginregistry.PluginRegistry, nil)
+	policy, err := descheduler.LoadPolicyConfig(path, fake.NewClientset(), pluginregistry.PluginRegistry)
+	if err != nil {
+		t.Fatalf("the descheduler refuses the policy: %v\n%s", err, policyYAML)
+	}
+	return policy
+}
+
+// The scope the chart renders reaches both Ballast plugins and the
+// DefaultEvictor as typed args the descheduler accepts.
+func TestDeschedulerScopeReachesThePlugins(t *testing.T) {
+	policy := loadPolicy(t, render(t, `
+global: {schedulerMode: replaceDefault}
+descheduler:
+  namespaces: {exclude: [batch]}
+  labelSelector: {matchExpressions: [{key: tier, operator: In, values: [web]}]}`).DeschedulerPolicy)
+	wantNames := []string{"ballast-scheduler", "default-scheduler"}
+	wantNamespaces := &api.Namespaces{Exclude: []string{"kube-system", "ballast-system", "batch"}}
+	var plugins []string
+	for _, pc := range policy.Profiles[0].PluginConfigs {
+		var names []string
+		var namespaces *api.Namespaces
+		switch a := pc.Args.(type) {
+		case *loadawarebalance.LoadAwareBalanceArgs:
+			names, namespaces = a.SchedulerNames, a.Namespaces
+		case *spreadreplicas.SpreadReplicasArgs:
+			names, namespaces = a.SchedulerNames, a.Namespaces
+		case *defaultevictor.DefaultEvictorArgs:
+			if a.LabelSelector == nil || len(a.LabelSelector.MatchExpressions) != 1 || a.LabelSelector.MatchExpressions[0].Key != "tier" {
+				t.Errorf("DefaultEvictor labelSelector = %+v, want tier In (web)", a.LabelSelector)
+			}
+			continue
+		default:
+			continue
+		}
+		plugins = append(plugins, pc.Name)
+		if diff := cmp.Diff(wantNames, names); diff != "" {
+			t.Errorf("%s schedulerNames (-want,+got):\n%s", pc.Name, diff)
+		}
+		if diff := cmp.Diff(wantNamespaces, namespaces); diff != "" {
+			t.Errorf("%s namespaces (-want,+got):\n%s", pc.Name, diff)
+		}
+	}
+	if diff := cmp.Diff([]string{loadawarebalance.PluginName, spreadreplicas.PluginName}, plugins); diff != "" {
+		t.Errorf("Ballast plugins in the policy (-want,+got):\n%s", diff)
 	}
 }
 

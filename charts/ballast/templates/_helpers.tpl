@@ -168,6 +168,28 @@ topologySpreadConstraints:
 {{- if and $d.enabled (not $d.loadAwareBalance.enabled) (not $d.spreadReplicas.enabled) (not $d.extraProfiles) }}
 {{- fail "descheduler: enable descheduler.loadAwareBalance or descheduler.spreadReplicas, or add descheduler.extraProfiles, or set descheduler.enabled=false" }}
 {{- end }}
+{{- if $d.enabled }}
+{{- $names := $d.schedulerNames }}
+{{- if has "default-scheduler" $names }}
+{{- fail "descheduler.schedulerNames must not list default-scheduler: in second mode it is the cluster's request-based scheduler, which would place a moved pod anywhere; in replaceDefault mode the chart adds it" }}
+{{- end }}
+{{- if has .Values.global.bootstrapSchedulerName $names }}
+{{- fail (printf "descheduler.schedulerNames must not list global.bootstrapSchedulerName (%s): the pods it places are not Ballast's" .Values.global.bootstrapSchedulerName) }}
+{{- end }}
+{{- if $s.enabled }}
+{{- $profiles := list $s.schedulerName }}
+{{- range $s.extraProfiles }}
+{{- $profiles = append $profiles .schedulerName }}
+{{- end }}
+{{- $profiles = without ($profiles | uniq) "default-scheduler" }}
+{{- if ne (sortAlpha $names | toJson) (sortAlpha $profiles | toJson) }}
+{{- fail (printf "descheduler.schedulerNames=%v must list the profiles of Ballast's scheduler, %v (scheduler.schedulerName and the scheduler.extraProfiles names): Helm does not let the descheduler read the scheduler's values" $names $profiles) }}
+{{- end }}
+{{- end }}
+{{- if and $d.labelSelector $d.defaultEvictor.labelSelector }}
+{{- fail "set descheduler.labelSelector or descheduler.defaultEvictor.labelSelector, not both: the first is rendered into the second" }}
+{{- end }}
+{{- end }}
 {{- range $r, $high := $d.loadAwareBalance.highThresholds }}
 {{- $low := index $d.loadAwareBalance.lowThresholds $r }}
 {{- if and $low (le (float64 $high) (float64 $low)) }}

@@ -47,12 +47,17 @@ const window = 2 * time.Second
 
 const namespace = "apps"
 
+// ballastScheduler is the profile the test workloads opt into, as in
+// Ballast's default second mode.
+const ballastScheduler = "ballast-scheduler"
+
 // schedulerConfig is ballast-scheduler's shipped profile on the short window,
-// as the cluster's default scheduler.
+// next to the cluster's own request-based default-scheduler.
 var schedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
 - schedulerName: default-scheduler
+- schedulerName: ` + ballastScheduler + `
   plugins:
     multiPoint:
       enabled:
@@ -315,7 +320,7 @@ func (e *env) waitWorkloadsReady() {
 }
 
 // replicaSet creates a ReplicaSet of replicas pods requesting memMi MiB and
-// 100m CPU each, and waits until they run.
+// 100m CPU each, placed by ballast-scheduler, and waits until they run.
 func (e *env) replicaSet(name string, replicas int32, memMi int64, edit ...func(*appsv1.ReplicaSet)) {
 	e.t.Helper()
 	labels := map[string]string{"app": name}
@@ -326,7 +331,7 @@ func (e *env) replicaSet(name string, replicas int32, memMi int64, edit ...func(
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: v1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: v1.PodSpec{Containers: []v1.Container{{
+				Spec: v1.PodSpec{SchedulerName: ballastScheduler, Containers: []v1.Container{{
 					Name: "app", Image: "registry.example/" + name + ":1",
 					Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
 						v1.ResourceCPU:    resource.MustParse("100m"),

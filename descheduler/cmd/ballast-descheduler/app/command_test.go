@@ -120,6 +120,9 @@ func TestShippedPolicy(t *testing.T) {
 		if !excludes(args[name], "kube-system") {
 			t.Errorf("%s does not exclude kube-system", name)
 		}
+		if diff := cmp.Diff([]string{"ballast-scheduler"}, schedulerNames(args[name])); diff != "" {
+			t.Errorf("%s schedulerNames (-want,+got):\n%s", name, diff)
+		}
 	}
 	if got := *policy.MaxNoOfPodsToEvictPerNode; got != 2 {
 		t.Errorf("maxNoOfPodsToEvictPerNode = %d, want 2", got)
@@ -135,6 +138,16 @@ func excludes(args any, ns string) bool {
 		n = a.Namespaces
 	}
 	return n != nil && len(n.Include) == 0 && contains(n.Exclude, ns)
+}
+
+func schedulerNames(args any) []string {
+	switch a := args.(type) {
+	case *loadawarebalance.LoadAwareBalanceArgs:
+		return a.SchedulerNames
+	case *spreadreplicas.SpreadReplicasArgs:
+		return a.SchedulerNames
+	}
+	return nil
 }
 
 func contains(list []string, s string) bool {

@@ -20,6 +20,9 @@ var (
 	defaultMaxEvictionsPerCycle     = int32(5)
 	defaultWindow                   = usage.Window5m.Duration()
 	defaultExcludedNamespaces       = []string{metav1.NamespaceSystem}
+	// defaultSchedulerNames is the profile of Ballast's scheduler as a
+	// second scheduler, the chart's default.
+	defaultSchedulerNames = []string{"ballast-scheduler"}
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -55,6 +58,10 @@ func SetDefaults_LoadAwareBalanceArgs(obj runtime.Object) {
 	}
 	if args.Namespaces == nil {
 		args.Namespaces = &api.Namespaces{Exclude: append([]string(nil), defaultExcludedNamespaces...)}
+	}
+	// Only nil is unset: an empty list is the user's, and validation refuses it.
+	if args.SchedulerNames == nil {
+		args.SchedulerNames = append([]string(nil), defaultSchedulerNames...)
 	}
 }
 

@@ -30,6 +30,7 @@ func TestSetDefaults(t *testing.T) {
 				MaxEvictionsPerCycle:     ptrTo(int32(5)),
 				Window:                   &metav1.Duration{Duration: 5 * time.Minute},
 				Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
+				SchedulerNames:           []string{"ballast-scheduler"},
 			},
 		},
 		{
@@ -45,6 +46,7 @@ func TestSetDefaults(t *testing.T) {
 				Window:                   &metav1.Duration{Duration: 15 * time.Minute},
 				DryRun:                   true,
 				Namespaces:               &api.Namespaces{Include: []string{"apps"}},
+				SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
 			},
 			want: &LoadAwareBalanceArgs{
 				HighThresholds:           ResourceThresholds{usage.Memory: 90},
@@ -57,7 +59,19 @@ func TestSetDefaults(t *testing.T) {
 				Window:                   &metav1.Duration{Duration: 15 * time.Minute},
 				DryRun:                   true,
 				Namespaces:               &api.Namespaces{Include: []string{"apps"}},
+				SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
 			},
+		},
+		{
+			// Validation refuses it; defaulting must not hide it.
+			name: "an empty scheduler list stays empty",
+			in:   &LoadAwareBalanceArgs{SchedulerNames: []string{}},
+			want: func() *LoadAwareBalanceArgs {
+				a := &LoadAwareBalanceArgs{}
+				SetDefaults_LoadAwareBalanceArgs(a)
+				a.SchedulerNames = []string{}
+				return a
+			}(),
 		},
 	}
 	for _, tc := range tests {
@@ -77,5 +91,9 @@ func TestDefaultsDoNotShareMaps(t *testing.T) {
 	a.HighThresholds[usage.CPU] = 1
 	if b.HighThresholds[usage.CPU] != 80 {
 		t.Errorf("changing one instance's thresholds changed another's: %v", b.HighThresholds)
+	}
+	a.SchedulerNames[0] = "other"
+	if b.SchedulerNames[0] != "ballast-scheduler" {
+		t.Errorf("changing one instance's scheduler names changed another's: %v", b.SchedulerNames)
 	}
 }

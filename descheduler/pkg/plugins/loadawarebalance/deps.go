@@ -3,6 +3,7 @@ package loadawarebalance
 import (
 	"fmt"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/descheduler/pkg/api"
@@ -44,4 +45,19 @@ func NewPodFilter(handle frameworktypes.Handle, namespaces *api.Namespaces, plug
 		return nil, fmt.Errorf("building the pod filter of %s: %w", plugin, err)
 	}
 	return filter, nil
+}
+
+// PlacedBy returns a filter accepting the pods whose spec.schedulerName is
+// one of names: the pods those schedulers place again once evicted. A pod
+// without a schedulerName counts as default-scheduler, as the API server
+// names it.
+func PlacedBy(names []string) podutil.FilterFunc {
+	set := sets.New(names...)
+	return func(pod *v1.Pod) bool {
+		name := pod.Spec.SchedulerName
+		if name == "" {
+			name = v1.DefaultSchedulerName
+		}
+		return set.Has(name)
+	}
 }

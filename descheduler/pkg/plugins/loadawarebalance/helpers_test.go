@@ -57,6 +57,7 @@ func node(name string, apply ...func(*v1.Node)) *v1.Node {
 }
 
 // pod is a ReplicaSet pod requesting 100m CPU (2.5 %) and memMiB MiB.
+// Ballast's scheduler placed it.
 func pod(name, nodeName, rs string, memMiB int64, apply ...func(*v1.Pod)) *v1.Pod {
 	p := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -67,7 +68,8 @@ func pod(name, nodeName, rs string, memMiB int64, apply ...func(*v1.Pod)) *v1.Po
 			}},
 		},
 		Spec: v1.PodSpec{
-			NodeName: nodeName,
+			NodeName:      nodeName,
+			SchedulerName: "ballast-scheduler",
 			Containers: []v1.Container{{Name: "c", Image: "img", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
 				v1.ResourceCPU:    resource.MustParse("100m"),
 				v1.ResourceMemory: *resource.NewQuantity(memMiB*mib, resource.BinarySI),

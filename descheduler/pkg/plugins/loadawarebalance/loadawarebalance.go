@@ -52,6 +52,8 @@ type LoadAwareBalance struct {
 	args      *LoadAwareBalanceArgs
 	deps      Deps
 	podFilter podutil.FilterFunc
+	// placedByBallast accepts the pods of args.SchedulerNames.
+	placedByBallast podutil.FilterFunc
 }
 
 // NewBuilder returns the descheduler plugin builder for LoadAwareBalance
@@ -82,11 +84,12 @@ func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle,
 		return nil, err
 	}
 	return &LoadAwareBalance{
-		logger:    klog.FromContext(ctx).WithValues("plugin", PluginName),
-		handle:    handle,
-		args:      lbArgs,
-		deps:      deps,
-		podFilter: podFilter,
+		logger:          klog.FromContext(ctx).WithValues("plugin", PluginName),
+		handle:          handle,
+		args:            lbArgs,
+		deps:            deps,
+		podFilter:       podFilter,
+		placedByBallast: PlacedBy(lbArgs.SchedulerNames),
 	}, nil
 }
 
@@ -198,6 +201,11 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			return
 		}
 		podLogger := logger.WithValues("pod", klog.KObj(pod))
+		if !p.placedByBallast(pod) {
+			p.skip(podLogger, skipOtherScheduler, "pod is placed by another scheduler, which would not place its replacement by real usage",
+				"schedulerName", pod.Spec.SchedulerName)
+			continue
+		}
 		if c.byNamespace[pod.Namespace] >= *p.args.MaxEvictionsPerNamespace {
 			p.skip(podLogger, skipLimit, "namespace eviction limit reached")
 			continue

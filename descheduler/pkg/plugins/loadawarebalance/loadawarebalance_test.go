@@ -317,6 +317,65 @@ func TestBalanceNamespaces(t *testing.T) {
 	})
 }
 
+// Only pods a Ballast scheduler places again are moved: any other pod's
+// replacement would be placed without regard to usage, maybe back on the
+// hot node. The candidates are equal, so names decide the order and the
+// pods of other schedulers come first.
+func TestBalanceMovesOnlyPodsOfSchedulerNames(t *testing.T) {
+	placedBy := func(scheduler string) func(*v1.Pod) {
+		return func(p *v1.Pod) { p.Spec.SchedulerName = scheduler }
+	}
+	pods := []*v1.Pod{
+		pod("a-bootstrap", "hot", "rs-1", 40, placedBy("ballast-bootstrap")),
+		pod("b-default", "hot", "rs-2", 40, placedBy("default-scheduler")),
+		pod("c-unnamed", "hot", "rs-3", 40, placedBy("")),
+		pod("d-batch", "hot", "rs-4", 40, placedBy("ballast-batch")),
+		pod("e-ballast", "hot", "rs-5", 40),
+		pod("f-ballast", "hot", "rs-6", 40),
+	}
+	tests := []struct {
+		name           string
+		schedulerNames []string
+		want           []string
+		wantSkipped    float64
+	}{
+		{
+			name: "default: ballast-scheduler alone",
+			want: []string{"e-ballast", "f-ballast"}, wantSkipped: 4,
+		},
+		{
+			name:           "second mode with an extra profile",
+			schedulerNames: []string{"ballast-scheduler", "ballast-batch"},
+			want:           []string{"d-batch", "e-ballast"}, wantSkipped: 3,
+		},
+		{
+			// A pod without a schedulerName is default-scheduler's; the
+			// bootstrap scheduler's pods are never Ballast's.
+			name:           "replaceDefault mode",
+			schedulerNames: []string{"ballast-scheduler", "default-scheduler"},
+			want:           []string{"b-default", "c-unnamed"}, wantSkipped: 1,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			edit := func(a *LoadAwareBalanceArgs) {
+				eager(a)
+				if tc.schedulerNames != nil {
+					a.SchedulerNames = tc.schedulerNames
+				}
+			}
+			h := newHarness(t, args(edit), threeNodes, pods...)
+			h.cycle(hotUsage)
+			if diff := cmp.Diff(tc.want, h.evicted); diff != "" {
+				t.Errorf("evicted (-want,+got):\n%s", diff)
+			}
+			if got := h.skipped(skipOtherScheduler); got != tc.wantSkipped {
+				t.Errorf("skipped{reason=other-scheduler} = %v, want %v", got, tc.wantSkipped)
+			}
+		})
+	}
+}
+
 func TestBalanceAccountsForMovesTheWindowDoesNotShowYet(t *testing.T) {
 	h := newHarness(t, args(eager), threeNodes, hotPods()...)
 	h.cycle(hotUsage)

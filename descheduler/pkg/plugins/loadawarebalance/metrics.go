@@ -15,6 +15,8 @@ const (
 	skipLimit         = "limit"
 	skipFiltered      = "filtered"
 	skipEvictionError = "eviction-error"
+	// skipOtherScheduler: the pod is not placed by one of schedulerNames.
+	skipOtherScheduler = "other-scheduler"
 )
 
 // Metrics are the plugin's Prometheus metrics. One set serves every plugin
@@ -43,7 +45,7 @@ func NewMetrics() *Metrics {
 		SkippedCandidates: metrics.NewCounterVec(&metrics.CounterOpts{
 			Subsystem:      metricsSubsystem,
 			Name:           "skipped_candidates_total",
-			Help:           "Eviction candidates passed over, by plugin and reason (no-destination, pdb, cooldown, stale, limit, filtered, eviction-error).",
+			Help:           "Eviction candidates passed over, by plugin and reason (no-destination, pdb, cooldown, stale, limit, filtered, eviction-error, other-scheduler).",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"plugin", "reason"}),
 		HotNodes: metrics.NewGaugeVec(&metrics.GaugeOpts{

@@ -45,4 +45,12 @@ type LoadAwareBalanceArgs struct {
 	// Namespaces restricts which namespaces pods are moved from; at most one
 	// of include and exclude may be set. Defaults to excluding kube-system.
 	Namespaces *api.Namespaces `json:"namespaces,omitempty"`
+	// SchedulerNames are the spec.schedulerName values of the pods the plugin
+	// may evict: the profiles of a Ballast scheduler, which places the
+	// replacement by real usage. Other pods are passed over, since another
+	// scheduler would place their replacement anywhere, the hot node included.
+	// A pod without a schedulerName counts as default-scheduler. An empty list
+	// is invalid. Defaults to [ballast-scheduler]; list default-scheduler only
+	// where Ballast serves it.
+	SchedulerNames []string `json:"schedulerNames,omitempty"`
 }

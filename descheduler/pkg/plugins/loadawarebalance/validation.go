@@ -44,7 +44,8 @@ func validateArgs(path *field.Path, args *LoadAwareBalanceArgs) field.ErrorList 
 		errs = append(errs, field.Invalid(path.Child("consecutiveHotCycles"), v, "must be at least 1"))
 	}
 	errs = append(errs, ValidateEvictionSettings(path, EvictionSettings{
-		Cooldown: args.EvictionCooldown.Duration, Window: args.Window.Duration, Namespaces: args.Namespaces,
+		Cooldown: args.EvictionCooldown.Duration, Window: args.Window.Duration,
+		Namespaces: args.Namespaces, SchedulerNames: args.SchedulerNames,
 		PerNode: *args.MaxEvictionsPerNode, PerNamespace: *args.MaxEvictionsPerNamespace, PerCycle: *args.MaxEvictionsPerCycle,
 	})...)
 	return SortByField(errs)
@@ -79,12 +80,13 @@ func sortedResources(t ResourceThresholds) []usage.Resource {
 	return out
 }
 
-// EvictionSettings are the limits, cooldown, window and namespaces every
-// Ballast balance plugin takes.
+// EvictionSettings are the limits, cooldown, window, namespaces and
+// scheduler names every Ballast balance plugin takes.
 type EvictionSettings struct {
 	Cooldown, Window                time.Duration
 	PerNode, PerNamespace, PerCycle int32
 	Namespaces                      *api.Namespaces
+	SchedulerNames                  []string
 }
 
 // ValidateEvictionSettings checks the settings shared by Ballast's balance
@@ -108,6 +110,27 @@ func ValidateEvictionSettings(path *field.Path, s EvictionSettings) field.ErrorL
 	}
 	if ns := s.Namespaces; ns != nil && len(ns.Include) > 0 && len(ns.Exclude) > 0 {
 		errs = append(errs, field.Invalid(path.Child("namespaces"), "include and exclude", "only one of include and exclude may be set"))
+	}
+	return append(errs, validateSchedulerNames(path.Child("schedulerNames"), s.SchedulerNames)...)
+}
+
+// validateSchedulerNames refuses an empty list, which would move no pod or,
+// read as "any scheduler", pods Ballast never places again; and empty or
+// repeated names.
+func validateSchedulerNames(path *field.Path, names []string) field.ErrorList {
+	var errs field.ErrorList
+	if len(names) == 0 {
+		return append(errs, field.Required(path, "the scheduler profiles that place moved pods by real usage, e.g. ballast-scheduler"))
+	}
+	seen := sets.New[string]()
+	for i, name := range names {
+		switch {
+		case name == "":
+			errs = append(errs, field.Invalid(path.Index(i), name, "must not be empty"))
+		case seen.Has(name):
+			errs = append(errs, field.Duplicate(path.Index(i), name))
+		}
+		seen.Insert(name)
 	}
 	return errs
 }

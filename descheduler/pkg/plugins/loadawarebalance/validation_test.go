@@ -65,6 +65,21 @@ func TestValidateLoadAwareBalanceArgs(t *testing.T) {
 			args: &LoadAwareBalanceArgs{Namespaces: &api.Namespaces{Include: []string{"a"}, Exclude: []string{"b"}}},
 			want: field.ErrorList{field.Invalid(field.NewPath("namespaces"), nil, "")},
 		},
+		{
+			// Empty is not "every scheduler": that would move pods nothing
+			// places by real usage again.
+			name: "empty scheduler names",
+			args: &LoadAwareBalanceArgs{SchedulerNames: []string{}},
+			want: field.ErrorList{field.Required(field.NewPath("schedulerNames"), "")},
+		},
+		{
+			name: "blank and repeated scheduler names",
+			args: &LoadAwareBalanceArgs{SchedulerNames: []string{"ballast-scheduler", "", "ballast-scheduler"}},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("schedulerNames").Index(1), nil, ""),
+				field.Duplicate(field.NewPath("schedulerNames").Index(2), nil),
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -64,6 +64,11 @@ func (in *LoadAwareBalanceArgs) DeepCopyInto(out *LoadAwareBalanceArgs) {
 		*out = new(api.Namespaces)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.SchedulerNames != nil {
+		in, out := &in.SchedulerNames, &out.SchedulerNames
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 

@@ -32,6 +32,12 @@ func (in *SpreadReplicasArgs) DeepCopyInto(out *SpreadReplicasArgs) {
 	if in.Namespaces != nil {
 		out.Namespaces = in.Namespaces.DeepCopy()
 	}
+	// make, not append: an empty list stays empty, and validation refuses it
+	// instead of defaulting it.
+	if in.SchedulerNames != nil {
+		out.SchedulerNames = make([]string, len(in.SchedulerNames))
+		copy(out.SchedulerNames, in.SchedulerNames)
+	}
 }
 
 // DeepCopy returns a copy of the receiver.

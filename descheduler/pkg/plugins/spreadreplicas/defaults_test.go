@@ -21,6 +21,7 @@ func TestSetDefaults(t *testing.T) {
 		MaxEvictionsPerCycle:     ptrTo(int32(5)),
 		Window:                   &metav1.Duration{Duration: 5 * time.Minute},
 		Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
+		SchedulerNames:           []string{"ballast-scheduler"},
 	}
 	custom := &SpreadReplicasArgs{
 		HighThresholds:           lab.ResourceThresholds{"memory": 70},
@@ -30,6 +31,7 @@ func TestSetDefaults(t *testing.T) {
 		MaxEvictionsPerCycle:     ptrTo(int32(1)),
 		Window:                   &metav1.Duration{Duration: time.Minute},
 		Namespaces:               &api.Namespaces{Include: []string{"apps"}},
+		SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
 	}
 	for _, tc := range []struct {
 		name     string
@@ -37,6 +39,9 @@ func TestSetDefaults(t *testing.T) {
 	}{
 		{name: "empty gets every default", in: &SpreadReplicasArgs{}, want: full},
 		{name: "set fields are kept", in: custom.DeepCopy(), want: custom},
+		// Validation refuses it; defaulting must not hide it.
+		{name: "an empty scheduler list stays empty", in: &SpreadReplicasArgs{SchedulerNames: []string{}},
+			want: func() *SpreadReplicasArgs { a := full.DeepCopy(); a.SchedulerNames = []string{}; return a }()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			SetDefaults_SpreadReplicasArgs(tc.in)

@@ -61,6 +61,7 @@ func cordoned(n *v1.Node) { n.Spec.Unschedulable = true }
 var created = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // replica is a pod of ReplicaSet rs requesting 100m CPU (2.5 %) and 40 MiB (4 %).
+// Ballast's scheduler placed it.
 func replica(name, nodeName, rs string) *v1.Pod {
 	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -71,7 +72,8 @@ func replica(name, nodeName, rs string) *v1.Pod {
 			}},
 		},
 		Spec: v1.PodSpec{
-			NodeName: nodeName,
+			NodeName:      nodeName,
+			SchedulerName: "ballast-scheduler",
 			Containers: []v1.Container{{Name: "c", Image: "img", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
 				v1.ResourceCPU:    resource.MustParse("100m"),
 				v1.ResourceMemory: *resource.NewQuantity(40*mib, resource.BinarySI),

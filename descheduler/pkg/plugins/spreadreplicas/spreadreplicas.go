@@ -30,12 +30,13 @@ const minDifference = 2
 // Skip reasons, the values of the reason label of skipped candidates; the
 // same words as LoadAwareBalance's.
 const (
-	skipNoDestination = "no-destination"
-	skipCooldown      = "cooldown"
-	skipStale         = "stale"
-	skipLimit         = "limit"
-	skipFiltered      = "filtered"
-	skipEvictionError = "eviction-error"
+	skipNoDestination  = "no-destination"
+	skipCooldown       = "cooldown"
+	skipStale          = "stale"
+	skipLimit          = "limit"
+	skipFiltered       = "filtered"
+	skipEvictionError  = "eviction-error"
+	skipOtherScheduler = "other-scheduler"
 )
 
 const maxEventReason = 128
@@ -50,6 +51,8 @@ type SpreadReplicas struct {
 	args      *SpreadReplicasArgs
 	deps      lab.Deps
 	podFilter podutil.FilterFunc
+	// placedByBallast accepts the pods of args.SchedulerNames.
+	placedByBallast podutil.FilterFunc
 }
 
 // NewBuilder returns the descheduler plugin builder for SpreadReplicas bound
@@ -81,11 +84,12 @@ func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle,
 		return nil, err
 	}
 	return &SpreadReplicas{
-		logger:    klog.FromContext(ctx).WithValues("plugin", PluginName),
-		handle:    handle,
-		args:      srArgs,
-		deps:      deps,
-		podFilter: podFilter,
+		logger:          klog.FromContext(ctx).WithValues("plugin", PluginName),
+		handle:          handle,
+		args:            srArgs,
+		deps:            deps,
+		podFilter:       podFilter,
+		placedByBallast: lab.PlacedBy(srArgs.SchedulerNames),
 	}, nil
 }
 
@@ -227,6 +231,12 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 			}
 			pod := r.evictable[src.Name][0]
 			podLogger := logger.WithValues("pod", klog.KObj(pod), "node", klog.KObj(src))
+			if !p.placedByBallast(pod) {
+				r.evictable[src.Name] = r.evictable[src.Name][1:]
+				p.skip(podLogger, skipOtherScheduler, "pod is placed by another scheduler, which would not place its replacement by real usage",
+					"schedulerName", pod.Spec.SchedulerName)
+				continue
+			}
 			if c.byNamespace[pod.Namespace] >= *p.args.MaxEvictionsPerNamespace {
 				p.skip(podLogger, skipLimit, "namespace eviction limit reached")
 				return false

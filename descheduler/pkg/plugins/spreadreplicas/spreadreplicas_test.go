@@ -2,6 +2,7 @@ package spreadreplicas
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +107,80 @@ func TestRespectsNamespaceExclusion(t *testing.T) {
 		twoNodes, replicaPods("web", "node-a", 6)...)
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v from an excluded namespace", got)
+	}
+}
+
+// othersOf returns n replicas of rs on nodeName that default-scheduler
+// placed, named rs-other-nodeName-i.
+func othersOf(rs, nodeName string, n int) []*v1.Pod {
+	var out []*v1.Pod
+	for i := range n {
+		p := replica(fmt.Sprintf("%s-other-%s-%d", rs, nodeName, i), nodeName, rs)
+		p.Spec.SchedulerName = v1.DefaultSchedulerName
+		out = append(out, p)
+	}
+	return out
+}
+
+// prioritized gives pods priority 1, so that the replicas without one are
+// the first candidates.
+func prioritized(pods []*v1.Pod) []*v1.Pod {
+	for _, p := range pods {
+		p.Spec.Priority = ptrTo(int32(1))
+	}
+	return pods
+}
+
+// Only replicas a Ballast scheduler places again are moved; the others
+// still count on their node.
+func TestMovesOnlyReplicasOfSchedulerNames(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		schedulerNames []string
+		pods           []*v1.Pod
+		// wantBallast and wantOther count the evicted replicas of
+		// ballast-scheduler and of default-scheduler.
+		wantBallast, wantOther int
+		wantSkipped            float64
+	}{
+		{name: "replicas of another scheduler stay", pods: othersOf("web", "node-a", 6), wantSkipped: 6},
+		// The other scheduler's replicas are the first candidates: passed over.
+		{name: "a mixed workload moves Ballast's replicas",
+			pods:        append(othersOf("web", "node-a", 3), prioritized(replicaPods("web", "node-a", 3))...),
+			wantBallast: 2, wantSkipped: 3},
+		// 3 vs 2, a difference of one: nothing moves. Counting only
+		// Ballast's replicas would make it 3 vs 0. node-b's two, looked at
+		// as a source, are passed over.
+		{name: "replicas of another scheduler count on their node",
+			pods:        append(replicaPods("web", "node-a", 3), othersOf("web", "node-b", 2)...),
+			wantSkipped: 2},
+		{name: "replaceDefault mode lists default-scheduler",
+			schedulerNames: []string{"ballast-scheduler", "default-scheduler"},
+			pods:           othersOf("web", "node-a", 6), wantOther: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			edit := func(a *SpreadReplicasArgs) {
+				if tc.schedulerNames != nil {
+					a.SchedulerNames = tc.schedulerNames
+				}
+			}
+			h := newHarness(t, args(edit), twoNodes, tc.pods...)
+			var ballast, other int
+			for _, name := range h.cycle(quiet) {
+				if strings.HasPrefix(name, "web-other-") {
+					other++
+				} else {
+					ballast++
+				}
+			}
+			if ballast != tc.wantBallast || other != tc.wantOther {
+				t.Errorf("evicted %d replicas of ballast-scheduler and %d of default-scheduler, want %d and %d",
+					ballast, other, tc.wantBallast, tc.wantOther)
+			}
+			if got := h.counter(h.metrics.SkippedCandidates, PluginName, skipOtherScheduler); got != tc.wantSkipped {
+				t.Errorf("skipped{reason=other-scheduler} = %v, want %v", got, tc.wantSkipped)
+			}
+		})
 	}
 }
 

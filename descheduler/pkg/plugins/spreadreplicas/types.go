@@ -35,4 +35,10 @@ type SpreadReplicasArgs struct {
 	// Namespaces restricts which namespaces pods are moved from; at most one
 	// of include and exclude may be set. Defaults to excluding kube-system.
 	Namespaces *api.Namespaces `json:"namespaces,omitempty"`
+	// SchedulerNames are the spec.schedulerName values of the replicas the
+	// plugin may move, as LoadAwareBalance's: other replicas still count on
+	// their node but are never evicted. A pod without a schedulerName counts
+	// as default-scheduler. An empty list is invalid. Defaults to
+	// [ballast-scheduler].
+	SchedulerNames []string `json:"schedulerNames,omitempty"`
 }

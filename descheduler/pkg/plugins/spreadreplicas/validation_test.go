@@ -39,6 +39,10 @@ func TestValidateSpreadReplicasArgs(t *testing.T) {
 			want: field.ErrorList{field.Invalid(field.NewPath("window"), nil, "")}},
 		{name: "include and exclude", args: &SpreadReplicasArgs{Namespaces: &api.Namespaces{Include: []string{"a"}, Exclude: []string{"b"}}},
 			want: field.ErrorList{field.Invalid(field.NewPath("namespaces"), nil, "")}},
+		{name: "empty scheduler names", args: &SpreadReplicasArgs{SchedulerNames: []string{}},
+			want: field.ErrorList{field.Required(field.NewPath("schedulerNames"), "")}},
+		{name: "repeated scheduler name", args: &SpreadReplicasArgs{SchedulerNames: []string{"ballast-scheduler", "ballast-scheduler"}},
+			want: field.ErrorList{field.Duplicate(field.NewPath("schedulerNames").Index(1), nil)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := ValidateSpreadReplicasArgs(tc.args)

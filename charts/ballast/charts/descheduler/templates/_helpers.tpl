@@ -36,3 +36,31 @@
 {{- define "descheduler.leaseName" -}}
 {{- default (include "descheduler.fullname" .) .Values.leaderElection.resourceName }}
 {{- end }}
+
+{{/*
+spec.schedulerNames whose pods the Ballast plugins may evict, as a JSON list:
+schedulerNames, and default-scheduler in replaceDefault mode, where Ballast
+serves it. The umbrella's ballast.validate checks the list against the
+scheduler's profiles.
+*/}}
+{{- define "descheduler.schedulerNames" -}}
+{{- $names := .Values.schedulerNames }}
+{{- if eq .Values.global.schedulerMode "replaceDefault" }}
+{{- $names = append $names "default-scheduler" }}
+{{- end }}
+{{- $names | uniq | toJson }}
+{{- end }}
+
+{{/*
+Namespaces the Ballast plugins move pods from, as JSON api.Namespaces: the
+include list when set, else the exclude list with kube-system and Ballast's
+own namespace.
+*/}}
+{{- define "descheduler.namespaces" -}}
+{{- if .Values.namespaces.include }}
+{{- dict "include" .Values.namespaces.include | toJson }}
+{{- else }}
+{{- $exclude := concat (list "kube-system" (include "descheduler.namespace" .)) .Values.namespaces.exclude }}
+{{- dict "exclude" ($exclude | uniq) | toJson }}
+{{- end }}
+{{- end }}
