@@ -40,6 +40,7 @@ func TestOptInPolicy(t *testing.T) {
 	// A custom profile name, extra selectors: the exclusions stay.
 	objs = render(t, valuesFromYAML(t, `
 scheduler: {schedulerName: balanced}
+descheduler: {schedulerNames: [balanced]}
 optIn:
   namespaceSelector:
     matchExpressions: [{key: team, operator: In, values: [media]}]
