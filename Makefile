@@ -71,7 +71,10 @@ update-replace: ## Regenerate the Kubernetes replace blocks from hack/k8s-versio
 # The real-node e2e lane's binaries, all static (CGO_ENABLED=0) and built from
 # Go modules. Kubernetes comes from the e2e module (on the project's Kubernetes
 # line); containerd, metrics-server and CoreDNS from their own modules under
-# e2e/build/, outside go.work, because they pin other Kubernetes lines. One
+# e2e/build/, outside go.work, because they pin other Kubernetes lines. Their
+# modules pin what they share with the component images to the images'
+# versions (hack/update-e2e-build-pins.sh), and both build with CGO_ENABLED=0
+# -trimpath, so client-go, apiserver, grpc and friends compile once. One
 # binary per `go build` keeps this build at one ~2.5 GB link at a time.
 E2E_BIN     := $(CURDIR)/_output/e2e/bin
 E2E_GOBUILD  = CGO_ENABLED=0 $(GO) build -trimpath
