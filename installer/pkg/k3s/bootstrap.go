@@ -104,3 +104,26 @@ func disableBootstrapScheduler(p Paths) (bool, error) {
 	}
 	return removed, nil
 }
+
+// admissionPolicyDropIn turns on the beta MutatingAdmissionPolicy API of a
+// 1.34 or 1.35 API server (GA and on by default from 1.36), which the
+// chart's namespace opt-in needs; "+" appends to the administrator's args.
+func admissionPolicyDropIn() []byte {
+	return []byte(managedMarker + `kube-apiserver-arg+:
+  - feature-gates=MutatingAdmissionPolicy=true
+  - runtime-config=admissionregistration.k8s.io/v1beta1=true
+`)
+}
+
+// setAdmissionPolicyGate writes or removes the admission policy drop-in and
+// reports whether anything changed (then k3s must restart).
+func setAdmissionPolicyGate(p Paths, on bool) (bool, error) {
+	path := p.AdmissionPolicyDropIn()
+	if err := ensureManaged(path); err != nil {
+		return false, err
+	}
+	if on {
+		return writeFileAtomic(path, admissionPolicyDropIn(), 0o600)
+	}
+	return removeFile(path)
+}

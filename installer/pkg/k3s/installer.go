@@ -42,6 +42,10 @@ type InstallOptions struct {
 	// BootstrapSchedulerName defaults to the values' global.bootstrapSchedulerName,
 	// then DefaultBootstrapSchedulerName.
 	BootstrapSchedulerName string
+	// AdmissionPolicyGate turns on, through a k3s drop-in, the beta
+	// MutatingAdmissionPolicy API of a 1.34-1.35 server, which the chart's
+	// namespace opt-in needs; false removes a drop-in an earlier install wrote.
+	AdmissionPolicyGate bool
 	// AllowVersionSkew drops the chart's kubeVersion constraint, which
 	// helm-controller otherwise enforces against the cluster's version.
 	AllowVersionSkew bool
@@ -121,40 +125,49 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 	}
 	defer unlock()
 
-	for _, path := range []string{in.Paths.DropIn(), in.Paths.BootstrapSchedulerConfig()} {
+	for _, path := range []string{in.Paths.DropIn(), in.Paths.BootstrapSchedulerConfig(), in.Paths.AdmissionPolicyDropIn()} {
 		if err := ensureManaged(path); err != nil {
 			return InstallResult{}, err
 		}
 	}
 	res := InstallResult{Manifest: in.Paths.Manifest(), Values: vals}
-	if mode != ModeReplaceDefault {
-		if res.RestartK3s, err = disableBootstrapScheduler(in.Paths); err != nil {
-			return res, err
-		}
+	gateChanged, err := setAdmissionPolicyGate(in.Paths, opts.AdmissionPolicyGate && mode == ModeSecond)
+	if err != nil {
+		return res, err
 	}
-	if res.ManifestChanged, err = writeFileAtomic(in.Paths.Manifest(), manifest, 0o600); err != nil {
+	// Every return below reports a restart when the gate drop-in changed.
+	done := func(err error) (InstallResult, error) {
+		res.RestartK3s = res.RestartK3s || gateChanged
 		return res, err
 	}
 	if mode != ModeReplaceDefault {
-		return res, nil
+		if res.RestartK3s, err = disableBootstrapScheduler(in.Paths); err != nil {
+			return done(err)
+		}
+	}
+	if res.ManifestChanged, err = writeFileAtomic(in.Paths.Manifest(), manifest, 0o600); err != nil {
+		return done(err)
+	}
+	if mode != ModeReplaceDefault {
+		return done(nil)
 	}
 	// Ballast's pods ask for the bootstrap scheduler, which exists once k3s
 	// restarts with the drop-in; helm-controller's install Job asks for
 	// default-scheduler, which k3s then no longer serves. So the drop-in is
 	// written only once the release is deployed, never before.
 	if current, err := bootstrapSchedulerEnabled(in.Paths, bootstrap); err != nil || current {
-		return res, err
+		return done(err)
 	}
 	if opts.WaitForRelease == nil {
-		return res, fmt.Errorf("%w: nothing confirmed that helm-controller deployed Ballast", ErrDropInNotWritten)
+		return done(fmt.Errorf("%w: nothing confirmed that helm-controller deployed Ballast", ErrDropInNotWritten))
 	}
 	if err := opts.WaitForRelease(ctx, vals); err != nil {
-		return res, fmt.Errorf("%w: %v", ErrDropInNotWritten, err)
+		return done(fmt.Errorf("%w: %v", ErrDropInNotWritten, err))
 	}
 	if res.RestartK3s, err = enableBootstrapScheduler(in.Paths, bootstrap); err != nil {
-		return res, err
+		return done(err)
 	}
-	return res, nil
+	return done(nil)
 }
 
 // PreviousValues returns the values of the HelmChart an earlier install
@@ -227,6 +240,11 @@ func (in Installer) Uninstall(ctx context.Context, deleteHelmChart func(context.
 	if res.RestartK3s, err = disableBootstrapScheduler(in.Paths); err != nil {
 		return res, err
 	}
+	gateRemoved, err := setAdmissionPolicyGate(in.Paths, false)
+	if err != nil {
+		return res, err
+	}
+	res.RestartK3s = res.RestartK3s || gateRemoved
 	if _, err := removeFile(in.Paths.LockFile()); err != nil {
 		return res, err
 	}

@@ -514,3 +514,53 @@ func TestUninstallDeletesThroughTheAPIBeforeTheFile(t *testing.T) {
 		t.Errorf("uninstall left something behind (-pristine,+after):\n%s", diff)
 	}
 }
+
+// On a 1.34-1.35 server the namespace opt-in needs the beta
+// MutatingAdmissionPolicy API: a drop-in turns it on, reversibly.
+func TestAdmissionPolicyGate(t *testing.T) {
+	p := fakeK3sServer(t)
+	pristine := tree(t, p.Root)
+	in := Installer{Paths: p, Euid: root()}
+
+	res, err := in.Install(context.Background(), InstallOptions{AdmissionPolicyGate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.RestartK3s {
+		t.Error("writing the gate drop-in must ask for a k3s restart")
+	}
+	data, err := os.ReadFile(p.AdmissionPolicyDropIn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string][]string
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatalf("drop-in is not k3s config YAML: %v", err)
+	}
+	want := map[string][]string{"kube-apiserver-arg+": {"feature-gates=MutatingAdmissionPolicy=true", "runtime-config=admissionregistration.k8s.io/v1beta1=true"}}
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Errorf("drop-in (-want,+got):\n%s", diff)
+	}
+	if res, err = in.Install(context.Background(), InstallOptions{AdmissionPolicyGate: true}); err != nil || res.RestartK3s {
+		t.Errorf("same install again: %+v, %v; want no restart", res, err)
+	}
+
+	// Not wanted any more (a 1.36 server, or optIn off): removed, restart.
+	if res, err = in.Install(context.Background(), InstallOptions{}); err != nil || !res.RestartK3s {
+		t.Errorf("install without the gate: %+v, %v; want a restart", res, err)
+	}
+	if _, err := os.Stat(p.AdmissionPolicyDropIn()); !os.IsNotExist(err) {
+		t.Error("gate drop-in left behind")
+	}
+
+	// Uninstall removes it as well.
+	if _, err := in.Install(context.Background(), InstallOptions{AdmissionPolicyGate: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ures, err := in.Uninstall(context.Background(), func(context.Context) error { return nil }); err != nil || !ures.RestartK3s {
+		t.Errorf("uninstall: %+v, %v; want a restart", ures, err)
+	}
+	if diff := cmp.Diff(pristine, tree(t, p.Root)); diff != "" {
+		t.Errorf("uninstall left the host changed (-pristine,+after):\n%s", diff)
+	}
+}

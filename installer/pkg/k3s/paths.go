@@ -65,6 +65,12 @@ func (p Paths) DropIn() string {
 	return p.host(filepath.Join(DefaultConfigDir, "config.yaml.d", "90-ballast-scheduler.yaml"))
 }
 
+// AdmissionPolicyDropIn is the k3s config drop-in that turns on the
+// MutatingAdmissionPolicy API of a Kubernetes 1.34-1.35 API server.
+func (p Paths) AdmissionPolicyDropIn() string {
+	return p.host(filepath.Join(DefaultConfigDir, "config.yaml.d", "91-ballast-admission-policy.yaml"))
+}
+
 // Kubeconfig is the admin kubeconfig k3s writes for local tools; the CLI only
 // uses it to talk to the API as the invoking admin, never copies it.
 func (p Paths) Kubeconfig() string { return p.host(filepath.Join(DefaultConfigDir, "k3s.yaml")) }

@@ -70,6 +70,10 @@ func TestInstallRefusesAnOlderAPIServer(t *testing.T) {
 	if !strings.Contains(stderr, "unsupported") {
 		t.Errorf("the override is not announced:\n%s%s", stdout, stderr)
 	}
+	// 1.35 serves MutatingAdmissionPolicy only as a beta behind a gate: k3s is told to turn it on.
+	if _, err := os.Stat(k3s.HostPaths(root).AdmissionPolicyDropIn()); err != nil || !strings.Contains(stdout, "restart k3s") {
+		t.Errorf("no admission policy gate drop-in (%v) or no restart asked:\n%s", err, stdout)
+	}
 	content, err := readHelmChart(k3s.HostPaths(root).Manifest())
 	if err != nil {
 		t.Fatal(err)

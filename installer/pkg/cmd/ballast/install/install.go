@@ -213,9 +213,14 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, 
 	if err != nil {
 		return err
 	}
+	gate := false
+	if clientErr == nil {
+		gate = needsAdmissionPolicyGate(clients, vals, mode)
+	}
 	status := cli.NewStatus(logger)
 	opts := k3s.InstallOptions{
 		Values: vals, Namespace: flags.Namespace, Mode: mode, AllowVersionSkew: flags.AllowVersionSkew,
+		AdmissionPolicyGate: gate,
 		WaitForRelease: func(ctx context.Context, want map[string]any) error {
 			status.End(true)
 			status.Start("Waiting for k3s's helm-controller to deploy Ballast before the k3s scheduler is renamed")
@@ -249,12 +254,34 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, 
 	if mode == k3s.ModeReplaceDefault {
 		fmt.Fprintf(streams.Out, "Replace mode: run this same command on every k3s server.\n")
 	}
+	if gate {
+		fmt.Fprintf(streams.Out, "Namespace opt-in needs the MutatingAdmissionPolicy API, beta on this Kubernetes: %s turns it on.\n", paths.AdmissionPolicyDropIn())
+	}
 	if res.RestartK3s {
-		fmt.Fprintf(streams.Out, "The k3s scheduler configuration changed: restart k3s on this server (sudo systemctl restart k3s,\n"+
+		fmt.Fprintf(streams.Out, "The k3s configuration changed: restart k3s on this server (sudo systemctl restart k3s,\n"+
 			"or rc-service k3s restart on OpenRC).\n")
 	}
 	fmt.Fprintf(streams.Out, "Check progress with: ballast status -n %s\n", flags.Namespace)
 	return nil
+}
+
+// needsAdmissionPolicyGate reports whether k3s must turn on the beta
+// MutatingAdmissionPolicy API for the chart's namespace opt-in: on a 1.34 or
+// 1.35 API server (installed with --allow-version-skew), in second mode,
+// with optIn enabled. From 1.36 the API is GA and on by default.
+func needsAdmissionPolicyGate(clients *kube.Clients, vals map[string]any, mode k3s.Mode) bool {
+	if mode != k3s.ModeSecond {
+		return false
+	}
+	if o, ok := vals["optIn"].(map[string]any); ok && o["enabled"] == false {
+		return false
+	}
+	info, err := clients.Kube.Discovery().ServerVersion()
+	if err != nil {
+		return false
+	}
+	major, minor, err := preflight.ServerMinor(info)
+	return err == nil && major == 1 && (minor == 34 || minor == 35)
 }
 
 // reportValues says what an upgrade changes in the values, and which mode it keeps.
