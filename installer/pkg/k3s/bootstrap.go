@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+
+	"github.com/ballast-sched/ballast/installer/pkg/atomicfile"
 )
 
 // managedMarker starts every host file Ballast owns; Ballast never overwrites
@@ -57,11 +59,11 @@ func enableBootstrapScheduler(p Paths, schedulerName string) (bool, error) {
 		}
 	}
 	// The config first: k3s must never see a drop-in pointing at a missing file.
-	changedConfig, err := writeFileAtomic(p.BootstrapSchedulerConfig(), bootstrapSchedulerConfig(p, schedulerName), 0o600)
+	changedConfig, err := atomicfile.Write(p.BootstrapSchedulerConfig(), bootstrapSchedulerConfig(p, schedulerName), 0o600)
 	if err != nil {
 		return false, err
 	}
-	changedDropIn, err := writeFileAtomic(p.DropIn(), dropIn(p), 0o600)
+	changedDropIn, err := atomicfile.Write(p.DropIn(), dropIn(p), 0o600)
 	if err != nil {
 		return false, err
 	}
@@ -123,7 +125,7 @@ func setAdmissionPolicyGate(p Paths, on bool) (bool, error) {
 		return false, err
 	}
 	if on {
-		return writeFileAtomic(path, admissionPolicyDropIn(), 0o600)
+		return atomicfile.Write(path, admissionPolicyDropIn(), 0o600)
 	}
 	return removeFile(path)
 }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/charts"
+	"github.com/ballast-sched/ballast/installer/pkg/atomicfile"
 )
 
 // Mode is how Ballast schedules (the chart's global.schedulerMode).
@@ -145,7 +146,7 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 			return done(err)
 		}
 	}
-	if res.ManifestChanged, err = writeFileAtomic(in.Paths.Manifest(), manifest, 0o600); err != nil {
+	if res.ManifestChanged, err = atomicfile.Write(in.Paths.Manifest(), manifest, 0o600); err != nil {
 		return done(err)
 	}
 	if mode != ModeReplaceDefault {

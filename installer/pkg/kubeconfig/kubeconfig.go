@@ -7,6 +7,7 @@ package kubeconfig
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -44,6 +45,19 @@ type Options struct {
 	Duration time.Duration
 }
 
+// DefaultDuration is the default token lifetime: short enough that a leaked
+// kubeconfig expires within a month, long enough for a monthly rotation.
+const DefaultDuration = 30 * 24 * time.Hour
+
+// managedLabels mark every object `ballast kubeconfig` creates, so uninstall
+// finds and deletes them.
+func managedLabels(component string) map[string]string {
+	return map[string]string{"app.kubernetes.io/part-of": "ballast", "app.kubernetes.io/component": component, "app.kubernetes.io/managed-by": ManagedBy}
+}
+
+// ManagedBy is the app.kubernetes.io/managed-by value of those objects.
+const ManagedBy = "ballast-cli"
+
 // ServiceAccountName is the dedicated ServiceAccount of an external component.
 func ServiceAccountName(release, component string) string {
 	return charts.ComponentFullname(release, component) + "-external"
@@ -60,7 +74,7 @@ func Generate(ctx context.Context, o Options) ([]byte, error) {
 		return nil, fmt.Errorf("ClusterRole %s of component %s (install Ballast first): %w", role, o.Component, err)
 	}
 	sa := ServiceAccountName(o.ReleaseName, o.Component)
-	labels := map[string]string{"app.kubernetes.io/part-of": "ballast", "app.kubernetes.io/component": o.Component, "app.kubernetes.io/managed-by": "ballast-cli"}
+	labels := managedLabels(o.Component)
 	if err := create(ctx, func() error {
 		_, err := o.Client.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, &corev1.ServiceAccount{
 			ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: o.Namespace, Labels: labels},
@@ -110,10 +124,11 @@ func Generate(ctx context.Context, o Options) ([]byte, error) {
 	return clientcmd.Write(*cfg)
 }
 
-// StoreSecret saves a kubeconfig in a Secret, never a ConfigMap, replacing an older one.
-func StoreSecret(ctx context.Context, client kubernetes.Interface, namespace, name string, kubeconfig []byte) error {
+// StoreSecret saves a component's kubeconfig in a Secret, never a ConfigMap,
+// replacing an older one.
+func StoreSecret(ctx context.Context, client kubernetes.Interface, namespace, name, component string, kubeconfig []byte) error {
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/part-of": "ballast"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: managedLabels(component)},
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{SecretKey: kubeconfig},
 	}
@@ -183,4 +198,65 @@ func create(ctx context.Context, fn func() error) error {
 		return err
 	}
 	return ctx.Err()
+}
+
+// Delete removes every object `ballast kubeconfig` created in namespace:
+// the ServiceAccounts (which invalidates their tokens), their bindings and
+// the Secrets holding kubeconfigs. Helm does not know these objects, so
+// without this they would outlive Ballast and come back to life on a
+// reinstall. It returns how many objects it deleted.
+func Delete(ctx context.Context, client kubernetes.Interface, namespace string) (int, error) {
+	sel := metav1.ListOptions{LabelSelector: "app.kubernetes.io/part-of=ballast,app.kubernetes.io/managed-by=" + ManagedBy}
+	deleted := 0
+	del := func(kind, name string, fn func() error) error {
+		switch err := fn(); {
+		case err == nil:
+			deleted++
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("delete %s %s: %w", kind, name, err)
+		}
+		return nil
+	}
+	var errs []error
+	if list, err := client.RbacV1().ClusterRoleBindings().List(ctx, sel); err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, b := range list.Items {
+			// Only bindings of this namespace's ServiceAccounts: another installation may share the cluster.
+			if len(b.Subjects) == 0 || b.Subjects[0].Namespace != namespace {
+				continue
+			}
+			errs = append(errs, del("ClusterRoleBinding", b.Name, func() error {
+				return client.RbacV1().ClusterRoleBindings().Delete(ctx, b.Name, metav1.DeleteOptions{})
+			}))
+		}
+	}
+	if list, err := client.RbacV1().RoleBindings(namespace).List(ctx, sel); err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, b := range list.Items {
+			errs = append(errs, del("RoleBinding", b.Name, func() error {
+				return client.RbacV1().RoleBindings(namespace).Delete(ctx, b.Name, metav1.DeleteOptions{})
+			}))
+		}
+	}
+	if list, err := client.CoreV1().Secrets(namespace).List(ctx, sel); err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, s := range list.Items {
+			errs = append(errs, del("Secret", s.Name, func() error {
+				return client.CoreV1().Secrets(namespace).Delete(ctx, s.Name, metav1.DeleteOptions{})
+			}))
+		}
+	}
+	if list, err := client.CoreV1().ServiceAccounts(namespace).List(ctx, sel); err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, sa := range list.Items {
+			errs = append(errs, del("ServiceAccount", sa.Name, func() error {
+				return client.CoreV1().ServiceAccounts(namespace).Delete(ctx, sa.Name, metav1.DeleteOptions{})
+			}))
+		}
+	}
+	return deleted, errors.Join(errs...)
 }

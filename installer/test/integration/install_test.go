@@ -376,7 +376,7 @@ func checkExternalKubeconfig(t *testing.T, ctx context.Context, c *cluster.Clust
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := kubeconfig.StoreSecret(ctx, c.Client, ns, "ballast-load-watcher-kubeconfig", data); err != nil {
+	if err := kubeconfig.StoreSecret(ctx, c.Client, ns, "ballast-load-watcher-kubeconfig", "load-watcher", data); err != nil {
 		t.Fatal(err)
 	}
 	secret, err := c.Client.CoreV1().Secrets(ns).Get(ctx, "ballast-load-watcher-kubeconfig", metav1.GetOptions{})

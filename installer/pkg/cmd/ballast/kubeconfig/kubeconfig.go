@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ballast-sched/ballast/charts"
+	"github.com/ballast-sched/ballast/installer/pkg/atomicfile"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/kube"
@@ -40,7 +41,9 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 		Long: "Components in the cluster use their ServiceAccounts and need no kubeconfig. For one run elsewhere,\n" +
 			"kubeconfig creates a dedicated ServiceAccount bound to that component's roles, requests a bound token and\n" +
 			"stores a kubeconfig in a Secret (default) or a 0600 file. Your own credentials are never copied.\n" +
-			"A loopback server address (k3s.yaml's 127.0.0.1) is replaced by a control-plane node's InternalIP.",
+			"A loopback server address (k3s.yaml's 127.0.0.1) is replaced by a control-plane node's InternalIP.\n" +
+			"The token lasts --duration (30 days by default); running the command again rotates it, and\n" +
+			"ballast uninstall deletes everything this command created.",
 		Example: "  ballast kubeconfig load-watcher --output /etc/ballast/load-watcher.kubeconfig\n" +
 			"  ballast kubeconfig scheduler --server https://192.168.1.10:6443",
 		Args:      cobra.ExactArgs(1),
@@ -55,7 +58,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().StringVar(&flags.Server, "server", "", "API server URL the component reaches (default: from your kubeconfig, loopback replaced)")
 	c.Flags().StringVarP(&flags.Output, "output", "o", "", "write the kubeconfig to this file (mode 0600) instead of a Secret")
 	c.Flags().StringVar(&flags.Secret, "secret", "", "Secret to store it in (default <release>-<component>-kubeconfig)")
-	c.Flags().DurationVar(&flags.Duration, "duration", 365*24*time.Hour, "token lifetime (the API server may cap it)")
+	c.Flags().DurationVar(&flags.Duration, "duration", kc.DefaultDuration, "token lifetime (the API server may cap it); run the command again before it ends to rotate the token")
 	c.Flags().StringVar(&flags.Root, "root", "/", "root of the host filesystem (for k3s's kubeconfig)")
 	return c
 }
@@ -98,10 +101,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	}
 	sa := kc.ServiceAccountName(flags.ReleaseName, component)
 	if flags.Output != "" {
-		if err := os.WriteFile(flags.Output, data, 0o600); err != nil {
-			return err
-		}
-		if err := os.Chmod(flags.Output, 0o600); err != nil {
+		if _, err := atomicfile.Write(flags.Output, data, 0o600); err != nil {
 			return err
 		}
 		fmt.Fprintf(streams.Out, "Wrote %s (ServiceAccount %s/%s, server %s).\n", flags.Output, flags.Namespace, sa, server)
@@ -111,7 +111,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if name == "" {
 		name = charts.ComponentFullname(flags.ReleaseName, component) + "-kubeconfig"
 	}
-	if err := kc.StoreSecret(ctx, clients.Kube, flags.Namespace, name, data); err != nil {
+	if err := kc.StoreSecret(ctx, clients.Kube, flags.Namespace, name, component, data); err != nil {
 		return err
 	}
 	logger.V(1).Infof("token for %s lasts up to %s", sa, flags.Duration)

@@ -22,6 +22,7 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/internal/cli"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/kube"
+	"github.com/ballast-sched/ballast/installer/pkg/kubeconfig"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
 )
 
@@ -83,6 +84,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 		if err != nil {
 			return err
 		}
+		deleteExternalCredentials(ctx, logger, streams, clients, flags.Namespace)
 		if res.ManifestRemoved {
 			fmt.Fprintf(streams.Out, "Removed Ballast and %s.\n", paths.Manifest())
 		} else {
@@ -106,12 +108,25 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if err != nil {
 		return err
 	}
+	deleteExternalCredentials(ctx, logger, streams, clients, flags.Namespace)
 	if removed {
 		fmt.Fprintf(streams.Out, "Removed Ballast from namespace %s.\n", flags.Namespace)
 	} else {
 		fmt.Fprintf(streams.Out, "No Ballast release in namespace %s; nothing to remove.\n", flags.Namespace)
 	}
 	return nil
+}
+
+// deleteExternalCredentials deletes what `ballast kubeconfig` created, which
+// Helm does not know of. A failure is reported, not fatal: Ballast is gone.
+func deleteExternalCredentials(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, clients *kube.Clients, namespace string) {
+	n, err := kubeconfig.Delete(ctx, clients.Kube, namespace)
+	if err != nil {
+		logger.Warnf("could not delete every credential `ballast kubeconfig` created: %v", err)
+	}
+	if n > 0 {
+		fmt.Fprintf(streams.Out, "Deleted %d ServiceAccounts, bindings and Secrets that `ballast kubeconfig` created.\n", n)
+	}
 }
 
 // deleteHelmChart deletes the HelmChart and waits until helm-controller has
