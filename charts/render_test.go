@@ -499,3 +499,25 @@ func mustYAML(t *testing.T, v any) string {
 	}
 	return string(out)
 }
+
+// The policy caps evictions per cycle across every profile, extraProfiles
+// included: the plugins' own caps count per plugin.
+func TestPolicyCapsEvictionsAcrossProfiles(t *testing.T) {
+	for _, tc := range []struct {
+		values string
+		want   float64
+	}{
+		{values: "", want: 5},
+		{values: "descheduler: {maxEvictionsPerCycle: 2, extraProfiles: [{name: upstream, pluginConfig: [], plugins: {}}]}", want: 2},
+	} {
+		objs := render(t, valuesFromYAML(t, tc.values))
+		cm := mustFind(t, objs, "ConfigMap", "ballast-descheduler").typed.(*corev1.ConfigMap)
+		policy := map[string]any{}
+		if err := yaml.Unmarshal([]byte(cm.Data["policy.yaml"]), &policy); err != nil {
+			t.Fatal(err)
+		}
+		if got := policy["maxNoOfPodsToEvictTotal"]; got != tc.want {
+			t.Errorf("values %q: maxNoOfPodsToEvictTotal = %v, want %v", tc.values, got, tc.want)
+		}
+	}
+}

@@ -14,6 +14,8 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 	}{
 		{"threshold above 100", `scheduler: {plugins: {loadAware: {thresholds: {cpu: 101}}}}`, "/scheduler/plugins/loadAware/thresholds/cpu"},
 		{"threshold of 0 (filters every node)", `scheduler: {plugins: {loadAware: {thresholds: {memory: 0}}}}`, "/scheduler/plugins/loadAware/thresholds/memory"},
+		{"eviction cap of 0 (the plugin would refuse to start)", `descheduler: {loadAwareBalance: {maxEvictionsPerNode: 0}}`, "/descheduler/loadAwareBalance/maxEvictionsPerNode"},
+		{"policy-wide cap of 0", `descheduler: {maxEvictionsPerCycle: 0}`, "/descheduler/maxEvictionsPerCycle"},
 		{"negative threshold", `descheduler: {loadAwareBalance: {lowThresholds: {memory: -1}}}`, "/descheduler/loadAwareBalance/lowThresholds/memory"},
 		{"unknown strategy", `scheduler: {plugins: {loadAware: {scoringStrategy: {type: MostLoaded}}}}`, "/scheduler/plugins/loadAware/scoringStrategy/type"},
 		{"replicas as a string", `scheduler: {replicas: "two"}`, "/scheduler/replicas"},
