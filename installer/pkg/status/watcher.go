@@ -7,25 +7,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-)
 
-// watcherMetrics is the /watcher document (wire-compatible with paypal/load-watcher).
-type watcherMetrics struct {
-	Timestamp int64  `json:"timestamp"`
-	Source    string `json:"source"`
-	Window    struct {
-		Duration string `json:"duration"`
-	} `json:"window"`
-	Data struct {
-		NodeMetricsMap map[string]struct {
-			Metrics []struct {
-				Type     string  `json:"type"`
-				Operator string  `json:"operator"`
-				Value    float64 `json:"value"`
-			} `json:"metrics"`
-		} `json:"NodeMetricsMap"`
-	} `json:"data"`
-}
+	"github.com/ballast-sched/ballast/load-watcher/pkg/api/watcher"
+)
 
 // NodeUsage is one row of the usage table, in percent of allocatable.
 type NodeUsage struct {
@@ -47,7 +31,7 @@ type Usage struct {
 
 // parseWatcher decodes a /watcher response, taking the average of each resource.
 func parseWatcher(body []byte) (Usage, error) {
-	var m watcherMetrics
+	var m watcher.WatcherMetrics
 	if err := json.Unmarshal(body, &m); err != nil {
 		return Usage{}, fmt.Errorf("decode load-watcher /watcher response: %w", err)
 	}
@@ -58,13 +42,13 @@ func parseWatcher(body []byte) (Usage, error) {
 	for node, nm := range m.Data.NodeMetricsMap {
 		row := NodeUsage{Node: node}
 		for _, metric := range nm.Metrics {
-			if !strings.EqualFold(metric.Operator, "AVG") {
+			if !strings.EqualFold(metric.Operator, watcher.OperatorAvg) {
 				continue
 			}
-			switch strings.ToLower(metric.Type) {
-			case "cpu":
+			switch {
+			case strings.EqualFold(metric.Type, watcher.TypeCPU):
 				row.CPU, row.HasCPU = metric.Value, true
-			case "memory":
+			case strings.EqualFold(metric.Type, watcher.TypeMemory):
 				row.Memory, row.HasMemory = metric.Value, true
 			}
 		}
