@@ -91,12 +91,15 @@ func newEnv(t *testing.T, nodes ...cluster.NodeSpec) *env {
 	if testing.Short() {
 		t.Skip("starts a control plane; run without -short")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	c, err := cluster.Start(t, cluster.Options{})
 	if err != nil {
 		t.Fatalf("starting the cluster: %v", err)
 	}
+	// Registered after the cluster's own cleanup, so it runs first: load-watcher
+	// and the scheduler let go of their watches before the API server stops,
+	// which otherwise waits a minute for them to end.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	e := &env{t: t, ctx: ctx, c: c, provider: static.New(), base: map[string][2]float64{},
 		store: loadawarebalance.NewStore(), metrics: loadawarebalance.NewMetrics(), logs: &syncBuffer{}}
 	for _, n := range nodes {
