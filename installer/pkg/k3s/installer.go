@@ -92,7 +92,7 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 	}
 	bootstrap := opts.BootstrapSchedulerName
 	if bootstrap == "" {
-		bootstrap = globalString(opts.Values, "bootstrapSchedulerName")
+		bootstrap = GlobalString(opts.Values, "bootstrapSchedulerName")
 	}
 	if bootstrap == "" {
 		bootstrap = DefaultBootstrapSchedulerName
@@ -203,7 +203,8 @@ func chartArchive(allowVersionSkew bool) ([]byte, error) {
 	return charts.ArchiveFiles(charts.WithoutKubeVersion(files))
 }
 
-func globalString(vals map[string]any, key string) string {
+// GlobalString returns the string value global.<key> in vals, "" when unset.
+func GlobalString(vals map[string]any, key string) string {
 	g, _ := vals["global"].(map[string]any)
 	s, _ := g[key].(string)
 	return s
@@ -271,7 +272,7 @@ func (in Installer) checkPrivileges() error {
 // scheduler mode, and in replaceDefault mode the bootstrap scheduler's name
 // (from the values, else DefaultBootstrapSchedulerName).
 func WithMode(vals map[string]any, mode Mode) map[string]any {
-	bootstrap := globalString(vals, "bootstrapSchedulerName")
+	bootstrap := GlobalString(vals, "bootstrapSchedulerName")
 	if bootstrap == "" {
 		bootstrap = DefaultBootstrapSchedulerName
 	}

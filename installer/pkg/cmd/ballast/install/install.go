@@ -157,23 +157,18 @@ func schedulerMode(flags *flagpole, given, merged map[string]any) (k3s.Mode, err
 	if mode != k3s.ModeSecond && mode != k3s.ModeReplaceDefault {
 		return "", fmt.Errorf("--mode=%s: want %s or %s", flags.Mode, k3s.ModeSecond, k3s.ModeReplaceDefault)
 	}
-	fromGiven, givenOK := globalString(given, "schedulerMode")
+	fromGiven := k3s.GlobalString(given, "schedulerMode")
+	givenOK := fromGiven != ""
 	switch {
 	case flags.ModeSet && givenOK && k3s.Mode(fromGiven) != mode:
 		return "", fmt.Errorf("--mode=%s contradicts global.schedulerMode=%s in the values: give one of them", mode, fromGiven)
 	case flags.ModeSet:
 		return mode, nil
 	}
-	if fromMerged, ok := globalString(merged, "schedulerMode"); ok {
+	if fromMerged := k3s.GlobalString(merged, "schedulerMode"); fromMerged != "" {
 		return k3s.Mode(fromMerged), nil
 	}
 	return k3s.ModeSecond, nil
-}
-
-func globalString(vals map[string]any, key string) (string, bool) {
-	g, _ := vals["global"].(map[string]any)
-	s, ok := g[key].(string)
-	return s, ok && s != ""
 }
 
 // preflightCluster reports what the cluster is and whether metrics-server serves usage.
