@@ -470,6 +470,18 @@ descheduler:
 	}
 }
 
+func TestDeviationThresholdsOffByDefault(t *testing.T) {
+	policy := deschedulerPolicy(t, render(t, nil))
+	// {} or absent: the plugin reads no deviation.
+	if got, ok := policy["ballast"]["LoadAwareBalance"]["deviationThresholds"].(map[string]any); ok && len(got) > 0 {
+		t.Errorf("default deviationThresholds = %v, want none", got)
+	}
+	policy = deschedulerPolicy(t, render(t, valuesFromYAML(t, `descheduler: {loadAwareBalance: {deviationThresholds: {cpu: 20, memory: 25}}}`)))
+	if diff := cmp.Diff(map[string]any{"cpu": float64(20), "memory": float64(25)}, policy["ballast"]["LoadAwareBalance"]["deviationThresholds"]); diff != "" {
+		t.Errorf("deviationThresholds (-want,+got):\n%s", diff)
+	}
+}
+
 func TestNotesExplainOptIn(t *testing.T) {
 	_, notes, err := Render(context.Background(), RenderOptions{})
 	if err != nil {

@@ -17,6 +17,7 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"eviction cap of 0 (the plugin would refuse to start)", `descheduler: {loadAwareBalance: {maxEvictionsPerNode: 0}}`, "/descheduler/loadAwareBalance/maxEvictionsPerNode"},
 		{"policy-wide cap of 0", `descheduler: {maxEvictionsPerCycle: 0}`, "/descheduler/maxEvictionsPerCycle"},
 		{"negative threshold", `descheduler: {loadAwareBalance: {lowThresholds: {memory: -1}}}`, "/descheduler/loadAwareBalance/lowThresholds/memory"},
+		{"zero deviation (every node above the mean would be hot)", `descheduler: {loadAwareBalance: {deviationThresholds: {cpu: 0}}}`, "/descheduler/loadAwareBalance/deviationThresholds/cpu"},
 		{"unknown strategy", `scheduler: {plugins: {loadAware: {scoringStrategy: {type: MostLoaded}}}}`, "/scheduler/plugins/loadAware/scoringStrategy/type"},
 		{"replicas as a string", `scheduler: {replicas: "two"}`, "/scheduler/replicas"},
 		{"zero weight", `scheduler: {plugins: {podCountBalance: {weight: 0}}}`, "/scheduler/plugins/podCountBalance/weight"},

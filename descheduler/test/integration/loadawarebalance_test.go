@@ -61,7 +61,7 @@ func memoryOf(e *env, node string) float64 { return e.nodeUsage()[node][1] }
 
 func TestHotSpotMovesToCoolNodesWithoutPingPong(t *testing.T) {
 	e := hotSpot(t, 20)
-	policy := e.writePolicy(balancePolicy())
+	policy := e.writePolicy(balancePolicy("          consecutiveHotCycles: 3"))
 	// consecutiveHotCycles is 3: two cycles of a hot node evict nothing.
 	for i := 1; i <= 2; i++ {
 		e.cycle(policy, false)
@@ -165,7 +165,8 @@ func TestPDBWithMaxUnavailableZeroBlocksEvictions(t *testing.T) {
 
 func TestStaleUsageEvictsNothing(t *testing.T) {
 	e := hotSpot(t, 20)
-	policy := e.writePolicy(balancePolicy())
+	// Two fresh cycles build a streak without evicting; then usage goes stale.
+	policy := e.writePolicy(balancePolicy("          consecutiveHotCycles: 3"))
 	e.cycle(policy, false)
 	e.cycle(policy, false)
 	// load-watcher loses its source: usage goes stale after 1s.

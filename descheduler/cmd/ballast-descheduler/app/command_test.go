@@ -113,7 +113,7 @@ func TestShippedPolicy(t *testing.T) {
 	if !ok {
 		t.Fatalf("LoadAwareBalance args are %T", args[loadawarebalance.PluginName])
 	}
-	if *lb.ConsecutiveHotCycles != 3 || lb.EvictionCooldown.Duration.Minutes() != 10 || lb.HighThresholds["memory"] != 85 {
+	if *lb.ConsecutiveHotCycles != 1 || lb.EvictionCooldown.Duration.Minutes() != 10 || lb.HighThresholds["memory"] != 85 {
 		t.Errorf("LoadAwareBalance args differ from the documented defaults: %+v", lb)
 	}
 	for _, name := range []string{loadawarebalance.PluginName, spreadreplicas.PluginName} {

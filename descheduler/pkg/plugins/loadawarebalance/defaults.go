@@ -13,7 +13,7 @@ import (
 var (
 	defaultHighThresholds           = ResourceThresholds{usage.CPU: 80, usage.Memory: 85}
 	defaultLowThresholds            = ResourceThresholds{usage.CPU: 50, usage.Memory: 60}
-	defaultConsecutiveHotCycles     = int32(3)
+	defaultConsecutiveHotCycles     = int32(1)
 	defaultEvictionCooldown         = 10 * time.Minute
 	defaultMaxEvictionsPerNode      = int32(2)
 	defaultMaxEvictionsPerNamespace = int32(5)

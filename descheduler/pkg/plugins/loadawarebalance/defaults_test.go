@@ -23,7 +23,7 @@ func TestSetDefaults(t *testing.T) {
 			want: &LoadAwareBalanceArgs{
 				HighThresholds:           ResourceThresholds{usage.CPU: 80, usage.Memory: 85},
 				LowThresholds:            ResourceThresholds{usage.CPU: 50, usage.Memory: 60},
-				ConsecutiveHotCycles:     ptrTo(int32(3)),
+				ConsecutiveHotCycles:     ptrTo(int32(1)),
 				EvictionCooldown:         &metav1.Duration{Duration: 10 * time.Minute},
 				MaxEvictionsPerNode:      ptrTo(int32(2)),
 				MaxEvictionsPerNamespace: ptrTo(int32(5)),

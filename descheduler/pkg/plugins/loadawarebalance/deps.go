@@ -12,8 +12,9 @@ import (
 )
 
 // Complete checks the dependencies plugin needs and fills the optional ones
-// with their defaults. Both balance plugins build from it.
-func (d Deps) Complete(plugin string) (Deps, error) {
+// with their defaults; pod usage comes from metrics.k8s.io through handle's
+// client unless set. Both balance plugins build from it.
+func (d Deps) Complete(plugin string, handle frameworktypes.Handle) (Deps, error) {
 	if d.Usage == nil || d.Model == nil {
 		return d, fmt.Errorf("%s needs a usage source and a load model", plugin)
 	}
@@ -25,6 +26,9 @@ func (d Deps) Complete(plugin string) (Deps, error) {
 	}
 	if d.Store == nil {
 		d.Store = NewStore()
+	}
+	if d.PodUsage == nil && handle != nil {
+		d.PodUsage = MetricsAPIPodUsage{Client: handle.ClientSet()}
 	}
 	return d, nil
 }

@@ -10,6 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	nodeutil "sigs.k8s.io/descheduler/pkg/descheduler/node"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
+
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 // destination is where a moved pod is expected to land.
@@ -18,27 +20,33 @@ type destination struct {
 	score int64
 }
 
-// pickDestination returns the best cool node for pod: it must be cool now
-// (moves earlier in this cycle included), stay under every high threshold
-// with the pod on it, judged and scored by the scheduler's load model, and
+// pickDestination returns the best cool node for pod: it must not be a node
+// the workload was moved off within the cooldown (undoes), be cool now
+// (moves earlier in this cycle included), stay under its limits (the high
+// thresholds, lowered to the mean plus the deviation when set) with the pod
+// on it, judged and scored by the scheduler's load model, and
 // accept the pod the way the scheduler would (unschedulable, node selector
 // and affinity, taints, inter-pod anti-affinity, requests). The load model is
 // cheap and the fit check lists pods, so nodes are fit-checked best score
 // first and the first that fits wins. When none qualifies it returns nil and
 // why each cool node was rejected.
-func pickDestination(ctx context.Context, pod *v1.Pod, source string, cool []*v1.Node, loads map[string]NodeLoad,
-	args *LoadAwareBalanceArgs, model LoadModel, podsOn podutil.GetPodsAssignedToNodeFunc) (*destination, string) {
+func pickDestination(ctx context.Context, pod *v1.Pod, amount loadscore.Amount, source string, cool []*v1.Node, undoes func(node string) bool,
+	loads map[string]NodeLoad, limits map[string]ResourceThresholds, low ResourceThresholds, model LoadModel, podsOn podutil.GetPodsAssignedToNodeFunc) (*destination, string) {
 	var ranked []destination
 	var rejected []string
 	for _, n := range cool {
 		if n.Name == source {
 			continue
 		}
-		if !args.LowThresholds.AllBelow(loads[n.Name]) {
+		if undoes(n.Name) {
+			rejected = append(rejected, n.Name+": the workload was moved off it within the cooldown")
+			continue
+		}
+		if !low.AllBelow(loads[n.Name]) {
 			rejected = append(rejected, n.Name+": no longer cool")
 			continue
 		}
-		p := model.Place(pod, n, loads[n.Name], args.HighThresholds)
+		p := model.Place(amount, n, loads[n.Name], limits[n.Name])
 		if !p.Fits {
 			rejected = append(rejected, fmt.Sprintf("%s: %s", n.Name, p.Reason))
 			continue

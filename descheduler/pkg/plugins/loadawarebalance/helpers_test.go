@@ -32,6 +32,7 @@ import (
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 const mib = 1 << 20
@@ -87,6 +88,9 @@ func pod(name, nodeName, rs string, memMiB int64, apply ...func(*v1.Pod)) *v1.Po
 type staticSource struct {
 	mu   sync.Mutex
 	snap *usage.Snapshot
+	// peaks are window maxima above the average, per node; a node not in
+	// it peaks at its average.
+	peaks map[string]NodeLoad
 }
 
 func (s *staticSource) Snapshot() *usage.Snapshot {
@@ -102,7 +106,11 @@ func (s *staticSource) set(at time.Time, loads map[string]NodeLoad, stale ...str
 	for name, l := range loads {
 		stats := map[usage.Resource]usage.Stats{}
 		for r, v := range l {
-			stats[r] = usage.Stats{Avg: v, Latest: v, Max: v, P95: v, Samples: 20}
+			peak := v
+			if p, ok := s.peaks[name][r]; ok {
+				peak = p
+			}
+			stats[r] = usage.Stats{Avg: v, Latest: v, Max: peak, P95: peak, Samples: 20}
 		}
 		snap.Nodes[name] = usage.NodeUsage{Node: name, SampleTime: at, Windows: map[usage.Window]map[usage.Resource]usage.Stats{usage.Window5m: stats}}
 	}
@@ -130,7 +138,10 @@ type harness struct {
 	evicted []string
 	// refuse makes the Eviction API answer 429 for these pods.
 	refuse map[string]bool
-	events *events.FakeRecorder
+	// podUsage is what the metrics API reports per pod name; a pod not in
+	// it has no metrics.
+	podUsage map[string]loadscore.Amount
+	events   *events.FakeRecorder
 }
 
 func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods ...*v1.Pod) *harness {
@@ -145,7 +156,8 @@ func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 		objs = append(objs, p)
 	}
 	h := &harness{t: t, ctx: ctx, client: fake.NewClientset(objs...), source: &staticSource{},
-		clock: testingclock.NewFakeClock(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)), metrics: NewMetrics(), nodes: nodes, refuse: map[string]bool{}}
+		clock: testingclock.NewFakeClock(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)), metrics: NewMetrics(), nodes: nodes, refuse: map[string]bool{},
+		podUsage: map[string]loadscore.Amount{}}
 	h.client.PrependReactor("create", "pods", func(action core.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() != "eviction" {
 			return false, nil, nil
@@ -161,12 +173,18 @@ func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 	reg := metrics.NewKubeRegistry()
 	reg.MustRegister(h.metrics.Collectors()...)
 	handle := h.frameworkHandle(ctx)
-	plugin, err := New(ctx, args, handle, Deps{Usage: h.source, Model: SchedulerModel{}, Metrics: h.metrics, Clock: h.clock})
+	plugin, err := New(ctx, args, handle, Deps{Usage: h.source, Model: SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, PodUsage: h})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	h.plugin = plugin
 	return h
+}
+
+// PodUsage makes the harness the metrics API: it reports h.podUsage.
+func (h *harness) PodUsage(_ context.Context, pod *v1.Pod) (loadscore.Amount, bool) {
+	a, ok := h.podUsage[pod.Name]
+	return a, ok
 }
 
 // frameworkHandle is the descheduler's test handle with an event recorder

@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 // NodeLoad is usage per resource in percent of a node's allocatable.
@@ -40,16 +41,31 @@ type Placement struct {
 // descheduler never predicts differently from the scheduler that places the
 // replacement pod.
 type LoadModel interface {
-	// PodLoad estimates what pod adds to node, in percent of its allocatable.
-	PodLoad(pod *v1.Pod, node *v1.Node) NodeLoad
-	// Place judges node as a destination for pod, given the node's current
-	// usage (moves still in flight included) and the high thresholds.
-	Place(pod *v1.Pod, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement
+	// EstimatePod guesses what pod uses from its spec, as the scheduler
+	// does for a pod it has not seen run.
+	EstimatePod(pod *v1.Pod) loadscore.Amount
+	// Share is amount in percent of node's allocatable.
+	Share(amount loadscore.Amount, node *v1.Node) NodeLoad
+	// Place judges node as a destination for a pod using amount, given the
+	// node's current usage (moves still in flight included) and the high
+	// thresholds.
+	Place(amount loadscore.Amount, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement
 }
 
 // ReadLoad returns the window average of every resource in want, and false
 // when the node is missing, stale or lacks samples for one of them.
 func ReadLoad(snap *usage.Snapshot, node string, w usage.Window, want ...ResourceThresholds) (NodeLoad, bool) {
+	return readStat(snap, node, w, func(s usage.Stats) float64 { return s.Avg }, want...)
+}
+
+// ReadPeak returns the window maximum of every resource in want, like
+// ReadLoad: what a destination must stay under, so that a node whose load
+// comes and goes is not taken for a cool one between two peaks.
+func ReadPeak(snap *usage.Snapshot, node string, w usage.Window, want ...ResourceThresholds) (NodeLoad, bool) {
+	return readStat(snap, node, w, func(s usage.Stats) float64 { return s.Max }, want...)
+}
+
+func readStat(snap *usage.Snapshot, node string, w usage.Window, stat func(usage.Stats) float64, want ...ResourceThresholds) (NodeLoad, bool) {
 	nu, ok := snap.Node(node)
 	if !ok {
 		return nil, false
@@ -61,7 +77,7 @@ func ReadLoad(snap *usage.Snapshot, node string, w usage.Window, want ...Resourc
 			if !ok {
 				return nil, false
 			}
-			load[r] = s.Avg
+			load[r] = stat(s)
 		}
 	}
 	return load, true

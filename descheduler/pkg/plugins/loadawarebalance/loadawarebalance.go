@@ -1,6 +1,7 @@
 package loadawarebalance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 // PluginName is the name of the plugin in a descheduler policy.
@@ -42,6 +44,23 @@ type Deps struct {
 	// own. The descheduler builds plugins once per process, so instance
 	// memory lasts as long as the process.
 	Store *Store
+	// PodUsage reports what pods really use; nil reads metrics.k8s.io
+	// through the descheduler's client.
+	PodUsage PodUsageSource
+}
+
+// PodAmount is what pod is expected to free on its node and add to its
+// destination: its measured usage, or the load model's estimate from its
+// requests when the metrics API has none (counted by plugin as
+// pod_usage_estimated_total).
+func (d Deps) PodAmount(ctx context.Context, plugin string, pod *v1.Pod) loadscore.Amount {
+	if d.PodUsage != nil {
+		if a, ok := d.PodUsage.PodUsage(ctx, pod); ok {
+			return a
+		}
+	}
+	d.Metrics.PodUsageEstimated.WithLabelValues(plugin).Inc()
+	return d.Model.EstimatePod(pod)
 }
 
 // LoadAwareBalance evicts pods from nodes hot by real usage when a cool node
@@ -75,7 +94,7 @@ func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle,
 	}
 	lbArgs = lbArgs.DeepCopy()
 	SetDefaults_LoadAwareBalanceArgs(lbArgs)
-	deps, err := deps.Complete(PluginName)
+	deps, err := deps.Complete(PluginName, handle)
 	if err != nil {
 		return nil, err
 	}
@@ -98,8 +117,11 @@ func (p *LoadAwareBalance) Name() string { return PluginName }
 
 // cycle is the state of one Balance call.
 type cycle struct {
-	now         time.Time
-	loads       map[string]NodeLoad
+	now   time.Time
+	loads map[string]NodeLoad
+	// limits are the thresholds each node is held under: HighThresholds,
+	// lowered to the cluster mean plus DeviationThresholds when set.
+	limits      map[string]ResourceThresholds
 	evicted     int32
 	byNamespace map[string]int32
 	stopped     bool
@@ -112,17 +134,17 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]NodeLoad{}, byNamespace: map[string]int32{}}
+	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]NodeLoad{}, limits: map[string]ResourceThresholds{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
 	p.countPingPong(logger, s)
 
 	snap := p.deps.Usage.Snapshot()
 	window := usage.Window(p.args.Window.Duration)
 	present := map[string]bool{}
-	var hot, cool []*v1.Node
+	inFlight := map[string]NodeLoad{}
 	for _, n := range nodes {
 		present[n.Name] = true
-		load, ok := ReadLoad(snap, n.Name, window, p.args.HighThresholds, p.args.LowThresholds)
+		load, ok := ReadLoad(snap, n.Name, window, p.args.HighThresholds, p.args.LowThresholds, p.args.DeviationThresholds)
 		if !ok {
 			// Unknown usage is neither hot nor a destination.
 			s.streaks.observe(n.Name, false)
@@ -130,15 +152,25 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 			logger.V(3).Info("Node has no fresh usage; neither hot nor a destination", "node", klog.KObj(n))
 			continue
 		}
-		load = load.Add(s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration()), 1)
-		c.loads[n.Name] = load
-		streak := s.streaks.observe(n.Name, len(p.args.HighThresholds.Above(load)) > 0)
+		inFlight[n.Name] = s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration())
+		c.loads[n.Name] = load.Add(inFlight[n.Name], 1)
+	}
+	mean := meanLoad(c.loads)
+	var hot, cool []*v1.Node
+	for _, n := range nodes {
+		load, ok := c.loads[n.Name]
+		if !ok {
+			continue
+		}
+		limit := p.limit(mean)
+		c.limits[n.Name] = limit
+		streak := s.streaks.observe(n.Name, len(limit.Above(load)) > 0)
 		switch {
 		case streak >= *p.args.ConsecutiveHotCycles:
 			hot = append(hot, n)
 		case streak > 0:
 			logger.V(2).Info("Node above a high threshold, not hot yet", "node", klog.KObj(n), "cycles", streak, "needed", *p.args.ConsecutiveHotCycles, "usage", load)
-		case p.args.LowThresholds.AllBelow(load):
+		case p.args.LowThresholds.AllBelow(load) && p.belowMean(load, mean) && p.calmAtPeak(snap, n.Name, window, inFlight[n.Name]):
 			cool = append(cool, n)
 		}
 	}
@@ -153,7 +185,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	}
 	// The hottest node first: it needs the cool capacity most.
 	slices.SortStableFunc(hot, func(a, b *v1.Node) int {
-		return compareExcess(p.args.HighThresholds, c.loads[b.Name], c.loads[a.Name])
+		return cmp.Compare(maxExcess(c.limits[b.Name], c.loads[b.Name]), maxExcess(c.limits[a.Name], c.loads[a.Name]))
 	})
 	for _, n := range hot {
 		if c.stopped {
@@ -162,6 +194,52 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		p.balanceNode(ctx, logger, c, n, cool)
 	}
 	return nil
+}
+
+// limit is the thresholds a node is held under this cycle: HighThresholds,
+// each lowered to the cluster mean plus its DeviationThresholds when set.
+func (p *LoadAwareBalance) limit(mean NodeLoad) ResourceThresholds {
+	out := make(ResourceThresholds, len(p.args.HighThresholds)+len(p.args.DeviationThresholds))
+	for r, v := range p.args.HighThresholds {
+		out[r] = v
+	}
+	for r, d := range p.args.DeviationThresholds {
+		if high, ok := out[r]; !ok || mean[r]+d < high {
+			out[r] = mean[r] + d
+		}
+	}
+	return out
+}
+
+// belowMean reports whether load is under the cluster mean for every
+// resource with a deviation threshold: only such nodes receive pods moved
+// for balance.
+func (p *LoadAwareBalance) belowMean(load, mean NodeLoad) bool {
+	for r := range p.args.DeviationThresholds {
+		if !(load[r] < mean[r]) {
+			return false
+		}
+	}
+	return true
+}
+
+// meanLoad is the mean of every resource over the nodes with usage.
+func meanLoad(loads map[string]NodeLoad) NodeLoad {
+	out := NodeLoad{}
+	for _, l := range loads {
+		for r, v := range l {
+			out[r] += v / float64(len(loads))
+		}
+	}
+	return out
+}
+
+// calmAtPeak reports whether node's window maximum, corrected for moves in
+// flight, stays under every high threshold: a node whose load comes and
+// goes (a backup job, a cron) is no destination between two peaks.
+func (p *LoadAwareBalance) calmAtPeak(snap *usage.Snapshot, node string, window usage.Window, inFlight NodeLoad) bool {
+	peak, ok := ReadPeak(snap, node, window, p.args.HighThresholds)
+	return ok && len(p.args.HighThresholds.Above(peak.Add(inFlight, 1))) == 0
 }
 
 // balanceNode evicts pods from one hot node until its projected usage is
@@ -174,10 +252,15 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		logger.Error(err, "Listing pods of a hot node")
 		return
 	}
-	hotResources := p.args.HighThresholds.Above(c.loads[node.Name])
+	limit := c.limits[node.Name]
+	hotResources := limit.Above(c.loads[node.Name])
 	logger.Info("Node is hot", "resources", hotResources, "usage", c.loads[node.Name], "evictable", len(pods))
+	amounts := make(map[*v1.Pod]loadscore.Amount, len(pods))
+	for _, pod := range pods {
+		amounts[pod] = p.deps.PodAmount(ctx, PluginName, pod)
+	}
 	sortCandidates(pods, func(pod *v1.Pod) float64 {
-		share := p.deps.Model.PodLoad(pod, node)
+		share := p.deps.Model.Share(amounts[pod], node)
 		var sum float64
 		for _, r := range hotResources {
 			sum += share[r]
@@ -186,7 +269,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 	})
 	var fromNode int32
 	for _, pod := range pods {
-		over := p.args.HighThresholds.Above(c.loads[node.Name])
+		over := limit.Above(c.loads[node.Name])
 		if len(over) == 0 {
 			logger.V(2).Info("Projected usage under the high thresholds", "usage", c.loads[node.Name])
 			return
@@ -215,11 +298,12 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			p.skip(podLogger, skipFiltered, "pod has no controller to replace it")
 			continue
 		}
-		if s.InCooldown(wl, node.Name, c.now, p.args.EvictionCooldown.Duration) {
-			p.skip(podLogger, skipCooldown, "workload was moved off this node within the cooldown", "workload", wl)
+		if s.MovedOnto(wl, node.Name, c.now, p.args.EvictionCooldown.Duration) || s.Bounced(wl, node.Name, c.now, p.args.EvictionCooldown.Duration) {
+			p.skip(podLogger, skipCooldown, "workload was moved onto this node, or its replacement landed back here, within the cooldown", "workload", wl)
 			continue
 		}
-		dest, why := pickDestination(ctx, pod, node.Name, cool, c.loads, p.args, p.deps.Model, p.handle.GetPodsAssignedToNodeFunc())
+		undoes := func(dest string) bool { return s.MovedOff(wl, dest, c.now, p.args.EvictionCooldown.Duration) }
+		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, cool, undoes, c.loads, c.limits, p.args.LowThresholds, p.deps.Model, p.handle.GetPodsAssignedToNodeFunc())
 		if dest == nil {
 			p.skip(podLogger, skipNoDestination, "no cool node can take the pod", "rejected", why)
 			continue
@@ -228,7 +312,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			p.skip(podLogger, skipFiltered, "pre-eviction filter refused the pod")
 			continue
 		}
-		reason := eventReason(over, c.loads[node.Name], p.args.HighThresholds, node.Name, dest.node.Name)
+		reason := eventReason(over, c.loads[node.Name], limit, node.Name, dest.node.Name)
 		if p.args.DryRun {
 			podLogger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.node.Name, "score", dest.score)
 		} else if err := p.handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
@@ -238,12 +322,12 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			continue
 		} else {
 			podLogger.Info("Evicted pod", "reason", reason, "destination", dest.node.Name, "score", dest.score)
-			p.deps.Metrics.Evictions.WithLabelValues(PluginName, "hot-"+joinResources(over), node.Name).Inc()
+			p.deps.Metrics.Evictions.WithLabelValues(PluginName, evictionReason(over, c.loads[node.Name], p.args.HighThresholds), node.Name).Inc()
 		}
 		m := &move{
 			workload: wl, source: node.Name, destination: dest.node.Name, at: c.now,
-			sourceLoad:      p.deps.Model.PodLoad(pod, node),
-			destinationLoad: p.deps.Model.PodLoad(pod, dest.node),
+			sourceLoad:      p.deps.Model.Share(amounts[pod], node),
+			destinationLoad: p.deps.Model.Share(amounts[pod], dest.node),
 		}
 		c.loads[node.Name] = c.loads[node.Name].Add(m.sourceLoad, -1)
 		c.loads[dest.node.Name] = c.loads[dest.node.Name].Add(m.destinationLoad, 1)
@@ -323,24 +407,22 @@ func eventReason(over []usage.Resource, load NodeLoad, high ResourceThresholds, 
 	return s
 }
 
+// evictionReason is the reason label of an eviction: hot-<resources> when a
+// resource is above its high threshold, above-mean-<resources> when the
+// node is only above the cluster mean plus its deviation.
+func evictionReason(over []usage.Resource, load NodeLoad, high ResourceThresholds) string {
+	if len(high.Above(load)) > 0 {
+		return "hot-" + joinResources(over)
+	}
+	return "above-mean-" + joinResources(over)
+}
+
 func joinResources(rs []usage.Resource) string {
 	parts := make([]string, len(rs))
 	for i, r := range rs {
 		parts[i] = string(r)
 	}
 	return strings.Join(parts, "-")
-}
-
-// compareExcess orders two loads by their largest excess over the thresholds.
-func compareExcess(t ResourceThresholds, a, b NodeLoad) int {
-	ea, eb := maxExcess(t, a), maxExcess(t, b)
-	switch {
-	case ea < eb:
-		return -1
-	case ea > eb:
-		return 1
-	}
-	return 0
 }
 
 func maxExcess(t ResourceThresholds, l NodeLoad) float64 {

@@ -9,6 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/descheduler/pkg/api"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 // args returns defaulted args changed by edit.
@@ -22,6 +25,9 @@ func args(edit func(*LoadAwareBalanceArgs)) *LoadAwareBalanceArgs {
 }
 
 func eager(a *LoadAwareBalanceArgs) { a.ConsecutiveHotCycles = ptrTo(int32(1)) }
+
+// patient waits three hot cycles before evicting.
+func patient(a *LoadAwareBalanceArgs) { a.ConsecutiveHotCycles = ptrTo(int32(3)) }
 
 func unlimited(a *LoadAwareBalanceArgs) {
 	a.ConsecutiveHotCycles = ptrTo(int32(1))
@@ -46,7 +52,7 @@ func hotPods() []*v1.Pod {
 var hotUsage = loads("hot", 40, 95, "cool-a", 10, 20, "cool-b", 10, 30)
 
 func TestBalanceWaitsForConsecutiveHotCycles(t *testing.T) {
-	h := newHarness(t, args(nil), threeNodes, hotPods()...)
+	h := newHarness(t, args(patient), threeNodes, hotPods()...)
 	for i := 1; i <= 2; i++ {
 		h.cycle(hotUsage)
 		if len(h.evicted) != 0 {
@@ -61,7 +67,7 @@ func TestBalanceWaitsForConsecutiveHotCycles(t *testing.T) {
 }
 
 func TestBalanceSpikeResetsHysteresis(t *testing.T) {
-	h := newHarness(t, args(nil), threeNodes, hotPods()...)
+	h := newHarness(t, args(patient), threeNodes, hotPods()...)
 	h.cycle(hotUsage)
 	h.cycle(hotUsage)
 	h.cycle(loads("hot", 40, 70, "cool-a", 10, 20, "cool-b", 10, 30))
@@ -240,6 +246,92 @@ func TestBalanceCooldownAndPingPong(t *testing.T) {
 	}
 }
 
+func TestBalanceProjectsWithMeasuredPodUsage(t *testing.T) {
+	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
+	// The pods ask for 40 MiB (4 %) and use 80 MiB (8 %): 95 → 87 → 79.
+	for _, p := range hotPods() {
+		h.podUsage[p.Name] = loadscore.Amount{MilliCPU: 10, Memory: 80 << 20}
+	}
+	h.cycle(hotUsage)
+	if len(h.evicted) != 2 {
+		t.Fatalf("evicted %v, want 2 pods: measured usage frees twice the requests", h.evicted)
+	}
+	if got := h.counter(h.metrics.PodUsageEstimated, PluginName); got != 0 {
+		t.Errorf("pod_usage_estimated_total = %v, want 0 with every pod measured", got)
+	}
+}
+
+func TestBalanceFallsBackToRequestsWithoutPodMetrics(t *testing.T) {
+	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
+	h.cycle(hotUsage)
+	// 95 → 91 → 87 → 83 by requests, as without a metrics API.
+	if len(h.evicted) != 3 {
+		t.Fatalf("evicted %v, want 3 pods", h.evicted)
+	}
+	if got := h.counter(h.metrics.PodUsageEstimated, PluginName); got != 10 {
+		t.Errorf("pod_usage_estimated_total = %v, want 10 (every candidate of the hot node)", got)
+	}
+}
+
+// Both cool nodes are cool on average but peak over the high threshold
+// within the window (a job outside Kubernetes that comes and goes): no
+// destination, nothing evicted.
+func TestBalanceSkipsDestinationsThatPeak(t *testing.T) {
+	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
+	h.source.peaks = map[string]NodeLoad{"cool-a": {usage.Memory: 90}, "cool-b": {usage.CPU: 85}}
+	h.cycle(hotUsage)
+	if len(h.evicted) != 0 {
+		t.Fatalf("evicted %v towards nodes that peak over the high thresholds", h.evicted)
+	}
+	if h.skipped("no-destination") == 0 {
+		t.Error("no skipped{reason=no-destination}")
+	}
+}
+
+// The node is at 60 % memory, under the 85 % high threshold, but the
+// cluster's mean is 33 %: with a 20-point deviation its limit is 53 %, and
+// two 4 % pods move to the cool nodes (60 → 56 → 52).
+func TestBalanceMovesPodsOffANodeFarAboveTheMean(t *testing.T) {
+	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
+		unlimited(a)
+		a.DeviationThresholds = ResourceThresholds{"memory": 20}
+	}), threeNodes, hotPods()...)
+	h.cycle(usage)
+	if len(h.evicted) != 2 {
+		t.Fatalf("evicted %v, want 2 pods", h.evicted)
+	}
+	if v := h.counter(h.metrics.Evictions, PluginName, "above-mean-memory", "hot"); v != 2 {
+		t.Errorf("evictions{reason=above-mean-memory} = %v, want 2", v)
+	}
+	// Without a deviation, 60 % is no reason to move anything.
+	h = newHarness(t, args(unlimited), threeNodes, hotPods()...)
+	h.cycle(usage)
+	if len(h.evicted) != 0 {
+		t.Errorf("evicted %v without deviationThresholds", h.evicted)
+	}
+}
+
+// A node above the mean is no destination for balance moves, even under
+// the low thresholds: moving pods there would only move the imbalance.
+func TestBalanceMovesOnlyToNodesBelowTheMean(t *testing.T) {
+	cordonedCool := node("cool", func(n *v1.Node) { n.Spec.Unschedulable = true })
+	nodes := []*v1.Node{node("hot"), node("mid"), cordonedCool}
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
+		unlimited(a)
+		a.DeviationThresholds = ResourceThresholds{"memory": 20}
+	}), nodes, hotPods()...)
+	// Mean memory 46.7 %: hot (70) is over 66.7; mid (50) is under the low
+	// thresholds but above the mean; the cool node is cordoned.
+	h.cycle(loads("hot", 40, 70, "mid", 10, 50, "cool", 10, 20))
+	if len(h.evicted) != 0 {
+		t.Fatalf("evicted %v towards a node above the mean", h.evicted)
+	}
+	if h.skipped("no-destination") == 0 {
+		t.Error("no skipped{reason=no-destination}")
+	}
+}
+
 func TestBalanceLimits(t *testing.T) {
 	twoHot := []*v1.Node{node("hot"), node("hot-2"), node("cool-a"), node("cool-b")}
 	var pods []*v1.Pod
@@ -256,7 +348,8 @@ func TestBalanceLimits(t *testing.T) {
 		{name: "per node", edit: func(a *LoadAwareBalanceArgs) { unlimited(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }, want: 2},
 		{name: "per cycle", edit: func(a *LoadAwareBalanceArgs) { unlimited(a); a.MaxEvictionsPerCycle = ptrTo(int32(3)) }, want: 3},
 		{name: "per namespace", edit: func(a *LoadAwareBalanceArgs) { unlimited(a); a.MaxEvictionsPerNamespace = ptrTo(int32(2)) }, want: 2},
-		{name: "defaults", want: 0}, // not hot for 3 cycles yet
+		{name: "defaults", want: 4}, // two per node
+		{name: "three hot cycles", edit: patient, want: 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,20 +45,23 @@ func allocatable(node *v1.Node, r usage.Resource) int64 {
 	return 0
 }
 
-// PodLoad estimates pod's share of node's allocatable.
-func (m SchedulerModel) PodLoad(pod *v1.Pod, node *v1.Node) NodeLoad {
-	est := loadscore.EstimatePod(pod, m.options())
+// EstimatePod is the scheduler's estimate of pod.
+func (m SchedulerModel) EstimatePod(pod *v1.Pod) loadscore.Amount {
+	return loadscore.EstimatePod(pod, m.options())
+}
+
+// Share is amount in percent of node's allocatable.
+func (m SchedulerModel) Share(amount loadscore.Amount, node *v1.Node) NodeLoad {
 	out := NodeLoad{}
 	for _, r := range usage.Resources {
-		out[r] = loadscore.Percent(est.Of(r), allocatable(node, r))
+		out[r] = loadscore.Percent(amount.Of(r), allocatable(node, r))
 	}
 	return out
 }
 
-// Place predicts node's usage with pod on it, rejects it when a high
-// threshold would be exceeded and otherwise scores it least-loaded first.
-func (m SchedulerModel) Place(pod *v1.Pod, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement {
-	est := loadscore.EstimatePod(pod, m.options())
+// Place predicts node's usage with a pod using est on it, rejects it when a
+// high threshold would be exceeded and otherwise scores it least-loaded first.
+func (m SchedulerModel) Place(est loadscore.Amount, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement {
 	preds := make([]loadscore.Prediction, 0, len(usage.Resources))
 	for _, r := range usage.Resources {
 		cur, known := current[r]

@@ -36,12 +36,13 @@ func NewStore() *Store {
 	return &Store{streaks: hotStreaks{}}
 }
 
-// InCooldown reports whether pods of w were moved off node within cooldown
-// by an earlier cycle. Moves of the current cycle (made at now) do not count:
-// several replicas may leave a hot node together, within the limits.
-func (s *Store) InCooldown(w Workload, node string, now time.Time, cooldown time.Duration) bool {
+// MovedOnto reports whether a pod of w was moved onto node within cooldown
+// by an earlier cycle: evicting w from there would undo that move. Moves of
+// the current cycle (made at now) do not count. A node a workload was moved
+// off stays a source: a hot node may take several cycles to cool.
+func (s *Store) MovedOnto(w Workload, node string, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
-		if m.workload == w && m.source == node && m.at.Before(now) && now.Sub(m.at) < cooldown {
+		if m.workload == w && m.destination == node && m.at.Before(now) && now.Sub(m.at) < cooldown {
 			return true
 		}
 	}

@@ -53,14 +53,15 @@ func TestCooldownAndExpiry(t *testing.T) {
 		cooldown time.Duration
 		want     bool
 	}{
-		{name: "same cycle does not count", w: w, node: "a", now: t0, cooldown: time.Hour, want: false},
-		{name: "within cooldown", w: w, node: "a", now: t0.Add(9 * time.Minute), cooldown: 10 * time.Minute, want: true},
-		{name: "after cooldown", w: w, node: "a", now: t0.Add(10 * time.Minute), cooldown: 10 * time.Minute, want: false},
-		{name: "other node", w: w, node: "b", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
-		{name: "other workload", w: Workload{Namespace: "default", Kind: "Deployment", Name: "db"}, node: "a", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
+		{name: "same cycle does not count", w: w, node: "b", now: t0, cooldown: time.Hour, want: false},
+		{name: "within cooldown", w: w, node: "b", now: t0.Add(9 * time.Minute), cooldown: 10 * time.Minute, want: true},
+		{name: "after cooldown", w: w, node: "b", now: t0.Add(10 * time.Minute), cooldown: 10 * time.Minute, want: false},
+		// The source stays a source: a hot node may need several cycles.
+		{name: "the source", w: w, node: "a", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
+		{name: "other workload", w: Workload{Namespace: "default", Kind: "Deployment", Name: "db"}, node: "b", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
 	} {
-		if got := s.InCooldown(tc.w, tc.node, tc.now, tc.cooldown); got != tc.want {
-			t.Errorf("%s: inCooldown = %v, want %v", tc.name, got, tc.want)
+		if got := s.MovedOnto(tc.w, tc.node, tc.now, tc.cooldown); got != tc.want {
+			t.Errorf("%s: MovedOnto = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	s.Expire(t0.Add(11*time.Minute), 10*time.Minute)

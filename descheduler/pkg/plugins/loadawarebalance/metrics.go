@@ -31,6 +31,9 @@ type Metrics struct {
 	// PingPong counts replacements of moved pods that landed back on the
 	// node they were moved off, by plugin and node.
 	PingPong *metrics.CounterVec
+	// PodUsageEstimated counts eviction candidates whose usage the metrics
+	// API did not report, so their requests stood for it, by plugin.
+	PodUsageEstimated *metrics.CounterVec
 }
 
 // NewMetrics creates the metrics; they record nothing until registered.
@@ -60,10 +63,16 @@ func NewMetrics() *Metrics {
 			Help:           "Replacements of moved pods that landed back on the node they were moved off within the cooldown, by plugin and node.",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"plugin", "node"}),
+		PodUsageEstimated: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "pod_usage_estimated_total",
+			Help:           "Eviction candidates without usage from metrics.k8s.io, whose requests stood for what moving them frees, by plugin.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin"}),
 	}
 }
 
 // Collectors returns every metric, for registering with a registry.
 func (m *Metrics) Collectors() []metrics.Registerable {
-	return []metrics.Registerable{m.Evictions, m.SkippedCandidates, m.HotNodes, m.PingPong}
+	return []metrics.Registerable{m.Evictions, m.SkippedCandidates, m.HotNodes, m.PingPong, m.PodUsageEstimated}
 }

@@ -23,11 +23,22 @@ type LoadAwareBalanceArgs struct {
 	// LowThresholds: a node using less than all of these percentages is cool
 	// and may receive moved pods. Defaults to {cpu: 50, memory: 60}.
 	LowThresholds ResourceThresholds `json:"lowThresholds,omitempty"`
+	// DeviationThresholds: a node using more than the cluster's mean usage
+	// of a resource plus this many percentage points counts as hot too, even
+	// under HighThresholds; its pods move to nodes below the mean (and cool)
+	// until it is back within the deviation, and no destination is pushed
+	// past it. Pods placed in a burst, when nothing was known of their real
+	// usage, end up on the nodes that can hold them. Unset moves pods off
+	// nodes above HighThresholds only.
+	DeviationThresholds ResourceThresholds `json:"deviationThresholds,omitempty"`
 	// ConsecutiveHotCycles is how many descheduling cycles in a row a node
-	// must be above a high threshold before it counts as hot. Defaults to 3.
+	// must be above a high threshold before it counts as hot. Defaults to 1:
+	// hot is judged on the window average, which already ignores spikes
+	// shorter than the window.
 	ConsecutiveHotCycles *int32 `json:"consecutiveHotCycles,omitempty"`
-	// EvictionCooldown is how long pods of a workload are not evicted again
-	// from a node they were moved off. Defaults to 10m.
+	// EvictionCooldown is how long pods of a workload are not evicted from a
+	// node they were moved onto (or whose replacement landed back), nor moved
+	// back to a node they were moved off. Defaults to 10m.
 	EvictionCooldown *metav1.Duration `json:"evictionCooldown,omitempty"`
 	// MaxEvictionsPerNode caps this plugin's evictions per node and cycle.
 	// Defaults to 2.

@@ -40,6 +40,9 @@ func validateArgs(path *field.Path, args *LoadAwareBalanceArgs) field.ErrorList 
 				fmt.Sprintf("must be below highThresholds[%s] (%v)", r, high)))
 		}
 	}
+	if len(args.DeviationThresholds) > 0 {
+		errs = append(errs, ValidateThresholds(path.Child("deviationThresholds"), args.DeviationThresholds)...)
+	}
 	if v := *args.ConsecutiveHotCycles; v < 1 {
 		errs = append(errs, field.Invalid(path.Child("consecutiveHotCycles"), v, "must be at least 1"))
 	}

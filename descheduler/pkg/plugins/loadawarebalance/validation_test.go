@@ -32,6 +32,14 @@ func TestValidateLoadAwareBalanceArgs(t *testing.T) {
 			want: field.ErrorList{field.NotSupported[string](field.NewPath("lowThresholds").Key("gpu"), nil, nil)},
 		},
 		{
+			name: "deviation out of range",
+			args: &LoadAwareBalanceArgs{DeviationThresholds: ResourceThresholds{usage.CPU: 0, usage.Memory: 120}},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("deviationThresholds").Key("cpu"), nil, ""),
+				field.Invalid(field.NewPath("deviationThresholds").Key("memory"), nil, ""),
+			},
+		},
+		{
 			name: "empty high thresholds",
 			args: &LoadAwareBalanceArgs{HighThresholds: ResourceThresholds{}},
 			want: field.ErrorList{field.Required(field.NewPath("highThresholds"), "")},

@@ -29,6 +29,13 @@ func (in *LoadAwareBalanceArgs) DeepCopyInto(out *LoadAwareBalanceArgs) {
 			(*out)[key] = val
 		}
 	}
+	if in.DeviationThresholds != nil {
+		in, out := &in.DeviationThresholds, &out.DeviationThresholds
+		*out = make(ResourceThresholds, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.ConsecutiveHotCycles != nil {
 		in, out := &in.ConsecutiveHotCycles, &out.ConsecutiveHotCycles
 		*out = new(int32)

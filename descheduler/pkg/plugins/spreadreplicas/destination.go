@@ -11,6 +11,7 @@ import (
 	nodeutil "sigs.k8s.io/descheduler/pkg/descheduler/node"
 
 	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 // candidate is a node that may receive the replica.
@@ -23,15 +24,18 @@ type candidate struct {
 // pickDestination returns the node the evicted replica is expected on, or
 // nil and why each node was rejected. A destination holds at least
 // minDifference fewer replicas of w than the source, has fresh usage, is
-// under every high threshold and stays under them with the pod, judged and
+// under every high threshold, on average and at its window peak, and stays
+// under them with the pod, judged and
 // scored by the scheduler's load model, was not the source of a recent move
 // of w (that would undo it) and accepts the pod the way the scheduler would
 // (NodeFit: unschedulable, selector and affinity, taints, requests). It must
 // also score at least as well as the source on the usage load-watcher
 // reports, which is what the scheduler places the replacement on: otherwise
 // the scheduler would put it back on the source and the move would only
-// churn. The fewest replicas win, then the best score.
-func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Workload, r *replicas, pod *v1.Pod, src *v1.Node, nodes []*v1.Node) (*v1.Node, string) {
+// churn. And it must not end more loaded than the source (evensOut), so
+// replicas follow node sizes instead of pulling against LoadAwareBalance.
+// The fewest replicas win, then the best score.
+func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Workload, r *replicas, pod *v1.Pod, amount loadscore.Amount, src *v1.Node, nodes []*v1.Node) (*v1.Node, string) {
 	source := src.Name
 	var ranked []candidate
 	var rejected []string
@@ -54,13 +58,21 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Wo
 			reject(n, fmt.Sprintf("hot (%v)", over))
 			continue
 		}
+		if over := p.args.HighThresholds.Above(c.peaks[n.Name]); len(over) > 0 {
+			reject(n, fmt.Sprintf("hot at its peak in the window (%v)", over))
+			continue
+		}
 		if p.deps.Store.MovedOff(w, n.Name, c.now, p.args.EvictionCooldown.Duration) {
 			reject(n, "the workload was moved off it within the cooldown")
 			continue
 		}
-		pl := p.deps.Model.Place(pod, n, load, p.args.HighThresholds)
+		pl := p.deps.Model.Place(amount, n, load, p.args.HighThresholds)
 		if !pl.Fits {
 			reject(n, pl.Reason)
+			continue
+		}
+		if srcLoad, ok := c.loads[source]; ok && !p.evensOut(amount, src, srcLoad, n, load) {
+			reject(n, "it would end more loaded than the source")
 			continue
 		}
 		if score, _ := p.reportedScore(c, pod, n); sourceKnown && score < sourceScore {
@@ -85,12 +97,23 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Wo
 	return nil, strings.Join(rejected, "; ")
 }
 
+// evensOut reports whether moving a pod using amount from src to dest
+// leaves dest no more loaded than src is before the move, by the load
+// model's score: the move never makes a node hotter than the hotter of the
+// two was. On nodes of one size that is any move towards equal counts; on
+// nodes of different sizes it stops where usage, not the count, is even.
+func (p *SpreadReplicas) evensOut(amount loadscore.Amount, src *v1.Node, srcLoad lab.NodeLoad, dest *v1.Node, destLoad lab.NodeLoad) bool {
+	destAfter := p.deps.Model.Place(amount, dest, destLoad, nil)
+	return destAfter.Score >= p.deps.Model.Place(loadscore.Amount{}, src, srcLoad, nil).Score
+}
+
 // reportedScore is how the scheduler's load model scores node for pod on
-// the usage load-watcher reports; false when that usage is unknown.
+// the usage load-watcher reports, with the scheduler's estimate of the pod;
+// false when that usage is unknown.
 func (p *SpreadReplicas) reportedScore(c *cycle, pod *v1.Pod, node *v1.Node) (int64, bool) {
 	load, ok := c.reported[node.Name]
 	if !ok {
 		return 0, false
 	}
-	return p.deps.Model.Place(pod, node, load, nil).Score, true
+	return p.deps.Model.Place(p.deps.Model.EstimatePod(pod), node, load, nil).Score, true
 }

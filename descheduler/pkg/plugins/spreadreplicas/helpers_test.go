@@ -32,6 +32,7 @@ import (
 
 	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 const mib = 1 << 20
@@ -96,6 +97,9 @@ func replicaPods(rs, nodeName string, n int) []*v1.Pod {
 type staticSource struct {
 	mu   sync.Mutex
 	snap *usage.Snapshot
+	// peaks are window maxima above the average, per node; a node not in it
+	// peaks at its average.
+	peaks map[string]lab.NodeLoad
 }
 
 func (s *staticSource) Snapshot() *usage.Snapshot {
@@ -111,7 +115,11 @@ func (s *staticSource) set(at time.Time, loads map[string]lab.NodeLoad, stale ..
 	for name, l := range loads {
 		stats := map[usage.Resource]usage.Stats{}
 		for r, v := range l {
-			stats[r] = usage.Stats{Avg: v, Latest: v, Max: v, P95: v, Samples: 20}
+			peak := v
+			if p, ok := s.peaks[name][r]; ok {
+				peak = p
+			}
+			stats[r] = usage.Stats{Avg: v, Latest: v, Max: peak, P95: peak, Samples: 20}
 		}
 		snap.Nodes[name] = usage.NodeUsage{Node: name, SampleTime: at, Windows: map[usage.Window]map[usage.Resource]usage.Stats{usage.Window5m: stats}}
 	}
@@ -146,6 +154,9 @@ type harness struct {
 	store   *lab.Store
 	nodes   []*v1.Node
 	evicted []string
+	// podUsage is what the metrics API reports for every pod; zero means
+	// no metrics.
+	podUsage loadscore.Amount
 }
 
 func newHarness(t testing.TB, args *SpreadReplicasArgs, nodes []*v1.Node, pods ...*v1.Pod) *harness {
@@ -172,12 +183,18 @@ func newHarness(t testing.TB, args *SpreadReplicasArgs, nodes []*v1.Node, pods .
 	})
 	metrics.NewKubeRegistry().MustRegister(h.metrics.Collectors()...)
 	plugin, err := New(ctx, args, h.frameworkHandle(ctx),
-		lab.Deps{Usage: h.source, Model: lab.SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, Store: h.store})
+		lab.Deps{Usage: h.source, Model: lab.SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, Store: h.store, PodUsage: h})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	h.plugin = plugin
 	return h
+}
+
+// PodUsage makes the harness the metrics API: every pod uses h.podUsage
+// when set, and is unmeasured otherwise.
+func (h *harness) PodUsage(context.Context, *v1.Pod) (loadscore.Amount, bool) {
+	return h.podUsage, h.podUsage != (loadscore.Amount{})
 }
 
 func (h *harness) frameworkHandle(ctx context.Context) *frameworkfake.HandleImpl {

@@ -17,6 +17,7 @@ import (
 
 	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 // PluginName is the name of the plugin in a descheduler policy.
@@ -75,7 +76,7 @@ func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle,
 	}
 	srArgs = srArgs.DeepCopy()
 	SetDefaults_SpreadReplicasArgs(srArgs)
-	deps, err := deps.Complete(PluginName)
+	deps, err := deps.Complete(PluginName, handle)
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +103,12 @@ type cycle struct {
 	// loads are the nodes' usage corrected for moves not yet measured;
 	// reported is what load-watcher reports, as the scheduler sees it.
 	loads, reported map[string]lab.NodeLoad
-	evicted         int32
-	fromNode        map[string]int32
-	byNamespace     map[string]int32
-	stopped         bool
+	// peaks are the window maxima, corrected like loads.
+	peaks       map[string]lab.NodeLoad
+	evicted     int32
+	fromNode    map[string]int32
+	byNamespace map[string]int32
+	stopped     bool
 }
 
 // replicas is one workload's pods across the nodes of a cycle.
@@ -123,7 +126,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 	s.Lock()
 	defer s.Unlock()
 
-	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]lab.NodeLoad{}, reported: map[string]lab.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
+	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]lab.NodeLoad{}, reported: map[string]lab.NodeLoad{}, peaks: map[string]lab.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
 	p.countPingPong(logger)
 
@@ -137,8 +140,12 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 			logger.V(3).Info("Node has no fresh usage; not a destination", "node", klog.KObj(n))
 			continue
 		}
+		inFlight := s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration())
 		c.reported[n.Name] = load
-		c.loads[n.Name] = load.Add(s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration()), 1)
+		c.loads[n.Name] = load.Add(inFlight, 1)
+		if peak, ok := lab.ReadPeak(snap, n.Name, window, p.args.HighThresholds); ok {
+			c.peaks[n.Name] = peak.Add(inFlight, 1)
+		}
 	}
 	if len(c.loads) == 0 {
 		logger.Info("Usage is stale or missing for every node; evicting nothing this cycle", "nodes", len(nodes))
@@ -225,8 +232,8 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 			if c.fromNode[src.Name] >= *p.args.MaxEvictionsPerNode {
 				break
 			}
-			if s.Bounced(w, src.Name, c.now, p.args.EvictionCooldown.Duration) {
-				p.skip(logger, skipCooldown, "a replacement landed back on this node within the cooldown", "node", klog.KObj(src))
+			if s.Bounced(w, src.Name, c.now, p.args.EvictionCooldown.Duration) || s.MovedOnto(w, src.Name, c.now, p.args.EvictionCooldown.Duration) {
+				p.skip(logger, skipCooldown, "the workload was moved onto this node, or a replacement landed back on it, within the cooldown", "node", klog.KObj(src))
 				break
 			}
 			pod := r.evictable[src.Name][0]
@@ -241,7 +248,8 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 				p.skip(podLogger, skipLimit, "namespace eviction limit reached")
 				return false
 			}
-			dest, why := p.pickDestination(ctx, c, w, r, pod, src, nodes)
+			amount := p.deps.PodAmount(ctx, PluginName, pod)
+			dest, why := p.pickDestination(ctx, c, w, r, pod, amount, src, nodes)
 			if dest == nil {
 				p.skip(podLogger, skipNoDestination, "no node with fewer replicas can take the pod", "rejected", why)
 				break
@@ -251,7 +259,7 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 				p.skip(podLogger, skipFiltered, "pre-eviction filter refused the pod")
 				continue
 			}
-			if !p.evict(ctx, podLogger, c, w, r, pod, src, dest) {
+			if !p.evict(ctx, podLogger, c, w, r, pod, amount, src, dest) {
 				continue
 			}
 			return true
@@ -262,7 +270,7 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 
 // evict evicts pod from src towards dest and accounts for the move; it
 // reports whether the pod was (or, in a dry run, would be) evicted.
-func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle, w lab.Workload, r *replicas, pod *v1.Pod, src, dest *v1.Node) bool {
+func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle, w lab.Workload, r *replicas, pod *v1.Pod, amount loadscore.Amount, src, dest *v1.Node) bool {
 	reason := eventReason(w, r, src.Name, dest.Name)
 	if p.args.DryRun {
 		logger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Name)
@@ -273,7 +281,7 @@ func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle
 		logger.Info("Evicted pod", "reason", reason, "destination", dest.Name)
 		p.deps.Metrics.Evictions.WithLabelValues(PluginName, "spread", src.Name).Inc()
 	}
-	srcLoad, destLoad := p.deps.Model.PodLoad(pod, src), p.deps.Model.PodLoad(pod, dest)
+	srcLoad, destLoad := p.deps.Model.Share(amount, src), p.deps.Model.Share(amount, dest)
 	if l, ok := c.loads[src.Name]; ok {
 		c.loads[src.Name] = l.Add(srcLoad, -1)
 	}

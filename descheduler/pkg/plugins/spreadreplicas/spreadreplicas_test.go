@@ -8,10 +8,12 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 // args returns defaulted args changed by edit.
@@ -47,6 +49,40 @@ func TestSpreadsReplicasOntoNewNode(t *testing.T) {
 	}
 	if v := h.counter(h.metrics.Evictions, PluginName, "spread", "node-a"); v != 3 {
 		t.Errorf("evictions metric = %v, want 3", v)
+	}
+}
+
+// node-b is cool on average but a job outside Kubernetes lifts its memory
+// to 92 % for a while in every window: no destination.
+func TestLeavesANodeThatPeaksAlone(t *testing.T) {
+	h := newHarness(t, args(nil), twoNodes, replicaPods("web", "node-a", 6)...)
+	h.source.peaks = map[string]lab.NodeLoad{"node-b": {usage.Memory: 92}}
+	if got := h.cycle(quiet); len(got) != 0 {
+		t.Fatalf("evicted %v towards a node that peaks over the high threshold", got)
+	}
+	if v := h.counter(h.metrics.SkippedCandidates, PluginName, "no-destination"); v == 0 {
+		t.Error("no skipped{reason=no-destination} for the peaking node")
+	}
+}
+
+// A node four times the size holds six replicas at 30 %, a small one two
+// at 20 %. Each replica asks for 100m and 40 MiB but uses four times that:
+// moving one would lift the small node to 30 % CPU and 36 % memory, above
+// the big node's 30 %. Replicas follow capacity, not counts.
+func TestReplicasFollowNodeSizes(t *testing.T) {
+	big := node("big", func(n *v1.Node) {
+		n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("16")
+		n.Status.Allocatable[v1.ResourceMemory] = *resource.NewQuantity(4000*mib, resource.BinarySI)
+	})
+	pods := append(replicaPods("web", "big", 6), replicaPods("web", "small", 2)...)
+	h := newHarness(t, args(nil), []*v1.Node{big, node("small")}, pods...)
+	h.podUsage = loadscore.Amount{MilliCPU: 400, Memory: 160 * mib}
+	if got := h.cycle(loads("big", 30, 30, "small", 20, 20)); len(got) != 0 {
+		t.Fatalf("evicted %v from the big node although the small one would end hotter", got)
+	}
+	// The small node cooler: a replica moves.
+	if got := h.cycle(loads("big", 30, 30, "small", 5, 5)); len(got) == 0 {
+		t.Fatal("no replica moved to the cool small node")
 	}
 }
 
