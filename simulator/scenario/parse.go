@@ -74,7 +74,14 @@ func SetDefaults(s *Scenario) {
 			s.Workloads[i].Namespace = DefaultNamespace
 		}
 	}
+	if s.Target != nil && s.Target.HotCycles == 0 {
+		s.Target.HotCycles = DefaultHotCycles
+	}
 }
+
+// DefaultHotCycles is how many descheduling cycles a node may stay over a
+// scheduler threshold when a scenario's target does not say.
+const DefaultHotCycles = 3
 
 // Validate checks a defaulted scenario and reports every problem with its
 // field path.
@@ -98,6 +105,24 @@ func validationErrors(s *Scenario) field.ErrorList {
 	workloads, workloadErrs := validateWorkloads(field.NewPath("workloads"), s.Workloads)
 	errs = append(errs, workloadErrs...)
 	errs = append(errs, validateEvents(field.NewPath("events"), s.Events, s.Duration.Duration, nodes, workloads)...)
+	errs = append(errs, validateTarget(field.NewPath("target"), s.Target)...)
+	return errs
+}
+
+func validateTarget(path *field.Path, t *Target) field.ErrorList {
+	var errs field.ErrorList
+	if t == nil {
+		return nil
+	}
+	if t.SpreadRatio < 0 {
+		errs = append(errs, field.Invalid(path.Child("spreadRatio"), t.SpreadRatio, "must not be negative"))
+	}
+	if t.MaxEvictions != nil && *t.MaxEvictions < 0 {
+		errs = append(errs, field.Invalid(path.Child("maxEvictions"), *t.MaxEvictions, "must not be negative"))
+	}
+	if t.HotCycles < 1 {
+		errs = append(errs, field.Invalid(path.Child("hotCycles"), t.HotCycles, "must be at least 1"))
+	}
 	return errs
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 func TestBuiltinScenariosParse(t *testing.T) {
-	want := []string{"homelab-mixed", "memory-hog", "new-node", "request-skew"}
+	want := []string{"flapping-hog", "fleet-50", "hog-on-biggest", "homelab-mixed", "memory-hog", "mixed-arch", "new-node", "request-skew"}
 	if diff := cmp.Diff(want, BuiltinNames()); diff != "" {
 		t.Fatalf("BuiltinNames() mismatch (-want,+got):\n%s", diff)
 	}
@@ -25,6 +25,9 @@ func TestBuiltinScenariosParse(t *testing.T) {
 		}
 		if s.Name != name {
 			t.Errorf("scenario file %s.yaml is named %q", name, s.Name)
+		}
+		if s.Target == nil {
+			t.Errorf("shipped scenario %s has no target", name)
 		}
 	}
 	if _, err := Builtin("nope"); err == nil || !strings.Contains(err.Error(), "homelab-mixed") {
@@ -50,6 +53,9 @@ workloads:
 	}
 	if n := s.Nodes[0]; n.Pods != 110 || n.Arch != "amd64" {
 		t.Errorf("node pods %d arch %q, want 110 and amd64", n.Pods, n.Arch)
+	}
+	if s.Target != nil {
+		t.Errorf("target %+v, want none", s.Target)
 	}
 	if s.Workloads[0].Namespace != "default" {
 		t.Errorf("namespace %q, want default", s.Workloads[0].Namespace)
@@ -126,6 +132,15 @@ workloads:
 				field.Invalid(field.NewPath("events").Index(2).Child("at"), nil, ""),
 				field.Required(field.NewPath("events").Index(3).Child("resources"), ""),
 				field.NotSupported(field.NewPath("events").Index(4).Child("type"), nil, []string(nil)),
+			},
+		},
+		{
+			name: "target out of range",
+			yaml: base + "target: {spreadRatio: -1, maxEvictions: -2, hotCycles: -1}\n",
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("target", "spreadRatio"), nil, ""),
+				field.Invalid(field.NewPath("target", "maxEvictions"), nil, ""),
+				field.Invalid(field.NewPath("target", "hotCycles"), nil, ""),
 			},
 		},
 	}

@@ -23,6 +23,34 @@ type Scenario struct {
 	Workloads []Workload `json:"workloads"`
 	// Events happen at given simulated times.
 	Events []Event `json:"events,omitempty"`
+	// Target is what Ballast is expected to achieve here; `bench-balance
+	// -check` fails a scenario that misses it. Without one, Ballast is
+	// expected to spread usage less than the default scheduler.
+	Target *Target `json:"target,omitempty"`
+}
+
+// Target states what Ballast must achieve on a scenario. Whatever the
+// target, Ballast must also never undo its own moves (no ping-pong), bring
+// a node over a scheduler threshold back under it within HotCycles
+// descheduling cycles, and evict at most 1.5× the fewest pods that would
+// bring the hot nodes under the descheduler's high thresholds.
+type Target struct {
+	// SpreadRatio bounds Ballast's utilisation spread as a multiple of the
+	// default scheduler's (0.5: at most half), and Ballast must also do no
+	// worse than the best peer stack measured beside it. Zero skips it.
+	SpreadRatio float64 `json:"spreadRatio,omitempty"`
+	// NoPodsOnHog: no pod is placed on a node while a process outside
+	// Kubernetes eats it.
+	NoPodsOnHog bool `json:"noPodsOnHog,omitempty"`
+	// EvenReplicas: at the end, every workload's replicas differ by at most
+	// one between the schedulable nodes.
+	EvenReplicas bool `json:"evenReplicas,omitempty"`
+	// MaxEvictions bounds the evictions of the whole run when set (0: a
+	// scenario where moving pods only churns them).
+	MaxEvictions *int32 `json:"maxEvictions,omitempty"`
+	// HotCycles bounds how many descheduling cycles a node may stay over a
+	// scheduler threshold; default 3.
+	HotCycles int32 `json:"hotCycles,omitempty"`
 }
 
 // Node is a simulated node.

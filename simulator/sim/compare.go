@@ -14,6 +14,9 @@ type Comparison struct {
 	Seed        int64   `json:"seed"`
 	Default     *Result `json:"default"`
 	Ballast     *Result `json:"ballast"`
+	// Target is what Ballast is expected to achieve; nil for a scenario
+	// without one.
+	Target *scenario.Target `json:"target,omitempty"`
 
 	// Configuration is what the Ballast run was configured with.
 	Configuration Configuration `json:"configuration"`
@@ -30,7 +33,7 @@ func (c *Comparison) SpreadRatio() float64 {
 
 // Compare runs sc in both modes, default first.
 func Compare(ctx context.Context, sc *scenario.Scenario, opts Options) (*Comparison, error) {
-	out := &Comparison{Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, Configuration: opts.configuration()}
+	out := &Comparison{Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, Target: sc.Target, Configuration: opts.configuration()}
 	for _, m := range []Mode{ModeDefault, ModeBallast} {
 		if opts.Progress != nil {
 			fmt.Fprintf(opts.Progress, "Running %s with the %s stack…\n", sc.Name, m)

@@ -80,6 +80,7 @@ type engine struct {
 	// movedTo remembers, per workload, the nodes that received a pod
 	// replacing an evicted one; evicting from one of them is ping-pong.
 	movedTo map[string]sets.Set[string]
+	hot     *hotTracker
 	result  *Result
 }
 
@@ -103,6 +104,13 @@ func Run(ctx context.Context, sc *scenario.Scenario, mode Mode, opts Options) (*
 		stack: s, mode: mode, opts: opts, clock: clock,
 		pods: map[types.UID]placedPod{}, movedTo: map[string]sets.Set[string]{},
 		result: &Result{Scenario: sc.Name, Mode: mode, Step: sc.Step.Duration},
+	}
+	if s.descheduler != nil {
+		high, err := s.descheduler.highThresholds()
+		if err != nil {
+			return nil, err
+		}
+		e.hot = newHotTracker(high)
 	}
 	if err := e.loop(ctx); err != nil {
 		return nil, err
@@ -139,7 +147,7 @@ func (e *engine) loop(ctx context.Context) error {
 			return err
 		}
 		if e.descheduler != nil && i > 0 && i%every == 0 {
-			if err := e.deschedule(ctx); err != nil {
+			if err := e.deschedule(ctx, t, i); err != nil {
 				return err
 			}
 		}
@@ -153,10 +161,19 @@ func (e *engine) loop(ctx context.Context) error {
 	return nil
 }
 
-// deschedule runs one descheduling cycle and counts the pods it evicted and
-// the moves it undid.
-func (e *engine) deschedule(ctx context.Context) error {
+// deschedule runs one descheduling cycle and counts the pods it evicted,
+// those LoadAwareBalance evicted from hot nodes, and the moves it undid.
+func (e *engine) deschedule(ctx context.Context, t time.Duration, step int64) error {
 	before := e.pods
+	states, _, err := e.nodeStates(ctx, t, step)
+	if err != nil {
+		return err
+	}
+	e.hot.observe(states, e.result)
+	evictedHot, err := e.descheduler.hotEvictions()
+	if err != nil {
+		return err
+	}
 	if err := e.descheduler.cycle(ctx); err != nil {
 		return err
 	}
@@ -167,6 +184,11 @@ func (e *engine) deschedule(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	nowHot, err := e.descheduler.hotEvictions()
+	if err != nil {
+		return err
+	}
+	e.result.HotEvictions += nowHot - evictedHot
 	for uid, p := range before {
 		if _, ok := after[uid]; ok || p.node == "" {
 			continue

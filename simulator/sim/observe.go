@@ -93,7 +93,7 @@ func (e *engine) settle(ctx context.Context) error {
 		if old, ok := e.pods[uid]; ok && old.node == p.node || p.node == "" {
 			continue
 		}
-		if e.model.hogged(p.node, t) {
+		if e.model.hogged(p.node, t, e.sc.Step.Duration) {
 			e.result.PlacedOnHog++
 		}
 	}
@@ -133,31 +133,58 @@ func unschedulable(p *corev1.Pod) bool {
 	return false
 }
 
-// record notes every present node's pods, requests and real usage at t.
-func (e *engine) record(ctx context.Context, t time.Duration, step int64) error {
+// nodeState is a node at a step as recorded, and what each of its scenario
+// pods uses in percent of the node's allocatable.
+type nodeState struct {
+	NodeStep
+	pods []Amount
+}
+
+// nodeStates returns every present node's pods, requests and real usage at
+// step (simulated time t), and the number of pods not bound yet.
+func (e *engine) nodeStates(ctx context.Context, t time.Duration, step int64) ([]nodeState, int, error) {
 	nodes, err := e.c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("listing nodes: %w", err)
+		return nil, 0, fmt.Errorf("listing nodes: %w", err)
 	}
 	p, err := e.placement(ctx)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	placement := p.workloads
-	rec := Step{At: t, Pending: p.pending}
+	out := make([]nodeState, 0, len(nodes.Items))
 	for _, n := range nodes.Items {
 		cpuAlloc := float64(n.Status.Allocatable.Cpu().MilliValue()) / 1000
 		memAlloc := float64(n.Status.Allocatable.Memory().Value())
-		u := e.model.NodeUsage(n.Name, placement[n.Name], t, step).Add(p.other[n.Name])
-		s := NodeStep{Node: n.Name, Cordoned: n.Spec.Unschedulable, Workloads: placement[n.Name],
-			CPU: 100 * u.CPU / cpuAlloc, Memory: 100 * u.Memory / memAlloc}
-		for w, count := range placement[n.Name] {
-			s.Pods += count
-			req := e.model.workloads[w].Requests
-			s.CPURequests += 100 * float64(count) * req.CPU.AsApproximateFloat64() / cpuAlloc
-			s.MemoryRequests += 100 * float64(count) * req.Memory.AsApproximateFloat64() / memAlloc
+		percent := func(a Amount) Amount { return Amount{CPU: 100 * a.CPU / cpuAlloc, Memory: 100 * a.Memory / memAlloc} }
+		placed := p.workloads[n.Name]
+		total := percent(e.model.baseUsage(n.Name, t).Add(p.other[n.Name]))
+		st := nodeState{NodeStep: NodeStep{Node: n.Name, Cordoned: n.Spec.Unschedulable, Workloads: placed}}
+		for _, pu := range e.model.PodUsages(n.Name, placed, t, step) {
+			share := percent(pu.Amount)
+			st.pods = append(st.pods, share)
+			total = total.Add(share)
 		}
-		rec.Nodes = append(rec.Nodes, s)
+		st.CPU, st.Memory = total.CPU, total.Memory
+		for w, count := range placed {
+			st.Pods += count
+			req := e.model.workloads[w].Requests
+			st.CPURequests += 100 * float64(count) * req.CPU.AsApproximateFloat64() / cpuAlloc
+			st.MemoryRequests += 100 * float64(count) * req.Memory.AsApproximateFloat64() / memAlloc
+		}
+		out = append(out, st)
+	}
+	return out, p.pending, nil
+}
+
+// record notes every present node's pods, requests and real usage at t.
+func (e *engine) record(ctx context.Context, t time.Duration, step int64) error {
+	states, pending, err := e.nodeStates(ctx, t, step)
+	if err != nil {
+		return err
+	}
+	rec := Step{At: t, Pending: pending, Nodes: make([]NodeStep, len(states))}
+	for i, st := range states {
+		rec.Nodes[i] = st.NodeStep
 	}
 	e.result.Steps = append(e.result.Steps, rec)
 	return nil

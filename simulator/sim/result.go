@@ -25,8 +25,18 @@ type Result struct {
 	// PingPong counts evictions from a node that earlier received a moved
 	// pod of the same workload: the descheduler undoing its own move.
 	PingPong int `json:"pingPong"`
+	// HotCycles is the most descheduling cycles in a row that started with
+	// one node over a scheduler threshold (HotCPU, HotMemory).
+	HotCycles int `json:"hotCycles"`
+	// HotEvictions counts LoadAwareBalance's evictions (pods moved off hot
+	// nodes), and NeededEvictions the fewest that would have brought the
+	// nodes over its high thresholds under them, counted when each node
+	// became hot. SpreadReplicas' moves count in Evictions only.
+	HotEvictions    int `json:"hotEvictions"`
+	NeededEvictions int `json:"neededEvictions"`
 	// PlacedOnHog counts pods placed on a node while a process outside
-	// Kubernetes was eating it.
+	// Kubernetes was eating it, from one sample after the process started
+	// (before that no scheduler can know).
 	PlacedOnHog int     `json:"placedOnHog"`
 	Summary     Summary `json:"summary"`
 }

@@ -154,7 +154,7 @@ func Serve(ctx context.Context, sc *scenario.Scenario, opts ServeOptions) (_ *Se
 	st, err := startStack(ctx, sc, stackConfig{
 		scheduler: opts.Scheduler, descheduler: opts.Descheduler, schedulerConfig: opts.SchedulerConfig,
 		deschedulerPolicy: opts.DeschedulerPolicy, clock: clock.RealClock{},
-		period: time.Duration(float64(sc.Step.Duration) / opts.Speed), windows: opts.Windows,
+		period: time.Duration(float64(sc.Step.Duration) / opts.Speed), speed: opts.Speed, windows: opts.Windows,
 	})
 	if err != nil {
 		return nil, err
@@ -233,9 +233,7 @@ func (s *Server) publishInfo(ctx context.Context) error {
 
 // scenarioTime is how far the scenario has got: real time since the start
 // times the speed.
-func (s *Server) scenarioTime() time.Duration {
-	return time.Duration(float64(time.Since(s.stack.start)) * s.opts.Speed)
-}
+func (s *Server) scenarioTime() time.Duration { return s.stack.scenarioTime() }
 
 // loop samples usage every period, applies the events that fell due and
 // runs the descheduler when due, until ctx ends. A failing round is

@@ -22,6 +22,7 @@ import (
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 	"github.com/ballast-sched/ballast/simulator/cluster"
 	"github.com/ballast-sched/ballast/simulator/metricsapi"
@@ -42,6 +43,8 @@ type stackConfig struct {
 	clock clock.PassiveClock
 	// period is the clock time between two sampling rounds.
 	period time.Duration
+	// speed is scenario time per clock time; 0 means 1.
+	speed float64
 	// windows are load-watcher's statistics windows; default usage.DefaultWindows.
 	windows []usage.Window
 }
@@ -160,9 +163,32 @@ func (s *stack) startSchedulers(life context.Context) error {
 		return fmt.Errorf("starting the %s scheduler: %w", s.cfg.scheduler, err)
 	}
 	if s.cfg.descheduler {
-		s.descheduler, err = newDescheduler(s.c, s.collector, s.cfg.clock, s.cfg.deschedulerPolicy, s.dir)
+		s.descheduler, err = newDescheduler(s.c, s.collector, simPodUsage{s}, s.cfg.clock, s.cfg.deschedulerPolicy, s.dir)
 	}
 	return err
+}
+
+// scenarioTime is how far the scenario has got on the stack's clock.
+func (s *stack) scenarioTime() time.Duration {
+	speed := s.cfg.speed
+	if speed == 0 {
+		speed = 1
+	}
+	return time.Duration(float64(s.cfg.clock.Now().Sub(s.start)) * speed)
+}
+
+// simPodUsage is what the simulated metrics API reports for a pod: the
+// mean of its workload's usage profile now. Pods from elsewhere are not
+// measured.
+type simPodUsage struct{ s *stack }
+
+func (u simPodUsage) PodUsage(_ context.Context, pod *corev1.Pod) (loadscore.Amount, bool) {
+	w, ok := u.s.model.workloads[pod.Labels[workloadLabel]]
+	if !ok {
+		return loadscore.Amount{}, false
+	}
+	t := u.s.scenarioTime()
+	return loadscore.Amount{MilliCPU: int64(1000 * w.Usage.CPU.Amount(t, 0)), Memory: int64(w.Usage.Memory.Amount(t, 0))}, true
 }
 
 // err reports a failure of the control plane.

@@ -4,32 +4,52 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/ballast-sched/ballast/simulator/scenario"
 )
 
-// Target states what Ballast is expected to achieve on a built-in scenario
-// and whether the comparison achieves it. Every scenario also expects no
-// ping-pong.
+// MaxEvictionsOverNeeded bounds Ballast's evictions from hot nodes as a
+// multiple of the fewest that would bring those nodes under the
+// descheduler's high thresholds.
+const MaxEvictionsOverNeeded = 1.5
+
+// Target states what Ballast is expected to achieve on a scenario (its
+// target, or "spread below default" for a scenario without one) and whether
+// the comparison achieves it. Every scenario also expects no ping-pong, no
+// node left over a scheduler threshold for more than the target's hot
+// cycles, and evictions from hot nodes at most MaxEvictionsOverNeeded × the
+// fewest needed.
 func Target(c *Comparison) (string, bool) {
 	b := c.Ballast
-	var want string
-	var met bool
-	switch c.Scenario {
-	case "homelab-mixed", "request-skew":
-		want = "spread ≤ 0.5× default"
-		met = c.Default.Summary.Spread > 0 && c.SpreadRatio() <= 0.5
-	case "memory-hog":
-		want = "no new pod on the hogged node"
-		met = b.PlacedOnHog == 0
-	case "new-node":
-		want = "replicas end evenly spread"
-		met = evenlySpread(b.Summary.Final)
-	default:
-		want, met = "spread below default", c.SpreadRatio() < 1
+	t := c.Target
+	if t == nil {
+		t = &scenario.Target{HotCycles: scenario.DefaultHotCycles}
 	}
-	if b.PingPong != 0 {
-		return want + ", no ping-pong", false
+	var want []string
+	met := true
+	check := func(ok bool, text string) {
+		want = append(want, text)
+		met = met && ok
 	}
-	return want + ", no ping-pong", met
+	switch {
+	case t.SpreadRatio > 0:
+		check(c.Default.Summary.Spread > 0 && c.SpreadRatio() <= t.SpreadRatio, fmt.Sprintf("spread ≤ %g× default", t.SpreadRatio))
+	case !t.NoPodsOnHog && !t.EvenReplicas && t.MaxEvictions == nil:
+		check(c.SpreadRatio() < 1, "spread below default")
+	}
+	if t.NoPodsOnHog {
+		check(b.PlacedOnHog == 0, "no new pod on a hogged node")
+	}
+	if t.EvenReplicas {
+		check(evenlySpread(b.Summary.Final), "replicas end evenly spread")
+	}
+	if t.MaxEvictions != nil {
+		check(b.Evictions <= int(*t.MaxEvictions), fmt.Sprintf("≤ %d evictions", *t.MaxEvictions))
+	}
+	check(b.HotCycles <= int(t.HotCycles), fmt.Sprintf("hot ≤ %d cycles", t.HotCycles))
+	check(float64(b.HotEvictions) <= MaxEvictionsOverNeeded*float64(b.NeededEvictions), "evictions ≤ 1.5× needed")
+	check(b.PingPong == 0, "no ping-pong")
+	return strings.Join(want, ", "), met
 }
 
 // evenlySpread reports whether every workload's pods differ by at most one

@@ -1,26 +1,44 @@
 package sim
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ballast-sched/ballast/simulator/scenario"
+)
 
 func TestTarget(t *testing.T) {
 	result := func(spread float64, pingPong, onHog int, final ...NodeStep) *Result {
 		return &Result{PingPong: pingPong, PlacedOnHog: onHog, Summary: Summary{Spread: spread, Final: final}}
 	}
+	withHot := func(r *Result, cycles, hotEvictions, needed int) *Result {
+		r.HotCycles, r.HotEvictions, r.NeededEvictions = cycles, hotEvictions, needed
+		return r
+	}
+	zero := int32(0)
+	half := &scenario.Target{SpreadRatio: 0.5, HotCycles: 3}
+	hog := &scenario.Target{NoPodsOnHog: true, HotCycles: 3}
+	even := &scenario.Target{EvenReplicas: true, HotCycles: 3}
 	for _, tc := range []struct {
 		name string
 		c    *Comparison
 		met  bool
 	}{
-		{"half the spread", &Comparison{Scenario: "homelab-mixed", Default: result(40, 0, 0), Ballast: result(20, 0, 0)}, true},
-		{"not half", &Comparison{Scenario: "request-skew", Default: result(40, 0, 0), Ballast: result(21, 0, 0)}, false},
-		{"ping-pong fails any target", &Comparison{Scenario: "homelab-mixed", Default: result(40, 0, 0), Ballast: result(10, 1, 0)}, false},
-		{"pod on the hog", &Comparison{Scenario: "memory-hog", Default: result(1, 0, 5), Ballast: result(1, 0, 1)}, false},
-		{"hog avoided", &Comparison{Scenario: "memory-hog", Default: result(1, 0, 5), Ballast: result(1, 0, 0)}, true},
-		{"3/3", &Comparison{Scenario: "new-node", Default: result(1, 0, 0), Ballast: result(0, 0, 0,
+		{"half the spread", &Comparison{Target: half, Default: result(40, 0, 0), Ballast: result(20, 0, 0)}, true},
+		{"not half", &Comparison{Target: half, Default: result(40, 0, 0), Ballast: result(21, 0, 0)}, false},
+		{"ping-pong fails any target", &Comparison{Target: half, Default: result(40, 0, 0), Ballast: result(10, 1, 0)}, false},
+		{"pod on the hog", &Comparison{Target: hog, Default: result(1, 0, 5), Ballast: result(1, 0, 1)}, false},
+		{"hog avoided", &Comparison{Target: hog, Default: result(1, 0, 5), Ballast: result(1, 0, 0)}, true},
+		{"3/3", &Comparison{Target: even, Default: result(1, 0, 0), Ballast: result(0, 0, 0,
 			NodeStep{Node: "a", Workloads: map[string]int{"web": 3}}, NodeStep{Node: "b", Workloads: map[string]int{"web": 3}})}, true},
 		// b has none of web: 4 against 0.
-		{"4/0", &Comparison{Scenario: "new-node", Default: result(1, 0, 0), Ballast: result(0, 0, 0,
+		{"4/0", &Comparison{Target: even, Default: result(1, 0, 0), Ballast: result(0, 0, 0,
 			NodeStep{Node: "a", Workloads: map[string]int{"web": 4}}, NodeStep{Node: "b"})}, false},
+		{"hot for 3 cycles", &Comparison{Target: half, Default: result(40, 0, 0), Ballast: withHot(result(10, 0, 0), 3, 6, 4)}, true},
+		{"hot for 4 cycles", &Comparison{Target: half, Default: result(40, 0, 0), Ballast: withHot(result(10, 0, 0), 4, 6, 4)}, false},
+		{"too many evictions for the need", &Comparison{Target: half, Default: result(40, 0, 0), Ballast: withHot(result(10, 0, 0), 1, 7, 4)}, false},
+		{"an eviction where none may be", &Comparison{Target: &scenario.Target{MaxEvictions: &zero, HotCycles: 3},
+			Default: result(40, 0, 0), Ballast: &Result{Evictions: 1}}, false},
+		{"no target: spread below default", &Comparison{Default: result(40, 0, 0), Ballast: result(39, 0, 0)}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, met := Target(tc.c); met != tc.met {

@@ -54,10 +54,12 @@ func hogActive(hog scenario.Event, t time.Duration) bool {
 	return hog.For.Duration == 0 || t < hog.At.Duration+hog.For.Duration
 }
 
-// hogged reports whether a hog runs on node at t.
-func (m *usageModel) hogged(node string, t time.Duration) bool {
+// hogged reports whether a hog runs on node at t and already ran a step
+// earlier, so that a usage sample could show it: a hog that starts at the
+// very moment a pod is placed is invisible to any scheduler.
+func (m *usageModel) hogged(node string, t, step time.Duration) bool {
 	for _, h := range m.hogs {
-		if h.Node == node && hogActive(h, t) {
+		if h.Node == node && hogActive(h, t) && hogActive(h, t-step) {
 			return true
 		}
 	}
@@ -67,6 +69,16 @@ func (m *usageModel) hogged(node string, t time.Duration) bool {
 // NodeUsage returns the node's usage at step (simulated time t) with pods
 // giving the number of pods of each workload running on it.
 func (m *usageModel) NodeUsage(node string, pods map[string]int, t time.Duration, step int64) Amount {
+	total := m.baseUsage(node, t)
+	for _, p := range m.PodUsages(node, pods, t, step) {
+		total = total.Add(p.Amount)
+	}
+	return total
+}
+
+// baseUsage is what node uses outside its pods: its background and the hogs
+// running on it at t.
+func (m *usageModel) baseUsage(node string, t time.Duration) Amount {
 	n := m.nodes[node]
 	total := Amount{CPU: n.Background.CPU.AsApproximateFloat64(), Memory: n.Background.Memory.AsApproximateFloat64()}
 	for _, h := range m.hogs {
@@ -74,11 +86,24 @@ func (m *usageModel) NodeUsage(node string, pods map[string]int, t time.Duration
 			total = total.Add(Amount{CPU: h.Resources.CPU.AsApproximateFloat64(), Memory: h.Resources.Memory.AsApproximateFloat64()})
 		}
 	}
+	return total
+}
+
+// PodUsage is the usage of one of a workload's pods on a node.
+type PodUsage struct {
+	Workload string
+	Amount
+}
+
+// PodUsages returns the usage of every scenario pod on node at step, in a
+// stable order (workload name, then ordinal).
+func (m *usageModel) PodUsages(node string, pods map[string]int, t time.Duration, step int64) []PodUsage {
 	names := make([]string, 0, len(pods))
 	for w := range pods {
 		names = append(names, w)
 	}
 	sort.Strings(names)
+	var out []PodUsage
 	for _, name := range names {
 		w, ok := m.workloads[name]
 		if !ok {
@@ -86,11 +111,11 @@ func (m *usageModel) NodeUsage(node string, pods map[string]int, t time.Duration
 		}
 		for i := range pods[name] {
 			key := fmt.Sprintf("%s/%s/%d", name, node, i)
-			total = total.Add(Amount{
+			out = append(out, PodUsage{Workload: name, Amount: Amount{
 				CPU:    w.Usage.CPU.Amount(t, scenario.NoiseAt(m.seed, key+"/cpu", step)),
 				Memory: w.Usage.Memory.Amount(t, scenario.NoiseAt(m.seed, key+"/memory", step)),
-			})
+			}})
 		}
 	}
-	return total
+	return out
 }

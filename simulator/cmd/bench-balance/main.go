@@ -52,15 +52,15 @@ func main() {
 		results = append(results, c)
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tSPREAD DEF\tSPREAD BAL\tRATIO\tCV DEF\tCV BAL\tHOTTEST DEF\tHOTTEST BAL\tEVICTIONS\tPING-PONG\tTARGET\tMET")
+	fmt.Fprintln(w, "SCENARIO\tNODES\tSPREAD DEF\tSPREAD BAL\tRATIO\tCV DEF\tCV BAL\tHOTTEST DEF\tHOTTEST BAL\tEVICTIONS (HOT/NEEDED)\tHOT CYCLES\tPING-PONG\tTARGET\tMET")
 	failed := false
 	for _, c := range results {
 		d, b := c.Default.Summary, c.Ballast.Summary
 		target, met := sim.Target(c)
 		failed = failed || !met
-		fmt.Fprintf(w, "%s\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%s %.0f%%\t%s %.0f%%\t%d\t%d\t%s\t%s\n", c.Scenario,
-			d.Spread, b.Spread, c.SpreadRatio(), d.CV, b.CV, d.Hottest, d.HottestUtilisation, b.Hottest, b.HottestUtilisation,
-			c.Ballast.Evictions, c.Ballast.PingPong, target, yesNo(met))
+		fmt.Fprintf(w, "%s\t%d\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%s %.0f%%\t%s %.0f%%\t%d (%d/%d)\t%d\t%d\t%s\t%s\n", c.Scenario,
+			len(b.Final), d.Spread, b.Spread, c.SpreadRatio(), d.CV, b.CV, d.Hottest, d.HottestUtilisation, b.Hottest, b.HottestUtilisation,
+			c.Ballast.Evictions, c.Ballast.HotEvictions, c.Ballast.NeededEvictions, c.Ballast.HotCycles, c.Ballast.PingPong, target, yesNo(met))
 	}
 	_ = w.Flush()
 	fmt.Println()
