@@ -8,6 +8,9 @@ GO      ?= go
 # installer/test is the installer's integration tests, a module apart so that
 # the ballast CLI's module needs no Kubernetes control plane.
 MODULES := load-watcher scheduler descheduler installer installer/test simulator charts images e2e
+# Modules outside go.work that build the stacks Ballast is compared with
+# (`make peers-bins`): gofmt-checked here, vetted where they are built.
+PEER_MODULES := peers/trimaran
 # Modules that hold Go code yet (a new module starts with its go.mod alone).
 GO_MODULES = $(foreach m,$(MODULES),$(if $(shell find $(m) -name '*.go' -print -quit),$(m)))
 BIN     := $(CURDIR)/bin
@@ -52,7 +55,7 @@ test-unit: ## Fast unit tests only (-short: no control plane, no Prometheus).
 
 .PHONY: lint
 lint: ## gofmt check, go vet, and the generated replace blocks up to date.
-	@bad=$$(gofmt -l $(MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
+	@bad=$$(gofmt -l $(MODULES) $(PEER_MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 	@for m in $(GO_MODULES); do echo "== vet $$m"; (cd $$m && $(GO) vet ./...); done
 	@hack/update-k8s-replace.sh --verify
 
@@ -61,7 +64,7 @@ bench: ## Benchmarks of every module (figures go to docs/performance.md).
 	@for m in $(GO_MODULES); do echo "== bench $$m"; (cd $$m && $(GO) test $(BENCH_FLAGS) ./...); done
 
 .PHONY: bench-balance
-bench-balance: ## Balance of every shipped scenario: default scheduler vs Ballast (docs/performance.md).
+bench-balance: ## Balance of every shipped scenario: default scheduler, upstream load-aware peer (needs peers-bins; ~1 h) and Ballast (docs/performance.md).
 	cd simulator && $(GO) run ./cmd/bench-balance
 
 .PHONY: update-replace
@@ -111,6 +114,24 @@ e2e-bins: ## Build the real-node e2e lane's binaries (Kubernetes, containerd, me
 			-o $(E2E_BIN)/metrics-server sigs.k8s.io/metrics-server/cmd/metrics-server
 	@cd e2e/build/coredns && echo "build coredns $$($(MODVERSION) github.com/coredns/coredns)" && \
 		GOWORK=off $(E2E_GOBUILD) -ldflags "-s -w" -o $(E2E_BIN)/coredns .
+
+# The upstream load-aware peer that `make bench-balance` compares Ballast
+# with (docs/performance.md): kube-scheduler with scheduler-plugins' Trimaran
+# plugins, from peers/trimaran, a module outside go.work because
+# scheduler-plugins pins another Kubernetes line. It stamps the Kubernetes
+# version it is built on, as Kubernetes's own build does, and is vetted once
+# built (the vet reuses the build's packages). Not part of `make test`: it
+# compiles a whole second Kubernetes line (~10-15 min cold on 2 cores).
+PEERS_BIN := $(CURDIR)/_output/peers/bin
+
+.PHONY: peers-bins
+peers-bins: ## Build the upstream load-aware peer (scheduler-plugins' Trimaran kube-scheduler) into _output/peers/bin/.
+	@mkdir -p $(PEERS_BIN)
+	@cd peers/trimaran && v=$$($(MODVERSION) sigs.k8s.io/scheduler-plugins) && k=$$($(MODVERSION) k8s.io/kubernetes) && \
+		echo "build trimaran-scheduler (scheduler-plugins $$v, Kubernetes $$k)" && \
+		GOWORK=off $(E2E_HOSTBUILD) -ldflags "-s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$$k)" \
+			-o $(PEERS_BIN)/trimaran-scheduler . && \
+		GOWORK=off $(GO) vet .
 
 E2E_OUT      := $(CURDIR)/_output/e2e
 HOST_ARCH     = $(shell $(GO) env GOARCH)
