@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/descheduler/cmd/descheduler/app/options"
 	"sigs.k8s.io/descheduler/pkg/api"
@@ -24,20 +26,30 @@ import (
 	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 
-// descheduler runs cycles of the upstream descheduler with Ballast's
-// plugins and the shipped policy, in-process. The Store keeps
+// deschedulerRunner runs cycles of the upstream descheduler with Ballast's
+// plugins registered beside the upstream ones, in-process, on a policy: the
+// shipped one, or an upstream-only one such as the peer's. The Store keeps
 // LoadAwareBalance's memory (hot cycles, cooldowns) from one cycle to the
 // next, as a long-running descheduler process would.
 type deschedulerRunner struct {
 	c          *cluster.Cluster
 	deps       loadawarebalance.Deps
 	policyPath string
-	// registry holds the plugins' metrics, read back by hotEvictions.
+	// metrics is the metrics.k8s.io client a policy with a KubernetesMetrics
+	// provider reads, as the descheduler binary builds one for it.
+	metrics metricsclient.Interface
+	// registry holds Ballast's plugins' metrics, read back by hotEvictions.
 	registry metrics.KubeRegistry
 }
 
+// cycleMu serialises the cycles of every runner in the process: a cycle
+// rebuilds the descheduler's process-wide plugin registry, with builders
+// bound to its own runner, and reads it while it starts.
+var cycleMu sync.Mutex
+
 // newDescheduler writes policy into dir, which must outlive the runner.
-func newDescheduler(c *cluster.Cluster, usage *collector.Collector, pods loadawarebalance.PodUsageSource, clock clock.PassiveClock, policy, dir string) (*deschedulerRunner, error) {
+// Ballast's plugins read pod usage from the same simulated metrics.k8s.io.
+func newDescheduler(c *cluster.Cluster, usage *collector.Collector, metricsClient metricsclient.Interface, clock clock.PassiveClock, policy, dir string) (*deschedulerRunner, error) {
 	path := filepath.Join(dir, "policy.yaml")
 	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the descheduler policy: %w", err)
@@ -47,9 +59,10 @@ func newDescheduler(c *cluster.Cluster, usage *collector.Collector, pods loadawa
 	registry.MustRegister(m.Collectors()...)
 	return &deschedulerRunner{
 		c: c,
-		deps: loadawarebalance.Deps{Usage: usage, Model: loadawarebalance.SchedulerModel{}, Clock: clock,
-			Store: loadawarebalance.NewStore(), PodUsage: pods, Metrics: m},
+		deps: loadawarebalance.Deps{Usage: usage, Model: loadawarebalance.SchedulerModel{}, Clock: clock, Store: loadawarebalance.NewStore(),
+			PodUsage: loadawarebalance.MetricsAPIPodUsage{Client: metricsClient.MetricsV1beta1().RESTClient()}, Metrics: m},
 		policyPath: path,
+		metrics:    metricsClient,
 		registry:   registry,
 	}, nil
 }
@@ -79,7 +92,9 @@ func (d *deschedulerRunner) hotEvictions() (int, error) {
 
 // cycle runs one descheduling cycle.
 func (d *deschedulerRunner) cycle(ctx context.Context) error {
-	policy, err := d.policy()
+	cycleMu.Lock()
+	defer cycleMu.Unlock()
+	policy, err := d.loadPolicy()
 	if err != nil {
 		return err
 	}
@@ -90,6 +105,13 @@ func (d *deschedulerRunner) cycle(ctx context.Context) error {
 	}
 	rs.Client, rs.EventClient = d.c.Client, d.c.Client
 	rs.DefaultFeatureGates = features.DefaultMutableFeatureGate
+	if readsKubernetesMetrics(policy) {
+		// Each cycle starts the descheduler's metrics collector afresh: its
+		// first sample is the current usage, where a long-running process
+		// would hold an average (weight 0.9 on the past, a sample every 5s)
+		// that follows the usage within about a minute.
+		rs.MetricsClient = d.metrics
+	}
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("descheduler"))
 	if err := descheduler.RunDeschedulerStrategies(ctx, rs, policy, "v1"); err != nil {
 		return fmt.Errorf("descheduling cycle: %w", err)
@@ -100,7 +122,9 @@ func (d *deschedulerRunner) cycle(ctx context.Context) error {
 // highThresholds returns LoadAwareBalance's high thresholds in the policy,
 // none when the policy does not run it.
 func (d *deschedulerRunner) highThresholds() (map[usage.Resource]float64, error) {
-	policy, err := d.policy()
+	cycleMu.Lock()
+	defer cycleMu.Unlock()
+	policy, err := d.loadPolicy()
 	if err != nil {
 		return nil, err
 	}
@@ -117,8 +141,9 @@ func (d *deschedulerRunner) highThresholds() (map[usage.Resource]float64, error)
 	return out, nil
 }
 
-// policy loads the policy file with Ballast's plugins registered.
-func (d *deschedulerRunner) policy() (*api.DeschedulerPolicy, error) {
+// loadPolicy loads the policy file with Ballast's plugins registered, bound
+// to this runner. Callers hold cycleMu.
+func (d *deschedulerRunner) loadPolicy() (*api.DeschedulerPolicy, error) {
 	descheduler.SetupPlugins()
 	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(d.deps), &loadawarebalance.LoadAwareBalance{},
 		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
@@ -131,6 +156,15 @@ func (d *deschedulerRunner) policy() (*api.DeschedulerPolicy, error) {
 		return nil, fmt.Errorf("loading the descheduler policy: %w", err)
 	}
 	return policy, nil
+}
+
+// readsKubernetesMetrics reports whether policy reads metrics.k8s.io: the
+// condition on which the descheduler binary creates a metrics client.
+func readsKubernetesMetrics(policy *api.DeschedulerPolicy) bool {
+	if policy.MetricsCollector != nil && policy.MetricsCollector.Enabled {
+		return true
+	}
+	return slices.ContainsFunc(policy.MetricsProviders, func(p api.MetricsProvider) bool { return p.Source == api.KubernetesMetrics })
 }
 
 // placedByDefaultScheduler lets the Ballast plugins move the simulated pods.

@@ -19,6 +19,9 @@ import (
 type placedPod struct {
 	workload, node string
 	requests       Amount
+	// key names the pod, container its first container.
+	key       types.NamespacedName
+	container string
 }
 
 // currentPods returns the pods that are not terminating or finished.
@@ -33,7 +36,12 @@ func (s *stack) currentPods(ctx context.Context) (map[types.UID]placedPod, error
 		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		out[p.UID] = placedPod{workload: p.Labels[workloadLabel], node: p.Spec.NodeName, requests: podRequests(p)}
+		pp := placedPod{workload: p.Labels[workloadLabel], node: p.Spec.NodeName, requests: podRequests(p),
+			key: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}}
+		if len(p.Spec.Containers) > 0 {
+			pp.container = p.Spec.Containers[0].Name
+		}
+		out[p.UID] = pp
 	}
 	return out, nil
 }
@@ -58,6 +66,11 @@ func (s *stack) placement(ctx context.Context) (podPlacement, error) {
 	if err != nil {
 		return podPlacement{}, err
 	}
+	return placementOf(pods), nil
+}
+
+// placementOf counts pods per node.
+func placementOf(pods map[types.UID]placedPod) podPlacement {
 	out := podPlacement{workloads: map[string]map[string]int{}, other: map[string]Amount{}}
 	for _, p := range pods {
 		switch {
@@ -72,7 +85,7 @@ func (s *stack) placement(ctx context.Context) (podPlacement, error) {
 			out.workloads[p.node][p.workload]++
 		}
 	}
-	return out, nil
+	return out
 }
 
 // settle waits, for at most SettleTimeout of real time, until every workload

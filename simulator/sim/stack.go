@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/utils/clock"
@@ -22,7 +23,6 @@ import (
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 	"github.com/ballast-sched/ballast/simulator/cluster"
 	"github.com/ballast-sched/ballast/simulator/metricsapi"
@@ -63,12 +63,16 @@ type stack struct {
 	// dir holds the stack's own files (the descheduler policy).
 	dir string
 
-	mu     sync.Mutex
-	served map[string]corev1.ResourceList
+	mu         sync.Mutex
+	served     map[string]corev1.ResourceList
+	servedPods map[types.NamespacedName]metricsapi.PodUsage
 
-	metrics     *metricsapi.Server
-	collector   *collector.Collector
-	descheduler *deschedulerRunner
+	metrics *metricsapi.Server
+	// metricsClient reads metrics as a cluster's components read
+	// metrics-server.
+	metricsClient metricsclient.Interface
+	collector     *collector.Collector
+	descheduler   *deschedulerRunner
 
 	cancel context.CancelFunc
 	// present are the scenario nodes in the cluster; replicas the replicas
@@ -124,11 +128,10 @@ func (s *stack) startUsage(ctx, life context.Context) error {
 	if s.metrics, err = metricsapi.Start(s); err != nil {
 		return err
 	}
-	mc, err := metricsclient.NewForConfig(s.metrics.RestConfig())
-	if err != nil {
+	if s.metricsClient, err = metricsclient.NewForConfig(s.metrics.RestConfig()); err != nil {
 		return fmt.Errorf("creating the metrics client: %w", err)
 	}
-	prov, err := metricsserver.New(metricsserver.Config{Client: mc})
+	prov, err := metricsserver.New(metricsserver.Config{Client: s.metricsClient})
 	if err != nil {
 		return err
 	}
@@ -163,7 +166,7 @@ func (s *stack) startSchedulers(life context.Context) error {
 		return fmt.Errorf("starting the %s scheduler: %w", s.cfg.scheduler, err)
 	}
 	if s.cfg.descheduler {
-		s.descheduler, err = newDescheduler(s.c, s.collector, simPodUsage{s}, s.cfg.clock, s.cfg.deschedulerPolicy, s.dir)
+		s.descheduler, err = newDescheduler(s.c, s.collector, s.metricsClient, s.cfg.clock, s.cfg.deschedulerPolicy, s.dir)
 	}
 	return err
 }
@@ -175,20 +178,6 @@ func (s *stack) scenarioTime() time.Duration {
 		speed = 1
 	}
 	return time.Duration(float64(s.cfg.clock.Now().Sub(s.start)) * speed)
-}
-
-// simPodUsage is what the simulated metrics API reports for a pod: the
-// mean of its workload's usage profile now. Pods from elsewhere are not
-// measured.
-type simPodUsage struct{ s *stack }
-
-func (u simPodUsage) PodUsage(_ context.Context, pod *corev1.Pod) (loadscore.Amount, bool) {
-	w, ok := u.s.model.workloads[pod.Labels[workloadLabel]]
-	if !ok {
-		return loadscore.Amount{}, false
-	}
-	t := u.s.scenarioTime()
-	return loadscore.Amount{MilliCPU: int64(1000 * w.Usage.CPU.Amount(t, 0)), Memory: int64(w.Usage.Memory.Amount(t, 0))}, true
 }
 
 // err reports a failure of the control plane.
@@ -216,29 +205,48 @@ func (s *stack) NodeUsage() (map[string]corev1.ResourceList, time.Time, time.Dur
 	return s.served, s.cfg.clock.Now(), s.cfg.period
 }
 
-// publishAndCollect serves every present node's usage for the current
-// placement at scenario time t (the model's step number step) and runs one
-// load-watcher sampling round.
+// PodUsage implements metricsapi.PodSource.
+func (s *stack) PodUsage() (map[types.NamespacedName]metricsapi.PodUsage, time.Time, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.servedPods, s.cfg.clock.Now(), s.cfg.period
+}
+
+// publishAndCollect serves every present node's and every bound pod's usage
+// for the current placement at scenario time t (the model's step number
+// step) and runs one load-watcher sampling round.
 func (s *stack) publishAndCollect(ctx context.Context, t time.Duration, step int64) error {
-	p, err := s.placement(ctx)
+	pods, err := s.currentPods(ctx)
 	if err != nil {
 		return err
 	}
+	p := placementOf(pods)
 	served := map[string]corev1.ResourceList{}
 	for node := range s.present {
-		u := s.model.NodeUsage(node, p.workloads[node], t, step).Add(p.other[node])
-		served[node] = corev1.ResourceList{
-			corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(u.CPU*1000), resource.DecimalSI),
-			corev1.ResourceMemory: *resource.NewQuantity(int64(u.Memory), resource.BinarySI),
+		served[node] = resourceList(s.model.NodeUsage(node, p.workloads[node], t, step).Add(p.other[node]))
+	}
+	podUsage := s.model.PodsUsage(pods, t, step)
+	servedPods := make(map[types.NamespacedName]metricsapi.PodUsage, len(podUsage))
+	for _, pod := range pods {
+		if u, ok := podUsage[pod.key]; ok {
+			servedPods[pod.key] = metricsapi.PodUsage{Container: pod.container, Usage: resourceList(u)}
 		}
 	}
 	s.mu.Lock()
-	s.served = served
+	s.served, s.servedPods = served, servedPods
 	s.mu.Unlock()
 	if err := s.collector.Collect(ctx); err != nil {
 		return fmt.Errorf("load-watcher sampling at %s: %w", t, err)
 	}
 	return nil
+}
+
+// resourceList is a as CPU and memory quantities.
+func resourceList(a Amount) corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(a.CPU*1000), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(int64(a.Memory), resource.BinarySI),
+	}
 }
 
 func (s *stack) addNode(ctx context.Context, n scenario.Node) error {

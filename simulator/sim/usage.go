@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/ballast-sched/ballast/simulator/scenario"
 )
 
@@ -110,11 +112,44 @@ func (m *usageModel) PodUsages(node string, pods map[string]int, t time.Duration
 			continue
 		}
 		for i := range pods[name] {
-			key := fmt.Sprintf("%s/%s/%d", name, node, i)
-			out = append(out, PodUsage{Workload: name, Amount: Amount{
-				CPU:    w.Usage.CPU.Amount(t, scenario.NoiseAt(m.seed, key+"/cpu", step)),
-				Memory: w.Usage.Memory.Amount(t, scenario.NoiseAt(m.seed, key+"/memory", step)),
-			}})
+			out = append(out, PodUsage{Workload: name, Amount: m.podUsage(w, node, i, t, step)})
+		}
+	}
+	return out
+}
+
+// podUsage is what the ordinal-th pod of w on node uses at step (simulated
+// time t). The node's usage is its background, its hogs and the sum of its
+// pods' usage.
+func (m *usageModel) podUsage(w scenario.Workload, node string, ordinal int, t time.Duration, step int64) Amount {
+	key := fmt.Sprintf("%s/%s/%d", w.Name, node, ordinal)
+	return Amount{
+		CPU:    w.Usage.CPU.Amount(t, scenario.NoiseAt(m.seed, key+"/cpu", step)),
+		Memory: w.Usage.Memory.Amount(t, scenario.NoiseAt(m.seed, key+"/memory", step)),
+	}
+}
+
+// PodsUsage is the usage of every bound pod at step (simulated time t): a
+// scenario pod's is its workload's profile, the pods of a workload on a node
+// taking the ordinals in name order; a pod from elsewhere uses its requests.
+func (m *usageModel) PodsUsage(pods map[types.UID]placedPod, t time.Duration, step int64) map[types.NamespacedName]Amount {
+	byNodeWorkload := map[[2]string][]placedPod{}
+	out := map[types.NamespacedName]Amount{}
+	for _, p := range pods {
+		w, ok := m.workloads[p.workload]
+		switch {
+		case p.node == "":
+		case !ok:
+			out[p.key] = p.requests
+		default:
+			k := [2]string{p.node, w.Name}
+			byNodeWorkload[k] = append(byNodeWorkload[k], p)
+		}
+	}
+	for k, ps := range byNodeWorkload {
+		sort.Slice(ps, func(i, j int) bool { return ps[i].key.Name < ps[j].key.Name })
+		for i, p := range ps {
+			out[p.key] = m.podUsage(m.workloads[k[1]], k[0], i, t, step)
 		}
 	}
 	return out

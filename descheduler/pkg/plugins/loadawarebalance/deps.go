@@ -28,7 +28,7 @@ func (d Deps) Complete(plugin string, handle frameworktypes.Handle) (Deps, error
 		d.Store = NewStore()
 	}
 	if d.PodUsage == nil && handle != nil {
-		d.PodUsage = MetricsAPIPodUsage{Client: handle.ClientSet()}
+		d.PodUsage = NewMetricsAPIPodUsage(handle.ClientSet())
 	}
 	return d, nil
 }

@@ -22,25 +22,30 @@ type PodUsageSource interface {
 }
 
 // MetricsAPIPodUsage reads PodMetrics from metrics.k8s.io (metrics-server)
-// through the descheduler's own API client, one pod at a time: only the
-// pods of hot nodes are asked for.
+// one pod at a time: only the pods of hot nodes are asked for. Client is a
+// REST client of the API server that serves metrics.k8s.io (the
+// descheduler's own, through the aggregation layer).
 type MetricsAPIPodUsage struct {
-	Client clientset.Interface
+	Client rest.Interface
+}
+
+// NewMetricsAPIPodUsage reads PodMetrics through c's REST client.
+func NewMetricsAPIPodUsage(c clientset.Interface) MetricsAPIPodUsage {
+	if c == nil {
+		return MetricsAPIPodUsage{}
+	}
+	return MetricsAPIPodUsage{Client: c.CoreV1().RESTClient()}
 }
 
 // PodUsage sums the containers' usage in the pod's PodMetrics. A missing
 // metrics API, a pod not measured yet or any error all mean unknown.
 func (m MetricsAPIPodUsage) PodUsage(ctx context.Context, pod *v1.Pod) (loadscore.Amount, bool) {
-	if m.Client == nil {
-		return loadscore.Amount{}, false
-	}
-	rc := m.Client.CoreV1().RESTClient()
-	if c, ok := rc.(*rest.RESTClient); !ok || c == nil {
-		// Fake clientsets have no REST client.
+	if c, ok := m.Client.(*rest.RESTClient); m.Client == nil || ok && c == nil {
+		// No client, or a fake clientset's, which has no REST client.
 		return loadscore.Amount{}, false
 	}
 	path := fmt.Sprintf("/apis/metrics.k8s.io/v1beta1/namespaces/%s/pods/%s", pod.Namespace, pod.Name)
-	raw, err := rc.Get().AbsPath(path).DoRaw(ctx)
+	raw, err := m.Client.Get().AbsPath(path).DoRaw(ctx)
 	if err != nil {
 		return loadscore.Amount{}, false
 	}
