@@ -6,9 +6,6 @@ import (
 	"io"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
-
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	"github.com/ballast-sched/ballast/simulator/scenario"
 )
@@ -75,13 +72,10 @@ type engine struct {
 	mode  Mode
 	opts  Options
 	clock *simClock
-
-	pods map[types.UID]placedPod
-	// movedTo remembers, per workload, the nodes that received a pod
-	// replacing an evicted one; evicting from one of them is ping-pong.
-	movedTo map[string]sets.Set[string]
-	hot     *hotTracker
-	result  *Result
+	rec   *recorder
+	// hot follows the nodes over thresholds from one descheduling cycle to
+	// the next; nil without a descheduler.
+	hot *hotTracker
 }
 
 // Run runs sc in mode on a fresh in-process cluster and returns what
@@ -100,11 +94,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, mode Mode, opts Options) (*
 		return nil, err
 	}
 	defer s.close()
-	e := &engine{
-		stack: s, mode: mode, opts: opts, clock: clock,
-		pods: map[types.UID]placedPod{}, movedTo: map[string]sets.Set[string]{},
-		result: &Result{Scenario: sc.Name, Mode: mode, Step: sc.Step.Duration},
-	}
+	e := &engine{stack: s, mode: mode, opts: opts, clock: clock, rec: newRecorder(s, mode)}
 	if s.descheduler != nil {
 		high, err := s.descheduler.highThresholds()
 		if err != nil {
@@ -118,8 +108,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, mode Mode, opts Options) (*
 	if err := s.err(); err != nil {
 		return nil, err
 	}
-	e.result.summarize()
-	return e.result, nil
+	return e.rec.finish(), nil
 }
 
 // loop runs every step: usage is published and sampled, the timeline's
@@ -143,7 +132,7 @@ func (e *engine) loop(ctx context.Context) error {
 		if err := e.applyDue(ctx, events, t); err != nil {
 			return err
 		}
-		if err := e.settle(ctx); err != nil {
+		if err := e.settle(ctx, false); err != nil {
 			return err
 		}
 		if e.descheduler != nil && i > 0 && i%every == 0 {
@@ -151,9 +140,11 @@ func (e *engine) loop(ctx context.Context) error {
 				return err
 			}
 		}
-		if err := e.record(ctx, t, i); err != nil {
+		rec, err := e.recordStep(ctx, t, i)
+		if err != nil {
 			return err
 		}
+		e.rec.addStep(rec)
 		if e.opts.Progress != nil && t%(5*time.Minute) == 0 && t > 0 {
 			fmt.Fprintf(e.opts.Progress, "  %s: %s/%s simulated\n", e.mode, t, e.sc.Duration.Duration)
 		}
@@ -161,51 +152,29 @@ func (e *engine) loop(ctx context.Context) error {
 	return nil
 }
 
-// deschedule runs one descheduling cycle and counts the pods it evicted,
-// those LoadAwareBalance evicted from hot nodes, and the moves it undid.
+// deschedule runs one descheduling cycle, noting first which nodes are hot
+// and how few evictions would cool them, then how many pods
+// LoadAwareBalance evicted.
 func (e *engine) deschedule(ctx context.Context, t time.Duration, step int64) error {
-	before := e.pods
 	states, _, err := e.nodeStates(ctx, t, step)
 	if err != nil {
 		return err
 	}
-	e.hot.observe(states, e.result)
-	evictedHot, err := e.descheduler.hotEvictions()
+	e.hot.observe(states, e.rec.result)
+	before, err := e.descheduler.hotEvictions()
 	if err != nil {
 		return err
 	}
 	if err := e.descheduler.cycle(ctx); err != nil {
 		return err
 	}
-	if err := e.settle(ctx); err != nil {
+	if err := e.settle(ctx, true); err != nil {
 		return err
 	}
-	after, err := e.currentPods(ctx)
+	after, err := e.descheduler.hotEvictions()
 	if err != nil {
 		return err
 	}
-	nowHot, err := e.descheduler.hotEvictions()
-	if err != nil {
-		return err
-	}
-	e.result.HotEvictions += nowHot - evictedHot
-	for uid, p := range before {
-		if _, ok := after[uid]; ok || p.node == "" {
-			continue
-		}
-		e.result.Evictions++
-		if e.movedTo[p.workload].Has(p.node) {
-			e.result.PingPong++
-		}
-	}
-	for uid, p := range after {
-		if _, ok := before[uid]; ok || p.node == "" {
-			continue
-		}
-		if e.movedTo[p.workload] == nil {
-			e.movedTo[p.workload] = sets.New[string]()
-		}
-		e.movedTo[p.workload].Insert(p.node)
-	}
+	e.rec.result.HotEvictions += after - before
 	return nil
 }

@@ -90,9 +90,9 @@ func placementOf(pods map[types.UID]placedPod) podPlacement {
 
 // settle waits, for at most SettleTimeout of real time, until every workload
 // has its replicas, nothing is terminating and every pod is either running
-// or found unschedulable by the scheduler. It then notes the pods that
-// landed since the last look.
-func (e *engine) settle(ctx context.Context) error {
+// or found unschedulable by the scheduler. It then observes the pods, as
+// the end of a descheduling cycle when evicting.
+func (e *engine) settle(ctx context.Context, evicting bool) error {
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, e.opts.SettleTimeout, true, e.settled)
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
@@ -101,16 +101,7 @@ func (e *engine) settle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t := e.clock.Now().Sub(e.start)
-	for uid, p := range pods {
-		if old, ok := e.pods[uid]; ok && old.node == p.node || p.node == "" {
-			continue
-		}
-		if e.model.hogged(p.node, t, e.sc.Step.Duration) {
-			e.result.PlacedOnHog++
-		}
-	}
-	e.pods = pods
+	e.rec.observe(pods, e.clock.Now().Sub(e.start), evicting)
 	return nil
 }
 
@@ -144,61 +135,4 @@ func unschedulable(p *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-// nodeState is a node at a step as recorded, and what each of its scenario
-// pods uses in percent of the node's allocatable.
-type nodeState struct {
-	NodeStep
-	pods []Amount
-}
-
-// nodeStates returns every present node's pods, requests and real usage at
-// step (simulated time t), and the number of pods not bound yet.
-func (e *engine) nodeStates(ctx context.Context, t time.Duration, step int64) ([]nodeState, int, error) {
-	nodes, err := e.c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, 0, fmt.Errorf("listing nodes: %w", err)
-	}
-	p, err := e.placement(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]nodeState, 0, len(nodes.Items))
-	for _, n := range nodes.Items {
-		cpuAlloc := float64(n.Status.Allocatable.Cpu().MilliValue()) / 1000
-		memAlloc := float64(n.Status.Allocatable.Memory().Value())
-		percent := func(a Amount) Amount { return Amount{CPU: 100 * a.CPU / cpuAlloc, Memory: 100 * a.Memory / memAlloc} }
-		placed := p.workloads[n.Name]
-		total := percent(e.model.baseUsage(n.Name, t).Add(p.other[n.Name]))
-		st := nodeState{NodeStep: NodeStep{Node: n.Name, Cordoned: n.Spec.Unschedulable, Workloads: placed}}
-		for _, pu := range e.model.PodUsages(n.Name, placed, t, step) {
-			share := percent(pu.Amount)
-			st.pods = append(st.pods, share)
-			total = total.Add(share)
-		}
-		st.CPU, st.Memory = total.CPU, total.Memory
-		for w, count := range placed {
-			st.Pods += count
-			req := e.model.workloads[w].Requests
-			st.CPURequests += 100 * float64(count) * req.CPU.AsApproximateFloat64() / cpuAlloc
-			st.MemoryRequests += 100 * float64(count) * req.Memory.AsApproximateFloat64() / memAlloc
-		}
-		out = append(out, st)
-	}
-	return out, p.pending, nil
-}
-
-// record notes every present node's pods, requests and real usage at t.
-func (e *engine) record(ctx context.Context, t time.Duration, step int64) error {
-	states, pending, err := e.nodeStates(ctx, t, step)
-	if err != nil {
-		return err
-	}
-	rec := Step{At: t, Pending: pending, Nodes: make([]NodeStep, len(states))}
-	for i, st := range states {
-		rec.Nodes[i] = st.NodeStep
-	}
-	e.result.Steps = append(e.result.Steps, rec)
-	return nil
 }

@@ -71,6 +71,10 @@ type ServeOptions struct {
 	// Log receives a line for every event applied and every problem of the
 	// running simulation when set.
 	Log io.Writer
+	// Record keeps a Step of every sampling round up to the scenario's
+	// duration, with evictions, ping-pong and pods placed on a hog, for
+	// Result: the record a run on the simulated clock keeps.
+	Record bool
 }
 
 func (o *ServeOptions) setDefaults() {
@@ -136,6 +140,13 @@ type Server struct {
 	wg     sync.WaitGroup
 	once   sync.Once
 
+	// rec records the run when ServeOptions.Record is set; recorded closes
+	// once it has the step at the scenario's end; result is its summary
+	// after Shutdown.
+	rec      *recorder
+	recorded chan struct{}
+	result   *Result
+
 	wroteKubeconfig bool
 }
 
@@ -170,6 +181,12 @@ func Serve(ctx context.Context, sc *scenario.Scenario, opts ServeOptions) (_ *Se
 		return nil, err
 	}
 	s.applyDue(ctx, 0)
+	if opts.Record {
+		s.rec, s.recorded = newRecorder(st, opts.Scheduler), make(chan struct{})
+		if err := s.record(ctx, 0, false); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.serveLoadWatcher(); err != nil {
 		return nil, err
 	}
@@ -249,18 +266,87 @@ func (s *Server) loop(ctx context.Context) {
 		case <-tick.C:
 		}
 		t := s.scenarioTime()
-		if err := s.stack.publishAndCollect(ctx, t, int64(t/s.stack.sc.Step.Duration)); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(s.opts.Log, "%s: %v\n", t.Round(time.Second), err)
-		}
+		s.report(ctx, t, s.stack.publishAndCollect(ctx, t, int64(t/s.stack.sc.Step.Duration)))
 		s.applyDue(ctx, t)
+		s.report(ctx, t, s.observe(ctx, t, false))
 		if s.stack.descheduler != nil && t-lastCycle >= s.opts.DeschedulerEvery {
 			lastCycle = t
-			if err := s.stack.descheduler.cycle(ctx); err != nil && ctx.Err() == nil {
-				fmt.Fprintf(s.opts.Log, "%s: %v\n", t.Round(time.Second), err)
-			}
+			s.report(ctx, t, s.stack.descheduler.cycle(ctx))
+			s.report(ctx, t, s.observe(ctx, t, true))
 		}
+		s.report(ctx, t, s.record(ctx, t, true))
 	}
 }
+
+// report logs err, unless nil or caused by the end of ctx.
+func (s *Server) report(ctx context.Context, t time.Duration, err error) {
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintf(s.opts.Log, "%s: %v\n", t.Round(time.Second), err)
+	}
+}
+
+// recording reports whether the run is recorded and has not reached the
+// scenario's end yet.
+func (s *Server) recording() bool {
+	if s.rec == nil {
+		return false
+	}
+	select {
+	case <-s.recorded:
+		return false
+	default:
+		return true
+	}
+}
+
+// observe shows the recorder the pods at scenario time t; evicting says a
+// descheduling cycle has just run, so that bound pods gone since the last
+// look count as evicted. Events apply before the look that precedes a
+// cycle, so a scale-down's deletions do not count, unless its ReplicaSet
+// deletes pods only while the cycle runs.
+func (s *Server) observe(ctx context.Context, t time.Duration, evicting bool) error {
+	if !s.recording() {
+		return nil
+	}
+	pods, err := s.stack.currentPods(ctx)
+	if err != nil {
+		return err
+	}
+	s.rec.observe(pods, t, evicting)
+	return nil
+}
+
+// record adds the cluster at scenario time t to the record, and closes
+// recorded at the scenario's end. Without observe, it looks at the pods
+// first.
+func (s *Server) record(ctx context.Context, t time.Duration, observed bool) error {
+	if !s.recording() {
+		return nil
+	}
+	if !observed {
+		if err := s.observe(ctx, t, false); err != nil {
+			return err
+		}
+	}
+	step, err := s.stack.recordStep(ctx, t, int64(t/s.stack.sc.Step.Duration))
+	if err != nil {
+		return err
+	}
+	s.rec.addStep(step)
+	if t >= s.stack.sc.Duration.Duration {
+		close(s.recorded)
+	}
+	return nil
+}
+
+// Recorded is closed once the record has the step at the scenario's end;
+// nil, never closed, without ServeOptions.Record.
+func (s *Server) Recorded() <-chan struct{} { return s.recorded }
+
+// Result is the run's record, summarised as a run on the simulated clock
+// is: every step from the start to the scenario's end, or to Shutdown if
+// that came first. Nil before Shutdown or without ServeOptions.Record.
+func (s *Server) Result() *Result { return s.result }
 
 // applyDue applies every event due at t, reporting each failure.
 func (s *Server) applyDue(ctx context.Context, t time.Duration) {
@@ -305,6 +391,9 @@ func (s *Server) Shutdown(ctx context.Context) (*Placement, error) {
 		p, err = Observe(ctx, s.stack.c.Client, s.stack.collector.Snapshot())
 		if closeErr := s.close(); err == nil {
 			err = closeErr
+		}
+		if s.rec != nil {
+			s.result = s.rec.finish()
 		}
 	})
 	return p, err

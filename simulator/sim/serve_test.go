@@ -414,3 +414,90 @@ func TestEventText(t *testing.T) {
 		})
 	}
 }
+
+// recordScenario samples every second; node-2 is hogged from the start, so
+// every pod bound there lands on the hog.
+const recordScenario = `
+name: record
+duration: 8s
+step: 1s
+seed: 3
+nodes:
+- {name: node-1, cpu: "4", memory: 8Gi, background: {cpu: 200m, memory: 1Gi}}
+- {name: node-2, cpu: "4", memory: 8Gi, background: {cpu: 200m, memory: 1Gi}}
+workloads:
+- name: api
+  replicas: 2
+  requests: {cpu: 100m, memory: 128Mi}
+  usage:
+    cpu: {type: constant, value: 500m}
+    memory: {type: constant, value: 512Mi}
+events:
+- {at: 0s, type: hog, node: node-2, resources: {cpu: "1"}}
+- {at: 2s, type: scale, workload: api, replicas: 6}
+`
+
+// TestServeRecords serves a scenario with Record on and checks the record
+// a run on the simulated clock would keep: a step per sampling round up to
+// the scenario's end, and the pods placed on the hog.
+func TestServeRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane; run without -short")
+	}
+	sc, err := scenario.Parse([]byte(recordScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	srv, err := Serve(ctx, sc, ServeOptions{Scheduler: ModeDefault, Record: true,
+		KubeconfigOut: filepath.Join(t.TempDir(), "kubeconfig"), Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown(ctx) //nolint:errcheck // a failed test still stops the cluster
+	if srv.Result() != nil {
+		t.Errorf("a result before shutdown")
+	}
+	select {
+	case <-srv.Recorded():
+	case <-time.After(time.Minute):
+		t.Fatal("the record never reached the scenario's end")
+	}
+	if _, err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.Result()
+	if r == nil {
+		t.Fatal("no result after shutdown")
+	}
+	// Step 0 at the start, then one per sampling round. The scenario's clock
+	// starts with the control plane, a few seconds before the first round.
+	n := len(r.Steps)
+	if n < 3 || r.Steps[0].At != 0 || r.Steps[n-1].At < sc.Duration.Duration {
+		t.Fatalf("recorded %d steps from %v to %v, want at least 3 from 0s to at least %v", n, r.Steps[0].At, r.Steps[n-1].At, sc.Duration.Duration)
+	}
+	for i := 1; i < n; i++ {
+		if r.Steps[i].At <= r.Steps[i-1].At {
+			t.Errorf("step %d at %v does not follow step %d at %v", i, r.Steps[i].At, i-1, r.Steps[i-1].At)
+		}
+	}
+	pods := podsPerNode(r.Summary.Final)
+	if pods["node-1"]+pods["node-2"] != 6 || r.Summary.Pending != 0 {
+		t.Errorf("pods at the end %v, %d pending; want all 6 placed", pods, r.Summary.Pending)
+	}
+	// Nothing moves pods: every pod on node-2 landed there while hogged.
+	if r.PlacedOnHog != pods["node-2"] {
+		t.Errorf("placed on the hog %d, want the %d pods on node-2", r.PlacedOnHog, pods["node-2"])
+	}
+	if r.Summary.Spread == 0 || r.Summary.Hottest == "" {
+		t.Errorf("summary %+v, want it computed", r.Summary)
+	}
+}
+
+func podsPerNode(nodes []NodeStep) map[string]int {
+	out := map[string]int{}
+	for _, n := range nodes {
+		out[n.Node] = n.Pods
+	}
+	return out
+}
