@@ -22,6 +22,11 @@ const (
 	// ModeNone runs no scheduler: pods wait for an external one. Only a
 	// served cluster offers it.
 	ModeNone Mode = "none"
+	// ModePeer is the upstream load-aware setup Ballast is compared with:
+	// scheduler-plugins' Trimaran in its own kube-scheduler process and the
+	// upstream descheduler's LowNodeUtilization on metrics.k8s.io. Only
+	// RunPeer runs it, on a served cluster.
+	ModePeer Mode = "peer"
 )
 
 // workloadLabel marks every pod with the scenario workload it belongs to.

@@ -13,3 +13,16 @@ var schedulerConfig string
 //
 //go:embed profiles/policy.yaml
 var deschedulerPolicy string
+
+// peerSchedulerConfig is the upstream load-aware peer's
+// KubeSchedulerConfiguration for scheduler-plugins' Trimaran, a template of
+// the kubeconfig and load-watcher's address (peerSchedulerValues).
+//
+//go:embed profiles/peer-scheduler.yaml
+var peerSchedulerConfig string
+
+// peerDeschedulerPolicy is the upstream load-aware peer's DeschedulerPolicy:
+// upstream LowNodeUtilization on metrics.k8s.io.
+//
+//go:embed profiles/peer-policy.yaml
+var peerDeschedulerPolicy string
