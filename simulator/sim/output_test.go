@@ -38,6 +38,26 @@ func TestWriteText(t *testing.T) {
 	}
 }
 
+func TestWriteTextWithPeer(t *testing.T) {
+	c := sampleComparison()
+	peer := sampleComparison().Ballast
+	peer.Mode = ModePeer
+	peer.Evictions = 7
+	c.Peer = peer
+	var buf bytes.Buffer
+	if err := WriteText(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	// default 50, peer 30, ballast 30: 0.60× default, 1.00× the best (30).
+	for _, want := range []string{`SUMMARY +DEFAULT +PEER +BALLAST`, `utilisation spread \(max−min\) +50\.0 +30\.0 +30\.0 +\(0\.60× default, 1\.00× best\)`,
+		`evictions +0 +7 +0`, `Upstream load-aware peer \(Trimaran, LowNodeUtilization\), end of run:`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestWriteHTMLIsSelfContained(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, sampleComparison()); err != nil {

@@ -28,7 +28,10 @@ func WriteText(out io.Writer, c *Comparison) error {
 	for _, r := range []struct {
 		title string
 		res   *Result
-	}{{"Default kube-scheduler", c.Default}, {"Ballast", c.Ballast}} {
+	}{{"Default kube-scheduler", c.Default}, {"Upstream load-aware peer (Trimaran, LowNodeUtilization)", c.Peer}, {"Ballast", c.Ballast}} {
+		if r.res == nil {
+			continue
+		}
 		fmt.Fprintf(out, "\n%s, end of run:\n", r.title)
 		if err := writeNodes(out, r.res.Summary.Final); err != nil {
 			return err
@@ -81,15 +84,27 @@ var summaryRows = []summaryRow{
 }
 
 func writeSummary(out io.Writer, c *Comparison) error {
-	d, b := c.Default, c.Ballast
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SUMMARY\tDEFAULT\tBALLAST\t")
+	stacks := []*Result{c.Default, c.Ballast}
+	header := "SUMMARY\tDEFAULT\tBALLAST\t"
+	if c.Peer != nil {
+		stacks = []*Result{c.Default, c.Peer, c.Ballast}
+		header = "SUMMARY\tDEFAULT\tPEER\tBALLAST\t"
+	}
+	fmt.Fprintln(w, header)
 	for i, row := range summaryRows {
+		fmt.Fprintf(w, "  %s", row.label)
+		for _, r := range stacks {
+			fmt.Fprintf(w, "\t%s", row.value(r))
+		}
 		var ratio string
-		if i == 0 {
+		switch {
+		case i == 0 && c.Peer != nil:
+			ratio = fmt.Sprintf("(%.2f× default, %.2f× best)", c.SpreadRatio(), c.BestPeerRatio())
+		case i == 0:
 			ratio = fmt.Sprintf("(%.2f× default)", c.SpreadRatio())
 		}
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", row.label, row.value(d), row.value(b), ratio)
+		fmt.Fprintf(w, "\t%s\n", ratio)
 	}
 	if err := w.Flush(); err != nil {
 		return err

@@ -33,9 +33,10 @@ func Target(c *Comparison) (string, bool) {
 	}
 	switch {
 	case t.SpreadRatio > 0:
-		check(c.Default.Summary.Spread > 0 && c.SpreadRatio() <= t.SpreadRatio, fmt.Sprintf("spread ≤ %g× default", t.SpreadRatio))
+		check(c.Default.Summary.Spread > 0 && c.SpreadRatio() <= t.SpreadRatio && b.Summary.Spread <= c.BestPeerSpread(),
+			fmt.Sprintf("spread ≤ %g× default", t.SpreadRatio)+peerSpreadWant(c))
 	case !t.NoPodsOnHog && !t.EvenReplicas && t.MaxEvictions == nil:
-		check(c.SpreadRatio() < 1, "spread below default")
+		check(c.SpreadRatio() < 1 && b.Summary.Spread <= c.BestPeerSpread(), "spread below default"+peerSpreadWant(c))
 	}
 	if t.NoPodsOnHog {
 		check(b.PlacedOnHog == 0, "no new pod on a hogged node")
@@ -50,6 +51,15 @@ func Target(c *Comparison) (string, bool) {
 	check(float64(b.HotEvictions) <= MaxEvictionsOverNeeded*float64(b.NeededEvictions), "evictions ≤ 1.5× needed")
 	check(b.PingPong == 0, "no ping-pong")
 	return strings.Join(want, ", "), met
+}
+
+// peerSpreadWant is what a spread target adds when the upstream peer ran:
+// Ballast's spread is at most the best other stack's.
+func peerSpreadWant(c *Comparison) string {
+	if c.Peer == nil {
+		return ""
+	}
+	return " and ≤ best peer's"
 }
 
 // evenlySpread reports whether every workload's pods differ by at most one

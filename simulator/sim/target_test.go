@@ -28,6 +28,9 @@ func TestTarget(t *testing.T) {
 		{"ping-pong fails any target", &Comparison{Target: half, Default: result(40, 0, 0), Ballast: result(10, 1, 0)}, false},
 		{"pod on the hog", &Comparison{Target: hog, Default: result(1, 0, 5), Ballast: result(1, 0, 1)}, false},
 		{"hog avoided", &Comparison{Target: hog, Default: result(1, 0, 5), Ballast: result(1, 0, 0)}, true},
+		// The peer's 15 is the best spread; Ballast's 20 is above it.
+		{"peer balanced better", &Comparison{Target: half, Default: result(40, 0, 0), Ballast: result(20, 0, 0), Peer: result(15, 0, 0)}, false},
+		{"peer balanced worse", &Comparison{Target: half, Default: result(40, 0, 0), Ballast: result(20, 0, 0), Peer: result(25, 0, 0)}, true},
 		{"3/3", &Comparison{Target: even, Default: result(1, 0, 0), Ballast: result(0, 0, 0,
 			NodeStep{Node: "a", Workloads: map[string]int{"web": 3}}, NodeStep{Node: "b", Workloads: map[string]int{"web": 3}})}, true},
 		// b has none of web: 4 against 0.
@@ -54,5 +57,29 @@ func TestFinalPlacement(t *testing.T) {
 	}}}
 	if got, want := FinalPlacement(r), "db: a 1; web: a 2, b 1"; got != want {
 		t.Errorf("FinalPlacement = %q, want %q", got, want)
+	}
+}
+
+func TestBestPeer(t *testing.T) {
+	spread := func(v float64) *Result { return &Result{Summary: Summary{Spread: v}} }
+	for _, tc := range []struct {
+		name            string
+		c               *Comparison
+		best, bestRatio float64
+	}{
+		{"no peer run", &Comparison{Default: spread(40), Ballast: spread(10)}, 40, 0.25},
+		// min(40, 20) = 20; 10 / 20.
+		{"peer better than default", &Comparison{Default: spread(40), Peer: spread(20), Ballast: spread(10)}, 20, 0.5},
+		{"peer worse than default", &Comparison{Default: spread(40), Peer: spread(50), Ballast: spread(10)}, 40, 0.25},
+		{"best spread zero", &Comparison{Default: spread(40), Peer: spread(0), Ballast: spread(10)}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.c.BestPeerSpread(); got != tc.best {
+				t.Errorf("BestPeerSpread() = %g, want %g", got, tc.best)
+			}
+			if got := tc.c.BestPeerRatio(); got != tc.bestRatio {
+				t.Errorf("BestPeerRatio() = %g, want %g", got, tc.bestRatio)
+			}
+		})
 	}
 }
