@@ -6,12 +6,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
@@ -29,6 +32,7 @@ func main() {
 	verbose := flag.Bool("verbose", false, "show the control plane's and the peer scheduler's log lines on stderr")
 	check := flag.Bool("check", false, "exit with status 2 when a scenario misses its target")
 	peers := flag.Bool("peers", true, "also run the upstream load-aware peer (needs `make peers-bins`; real time: each scenario's duration over the peer speed)")
+	rounds := flag.Int("rounds", 3, "runs of each scenario on the default and Ballast stacks; the round with the median Ballast/default spread ratio is reported (kube-scheduler breaks ties at random, so one run is noisy)")
 	parallel := flag.Int("parallel", 0, "peer runs at a time, 0 for all at once (each is its own control plane and mostly idles)")
 	peerScheduler := flag.String("peer-scheduler", "", "the peer's kube-scheduler binary (default $"+sim.PeerSchedulerEnv+" or _output/peers/bin/trimaran-scheduler)")
 	flag.Parse()
@@ -39,14 +43,18 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, flag.Args(), *peers, *parallel, *peerScheduler, *verbose, *check); err != nil {
+	if *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "bench-balance: -rounds must be at least 1")
+		os.Exit(1)
+	}
+	if err := run(ctx, flag.Args(), *rounds, *peers, *parallel, *peerScheduler, *verbose, *check); err != nil {
 		stop()
 		fmt.Fprintf(os.Stderr, "bench-balance: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, names []string, peers bool, parallel int, peerScheduler string, verbose, check bool) error {
+func run(ctx context.Context, names []string, rounds int, peers bool, parallel int, peerScheduler string, verbose, check bool) error {
 	if len(names) == 0 {
 		names = scenario.BuiltinNames()
 	}
@@ -74,13 +82,18 @@ func run(ctx context.Context, names []string, peers bool, parallel int, peerSche
 		peerRuns = startPeers(ctx, scenarios, sim.PeerOptions{Scheduler: bin, Log: log}, parallel)
 	}
 	results := make([]*sim.Comparison, len(scenarios))
+	ratios := make([][]float64, len(scenarios))
 	for i, sc := range scenarios {
-		fmt.Fprintf(os.Stderr, "%s (seed %d, %s)…\n", sc.Name, sc.Seed, sc.Duration.Duration)
-		c, err := sim.Compare(ctx, sc, sim.Options{})
-		if err != nil {
-			return err
+		var runs []*sim.Comparison
+		for r := range rounds {
+			fmt.Fprintf(os.Stderr, "%s (seed %d, %s), round %d of %d…\n", sc.Name, sc.Seed, sc.Duration.Duration, r+1, rounds)
+			c, err := sim.Compare(ctx, sc, sim.Options{})
+			if err != nil {
+				return err
+			}
+			runs = append(runs, c)
 		}
-		results[i] = c
+		results[i], ratios[i] = medianRound(runs)
 	}
 	if peerRuns != nil {
 		fmt.Fprintln(os.Stderr, "Waiting for the peer runs…")
@@ -92,7 +105,7 @@ func run(ctx context.Context, names []string, peers bool, parallel int, peerSche
 			c.Peer = peerResults[i]
 		}
 	}
-	if !writeTable(os.Stdout, results) && check {
+	if !writeTable(os.Stdout, results, ratios) && check {
 		os.Exit(2)
 	}
 	return nil
@@ -152,11 +165,11 @@ func (p *peerRunner) wait() ([]*sim.Result, error) {
 
 // writeTable prints the comparison table and where the pods ended, and
 // reports whether every scenario met its target.
-func writeTable(out io.Writer, results []*sim.Comparison) bool {
+func writeTable(out io.Writer, results []*sim.Comparison, ratios [][]float64) bool {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tNODES\tSPREAD DEF\tSPREAD PEER\tSPREAD BAL\tBAL/DEF\tBAL/BEST\tHOTTEST DEF\tHOTTEST PEER\tHOTTEST BAL\tEVICT PEER\tEVICT BAL (HOT/NEEDED)\tHOT CYCLES\tPING-PONG\tTARGET\tMET")
+	fmt.Fprintln(w, "SCENARIO\tNODES\tSPREAD DEF\tSPREAD PEER\tSPREAD BAL\tBAL/DEF\tBAL/BEST\tHOTTEST DEF\tHOTTEST PEER\tHOTTEST BAL\tEVICT PEER\tEVICT BAL (HOT/NEEDED)\tHOT CYCLES\tPING-PONG\tBAL/DEF ROUNDS\tTARGET\tMET")
 	allMet := true
-	for _, c := range results {
+	for i, c := range results {
 		d, b := c.Default.Summary, c.Ballast.Summary
 		target, met := sim.Target(c)
 		allMet = allMet && met
@@ -167,9 +180,9 @@ func writeTable(out io.Writer, results []*sim.Comparison) bool {
 			peerEvictions = fmt.Sprint(p.Evictions)
 		}
 		r := c.Ballast
-		fmt.Fprintf(w, "%s\t%d\t%.1f\t%s\t%.1f\t%.2f\t%.2f\t%s %.0f%%\t%s\t%s %.0f%%\t%s\t%d (%d/%d)\t%d\t%d\t%s\t%s\n", c.Scenario,
+		fmt.Fprintf(w, "%s\t%d\t%.1f\t%s\t%.1f\t%.2f\t%.2f\t%s %.0f%%\t%s\t%s %.0f%%\t%s\t%d (%d/%d)\t%d\t%d\t%s\t%s\t%s\n", c.Scenario,
 			len(b.Final), d.Spread, peerSpread, b.Spread, c.SpreadRatio(), c.BestPeerRatio(), d.Hottest, d.HottestUtilisation, peerHottest,
-			b.Hottest, b.HottestUtilisation, peerEvictions, r.Evictions, r.HotEvictions, r.NeededEvictions, r.HotCycles, r.PingPong, target, yesNo(met))
+			b.Hottest, b.HottestUtilisation, peerEvictions, r.Evictions, r.HotEvictions, r.NeededEvictions, r.HotCycles, r.PingPong, formatRatios(ratios[i]), target, yesNo(met))
 	}
 	_ = w.Flush()
 	fmt.Fprintln(out, "BAL/DEF is Ballast's spread over the default scheduler's, BAL/BEST over the best other stack's (the lower of default and peer).")
@@ -184,6 +197,27 @@ func writeTable(out io.Writer, results []*sim.Comparison) bool {
 		fmt.Fprintf(out, "  ballast: %s; pods placed on a hogged node: %s, ballast %d\n", sim.FinalPlacement(c.Ballast), hog, c.Ballast.PlacedOnHog)
 	}
 	return allMet
+}
+
+// medianRound returns the run whose Ballast/default spread ratio is the
+// median of runs (the lower middle one of an even count), and every run's
+// ratio in the order they ran.
+func medianRound(runs []*sim.Comparison) (*sim.Comparison, []float64) {
+	ratios := make([]float64, len(runs))
+	for i, c := range runs {
+		ratios[i] = c.SpreadRatio()
+	}
+	order := slices.Clone(runs)
+	slices.SortStableFunc(order, func(a, b *sim.Comparison) int { return cmp.Compare(a.SpreadRatio(), b.SpreadRatio()) })
+	return order[(len(order)-1)/2], ratios
+}
+
+func formatRatios(ratios []float64) string {
+	parts := make([]string, len(ratios))
+	for i, r := range ratios {
+		parts[i] = fmt.Sprintf("%.2f", r)
+	}
+	return strings.Join(parts, " ")
 }
 
 func yesNo(ok bool) string {
