@@ -64,7 +64,7 @@ bench: ## Benchmarks of every module (figures go to docs/performance.md).
 	@for m in $(GO_MODULES); do echo "== bench $$m"; (cd $$m && $(GO) test $(BENCH_FLAGS) ./...); done
 
 .PHONY: bench-balance
-bench-balance: ## Balance of every shipped scenario: default scheduler, upstream load-aware peer (needs peers-bins; ~1 h) and Ballast (docs/performance.md).
+bench-balance: ## Balance of every shipped scenario: default scheduler, upstream load-aware peer (needs peers-bins; ~1.5 h) and Ballast (docs/performance.md).
 	cd simulator && $(GO) run ./cmd/bench-balance
 
 .PHONY: update-replace
