@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	schedconfigv1 "k8s.io/kube-scheduler/config/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -530,6 +531,26 @@ func TestPolicyCapsEvictionsAcrossProfiles(t *testing.T) {
 		}
 		if got := policy["maxNoOfPodsToEvictTotal"]; got != tc.want {
 			t.Errorf("values %q: maxNoOfPodsToEvictTotal = %v, want %v", tc.values, got, tc.want)
+		}
+	}
+}
+
+func TestSchedulerAndDeschedulerReadPodMetricsOnly(t *testing.T) {
+	objs := render(t, map[string]any{})
+	for _, name := range []string{"ballast-scheduler", "ballast-descheduler"} {
+		cr := mustFind(t, objs, "ClusterRole", name).typed.(*rbacv1.ClusterRole)
+		var found bool
+		for _, r := range cr.Rules {
+			if !contains(r.APIGroups, "metrics.k8s.io") {
+				continue
+			}
+			found = true
+			if strings.Join(r.Resources, ",") != "pods" || strings.Join(r.Verbs, ",") != "get" {
+				t.Errorf("%s: metrics.k8s.io rule %v on %v, want get on pods only", name, r.Verbs, r.Resources)
+			}
+		}
+		if !found {
+			t.Errorf("%s cannot get pods.metrics.k8s.io: pods would be estimated by their requests only", name)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -23,6 +24,7 @@ import (
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
 	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 
@@ -60,15 +62,17 @@ func newDescheduler(c *cluster.Cluster, usage *collector.Collector, metricsClien
 	return &deschedulerRunner{
 		c: c,
 		deps: loadawarebalance.Deps{Usage: usage, Model: loadawarebalance.SchedulerModel{}, Clock: clock, Store: loadawarebalance.NewStore(),
-			PodUsage: loadawarebalance.MetricsAPIPodUsage{Client: metricsClient.MetricsV1beta1().RESTClient()}, Metrics: m},
+			PodUsage: podusage.MetricsAPI{Client: metricsClient.MetricsV1beta1().RESTClient()}, Metrics: m},
 		policyPath: path,
 		metrics:    metricsClient,
 		registry:   registry,
 	}, nil
 }
 
-// hotEvictions is how many pods LoadAwareBalance has evicted so far: the
-// moves off nodes above its thresholds, as its evictions_total counts them.
+// hotEvictions is how many pods LoadAwareBalance has evicted so far off
+// nodes above its high thresholds, as its evictions_total counts them
+// (reason hot-…); moves for balance around the mean (above-mean-…) are not
+// relief of a hot node.
 func (d *deschedulerRunner) hotEvictions() (int, error) {
 	families, err := d.registry.Gather()
 	if err != nil {
@@ -80,10 +84,17 @@ func (d *deschedulerRunner) hotEvictions() (int, error) {
 			continue
 		}
 		for _, m := range f.GetMetric() {
+			var plugin, reason string
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "plugin" && l.GetValue() == loadawarebalance.PluginName {
-					n += m.GetCounter().GetValue()
+				switch l.GetName() {
+				case "plugin":
+					plugin = l.GetValue()
+				case "reason":
+					reason = l.GetValue()
 				}
+			}
+			if plugin == loadawarebalance.PluginName && strings.HasPrefix(reason, "hot-") {
+				n += m.GetCounter().GetValue()
 			}
 		}
 	}

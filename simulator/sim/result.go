@@ -28,10 +28,11 @@ type Result struct {
 	// HotCycles is the most descheduling cycles in a row that started with
 	// one node over a scheduler threshold (HotCPU, HotMemory).
 	HotCycles int `json:"hotCycles"`
-	// HotEvictions counts LoadAwareBalance's evictions (pods moved off hot
-	// nodes), and NeededEvictions the fewest that would have brought the
-	// nodes over its high thresholds under them, counted when each node
-	// became hot. SpreadReplicas' moves count in Evictions only.
+	// HotEvictions counts LoadAwareBalance's evictions off nodes over its
+	// high thresholds, and NeededEvictions the fewest that would have
+	// brought those nodes under them, counted when each node became hot.
+	// SpreadReplicas' moves and LoadAwareBalance's moves for balance around
+	// the mean (deviationThresholds) count in Evictions only.
 	HotEvictions    int `json:"hotEvictions"`
 	NeededEvictions int `json:"neededEvictions"`
 	// PlacedOnHog counts pods placed on a node while a process outside

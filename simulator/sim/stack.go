@@ -24,6 +24,7 @@ import (
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
+	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
 	"github.com/ballast-sched/ballast/simulator/cluster"
 	"github.com/ballast-sched/ballast/simulator/metricsapi"
 	"github.com/ballast-sched/ballast/simulator/scenario"
@@ -156,7 +157,9 @@ func (s *stack) startSchedulers(life context.Context) error {
 	case ModeDefault:
 		_, err = s.c.StartScheduler(life, cluster.DefaultSchedulerConfig)
 	case ModeBallast:
-		src := func(context.Context, fwk.Handle) (nodeload.Source, error) { return s.collector, nil }
+		src := func(context.Context, fwk.Handle) (nodeload.Source, error) {
+			return usageSource{s.collector, podusage.MetricsAPI{Client: s.metricsClient.MetricsV1beta1().RESTClient()}}, nil
+		}
 		_, err = s.c.StartScheduler(life, s.cfg.schedulerConfig, schedapp.Plugins(src)...)
 	case ModeNone:
 	default:
@@ -169,6 +172,13 @@ func (s *stack) startSchedulers(life context.Context) error {
 		s.descheduler, err = newDescheduler(s.c, s.collector, s.metricsClient, s.cfg.clock, s.cfg.deschedulerPolicy, s.dir)
 	}
 	return err
+}
+
+// usageSource is what Ballast's scheduler reads in a simulation: node usage
+// from load-watcher's collector, what pods use from the simulated metrics API.
+type usageSource struct {
+	*collector.Collector
+	podusage.MetricsAPI
 }
 
 // scenarioTime is how far the scenario has got on the stack's clock.

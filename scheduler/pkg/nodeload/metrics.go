@@ -19,7 +19,19 @@ type Metrics struct {
 	// Overcommitted counts pods admitted beyond requests by UsageAwareFit;
 	// label resource.
 	Overcommitted *prometheus.CounterVec
+	// Estimates counts pod estimates; labels plugin and source
+	// (EstimateSiblings or EstimateRequests).
+	Estimates *prometheus.CounterVec
 }
+
+// The sources of a pod's estimate, as the Estimates metric labels them.
+const (
+	// EstimateSiblings: the measured usage of the pod's running siblings.
+	EstimateSiblings = "siblings"
+	// EstimateRequests: the pod's requests (and limits and defaults), for a
+	// pod without running siblings or without pod metrics.
+	EstimateRequests = "requests"
+)
 
 // NewMetrics creates the counters and registers them with reg (the
 // scheduler's legacy registry in production). Counters already registered by
@@ -38,11 +50,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "ballast", Subsystem: "scheduler", Name: "overcommit_admitted_total",
 			Help: "Node evaluations where UsageAwareFit admitted a pod beyond the node's requests.",
 		}, []string{"resource"}),
+		Estimates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ballast", Subsystem: "scheduler", Name: "pod_estimates_total",
+			Help: "Pods estimated before they run, by source: their running siblings' measured usage, or their requests.",
+		}, []string{"plugin", "source"}),
 	}
 	if reg != nil {
 		m.Unavailable = register(reg, m.Unavailable)
 		m.Filtered = register(reg, m.Filtered)
 		m.Overcommitted = register(reg, m.Overcommitted)
+		m.Estimates = register(reg, m.Estimates)
 	}
 	return m
 }

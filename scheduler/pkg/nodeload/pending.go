@@ -20,7 +20,10 @@ const DefaultExpiry = 20 * time.Minute
 // contain yet.
 type pendingPod struct {
 	resources loadscore.PodResources
-	node      string
+	// measured is what the pod's siblings use, when that was known as it
+	// was placed; it stands in for the estimate from resources.
+	measured *loadscore.Amount
+	node     string
 	// since is when the pod started using resources: its start time once it
 	// runs, its bind time before that.
 	since time.Time
@@ -97,13 +100,15 @@ func (c *PendingPods) Observe(pod *v1.Pod) {
 		c.Forget(pod.UID)
 		return
 	}
-	c.put(pod, pod.Spec.NodeName, usageSince(pod))
+	c.put(pod, pod.Spec.NodeName, usageSince(pod), nil)
 }
 
 // Assume records a pod the scheduler has just reserved on node, before the
-// binding reaches the informer.
-func (c *PendingPods) Assume(pod *v1.Pod, node string) {
-	c.put(pod, node, c.now())
+// binding reaches the informer. measured, when not nil, is what the pod is
+// expected to use (its siblings' usage) and is kept when the informer
+// reports the pod again; nil estimates it from its requests.
+func (c *PendingPods) Assume(pod *v1.Pod, node string, measured *loadscore.Amount) {
+	c.put(pod, node, c.now(), measured)
 }
 
 // Forget drops a pod (deleted, finished or unreserved).
@@ -127,11 +132,16 @@ func (c *PendingPods) forgetLocked(uid types.UID) {
 	}
 }
 
-func (c *PendingPods) put(pod *v1.Pod, node string, since time.Time) {
+func (c *PendingPods) put(pod *v1.Pod, node string, since time.Time, measured *loadscore.Amount) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sweepLocked(now)
+	if measured == nil {
+		if old, ok := c.nodeOf[pod.UID]; ok {
+			measured = c.byNode[old].pods[pod.UID].measured
+		}
+	}
 	c.forgetLocked(pod.UID)
 	if now.Sub(since) > c.expiry {
 		return
@@ -141,7 +151,7 @@ func (c *PendingPods) put(pod *v1.Pod, node string, since time.Time) {
 		np = &nodePending{pods: map[types.UID]*pendingPod{}}
 		c.byNode[node] = np
 	}
-	np.pods[pod.UID] = &pendingPod{resources: loadscore.ResourcesOf(pod), node: node, since: since}
+	np.pods[pod.UID] = &pendingPod{resources: loadscore.ResourcesOf(pod), measured: measured, node: node, since: since}
 	np.changedLocked()
 	c.nodeOf[pod.UID] = node
 }
@@ -174,7 +184,8 @@ func (c *PendingPods) Len() int {
 //	estimate × (1 − clamp((sampleTime − since) / window, 0, 1))
 //
 // (all of it for pods that started after the sample, none once the window
-// has fully covered it), each pod estimated with opts.
+// has fully covered it), each pod estimated by its siblings' usage when that
+// was known as it was placed, else from its requests with opts.
 func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duration, opts loadscore.EstimateOptions) loadscore.Amount {
 	now := c.now()
 	c.mu.RLock()
@@ -220,12 +231,21 @@ func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duratio
 		if expires.Before(validUntil) {
 			validUntil = expires
 		}
-		est := p.resources.Estimate(opts)
+		est := p.estimate(opts)
 		sum.MilliCPU += int64(float64(est.MilliCPU) * left)
 		sum.Memory += int64(float64(est.Memory) * left)
 	}
 	slot.Store(&sumMemo{sampleTime: sample, window: window, opts: opts, sum: sum, validUntil: validUntil})
 	return sum
+}
+
+// estimate is what the pod is expected to use: its siblings' measured usage
+// when known, else the estimate from its requests with opts.
+func (p *pendingPod) estimate(opts loadscore.EstimateOptions) loadscore.Amount {
+	if p.measured != nil {
+		return *p.measured
+	}
+	return p.resources.Estimate(opts)
 }
 
 // remaining is the fraction of a pod's usage a window average does not yet

@@ -37,7 +37,7 @@ func TestPendingPodsLifecycle(t *testing.T) {
 	window := 5 * time.Minute
 
 	// Reserved now, after the sample: all of it is pending.
-	c.Assume(boundPod("a", "n1"), "n1")
+	c.Assume(boundPod("a", "n1"), "n1", nil)
 	if diff := cmp.Diff(loadscore.Amount{MilliCPU: 1000, Memory: 1000}, c.Sum("n1", sample, window, flat)); diff != "" {
 		t.Fatalf("just reserved (-want,+got):\n%s", diff)
 	}
@@ -62,7 +62,7 @@ func TestPendingPodsLifecycle(t *testing.T) {
 	// The same question twice is answered from memory; a pod landing on the
 	// node changes the answer.
 	at0 := c.Sum("n1", t0.Add(-time.Minute), window, flat)
-	c.Assume(boundPod("b", "n1"), "n1")
+	c.Assume(boundPod("b", "n1"), "n1", nil)
 	if got := c.Sum("n1", t0.Add(-time.Minute), window, flat); got.MilliCPU != at0.MilliCPU+1000 {
 		t.Errorf("after another pod landed: pending %d m, want %d", got.MilliCPU, at0.MilliCPU+1000)
 	}
@@ -78,7 +78,7 @@ func TestPendingPodsLifecycle(t *testing.T) {
 func TestPendingPodsExpire(t *testing.T) {
 	clock := &fakeClock{t: t0}
 	c := NewPendingPods(20*time.Minute, clock.now)
-	c.Assume(boundPod("a", "n1"), "n1")
+	c.Assume(boundPod("a", "n1"), "n1", nil)
 
 	// A stale sample from long ago would keep the pod pending forever; the
 	// expiry stops that (scheduler-plugins issue #583).
@@ -88,7 +88,7 @@ func TestPendingPodsExpire(t *testing.T) {
 		t.Errorf("expired entry still counted: %d m", got.MilliCPU)
 	}
 	// The next change sweeps it out of memory.
-	c.Assume(boundPod("b", "n2"), "n2")
+	c.Assume(boundPod("b", "n2"), "n2", nil)
 	if c.Len() != 1 {
 		t.Errorf("after sweep: %d pods remembered, want 1 (only b)", c.Len())
 	}
@@ -141,9 +141,36 @@ func TestPendingPodsObserveForgetsFinishedPods(t *testing.T) {
 		t.Errorf("unbound pod remembered")
 	}
 	// A pod moving nodes (re-created with the same UID in tests) is counted once.
-	c.Assume(boundPod("c", "n1"), "n1")
-	c.Assume(boundPod("c", "n2"), "n2")
+	c.Assume(boundPod("c", "n1"), "n1", nil)
+	c.Assume(boundPod("c", "n2"), "n2", nil)
 	if got := c.Sum("n1", t0.Add(-time.Second), time.Minute, flat); got.MilliCPU != 0 {
 		t.Errorf("pod still pending on its old node: %d m", got.MilliCPU)
+	}
+}
+
+func TestPendingPodsKeepTheSiblingsEstimateOfAReservedPod(t *testing.T) {
+	clock := &fakeClock{t: t0}
+	c := NewPendingPods(20*time.Minute, clock.now)
+	sample, window := t0.Add(-10*time.Second), 5*time.Minute
+	measured := loadscore.Amount{MilliCPU: 900, Memory: 700}
+
+	c.Assume(boundPod("w", "n1"), "n1", &measured)
+	if got := c.Sum("n1", sample, window, flat); got != measured {
+		t.Fatalf("reserved with its siblings' usage: pending %+v, want %+v (not the request estimate)", got, measured)
+	}
+	// The binding reaches the informer: the pod is the same, so is its estimate.
+	bound := boundPod("w", "n1")
+	bound.CreationTimestamp = metav1.NewTime(t0)
+	c.Observe(bound)
+	if got := c.Sum("n1", sample, window, flat); got != measured {
+		t.Errorf("after the informer saw the pod: pending %+v, want %+v", got, measured)
+	}
+	// A pod only the informer knows (another scheduler's, or from before a
+	// restart) is estimated from its requests.
+	other := boundPod("x", "n2")
+	other.CreationTimestamp = metav1.NewTime(t0)
+	c.Observe(other)
+	if got := c.Sum("n2", sample, window, flat); got.MilliCPU != 1000 {
+		t.Errorf("observed only: pending %d m, want the request estimate 1000", got.MilliCPU)
 	}
 }

@@ -14,11 +14,14 @@ import (
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
+	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
 )
 
 // Source is where usage comes from: load-watcher's HTTP client or its
 // in-process collector. Snapshot never blocks and returns nil before the
-// first snapshot; stale nodes are already flagged.
+// first snapshot; stale nodes are already flagged. A Source that is also a
+// podusage.Source tells what running pods use, and new pods are then
+// estimated by their siblings' usage.
 type Source interface {
 	Snapshot() *usage.Snapshot
 }
@@ -55,7 +58,11 @@ type Tracker struct {
 	pending *PendingPods
 	metrics *Metrics
 	events  *eventOnce
+	now     func() time.Time
 	attach  sync.Once
+	// siblings estimates pods by their running siblings; nil when the
+	// source does not tell what pods use.
+	siblings *podusage.Siblings
 }
 
 // NewTracker returns a Tracker reading usage from source.
@@ -68,6 +75,7 @@ func NewTracker(source Source, o Options) *Tracker {
 		pending: NewPendingPods(o.Expiry, o.Now),
 		metrics: NewMetrics(o.Registerer),
 		events:  newEventOnce(o.Now),
+		now:     o.Now,
 	}
 }
 
@@ -85,15 +93,20 @@ func (t *Tracker) Snapshot() *usage.Snapshot {
 	return t.source.Snapshot()
 }
 
-// Attach feeds the anti-herding cache from the scheduler's pod informer. All
-// profiles share one informer factory, so only the first call registers.
+// Attach feeds the anti-herding cache from the scheduler's pod informer, and
+// finds pods' siblings through it. All profiles share one informer factory,
+// so only the first call registers.
 func (t *Tracker) Attach(h fwk.Handle) error {
 	var err error
 	t.attach.Do(func() {
 		if h == nil || h.SharedInformerFactory() == nil {
 			return
 		}
-		_, err = h.SharedInformerFactory().Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		pods := h.SharedInformerFactory().Core().V1().Pods()
+		if pu, ok := t.source.(podusage.Source); ok {
+			t.siblings = podusage.NewSiblings(pu, pods.Lister(), podusage.SiblingsOptions{Now: t.now})
+		}
+		_, err = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    t.onPod,
 			UpdateFunc: func(_, obj any) { t.onPod(obj) },
 			DeleteFunc: t.onPodDelete,
@@ -126,8 +139,28 @@ func (t *Tracker) onPodDelete(obj any) {
 	}
 }
 
-// Reserve counts pod on node from the moment the scheduler picks it.
-func (t *Tracker) Reserve(pod *v1.Pod, node string) { t.pending.Assume(pod, node) }
+// EstimatePod returns the usage pod is expected to add to a node: the
+// measured usage of its running siblings when known (see podusage.Siblings),
+// else the estimate from its requests with opts. It counts which one plugin
+// used.
+func (t *Tracker) EstimatePod(ctx context.Context, plugin string, pod *v1.Pod, opts loadscore.EstimateOptions) loadscore.Amount {
+	if a, ok := t.siblings.Estimate(ctx, pod); ok {
+		t.metrics.Estimates.WithLabelValues(plugin, EstimateSiblings).Inc()
+		return a
+	}
+	t.metrics.Estimates.WithLabelValues(plugin, EstimateRequests).Inc()
+	return loadscore.EstimatePod(pod, opts)
+}
+
+// Reserve counts pod on node from the moment the scheduler picks it, by its
+// siblings' usage when known.
+func (t *Tracker) Reserve(ctx context.Context, pod *v1.Pod, node string) {
+	var measured *loadscore.Amount
+	if a, ok := t.siblings.Estimate(ctx, pod); ok {
+		measured = &a
+	}
+	t.pending.Assume(pod, node, measured)
+}
 
 // Unreserve forgets a pod whose placement was abandoned.
 func (t *Tracker) Unreserve(pod *v1.Pod) { t.pending.Forget(pod.UID) }

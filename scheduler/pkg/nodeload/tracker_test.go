@@ -9,9 +9,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/events"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/utils/ptr"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 func stats(avg float64) map[usage.Window]map[usage.Resource]usage.Stats {
@@ -100,5 +108,66 @@ func TestMetricsReuseRegisteredCounters(t *testing.T) {
 	b.Filtered.WithLabelValues("LoadAware", "cpu").Inc()
 	if got := testutil.ToFloat64(a.Filtered.WithLabelValues("LoadAware", "cpu")); got != 1 {
 		t.Errorf("second Metrics did not reuse the registered counter: first sees %v, want 1", got)
+	}
+}
+
+// podUsageSource is a usage source that also tells what pods use.
+type podUsageSource struct {
+	usage map[string]loadscore.Amount
+}
+
+func (s podUsageSource) Snapshot() *usage.Snapshot { return nil }
+func (s podUsageSource) PodUsage(_ context.Context, pod *v1.Pod) (loadscore.Amount, bool) {
+	a, ok := s.usage[pod.Name]
+	return a, ok
+}
+
+// informerHandle is a framework handle with only an informer factory.
+type informerHandle struct {
+	fwk.Handle
+	factory informers.SharedInformerFactory
+}
+
+func (h informerHandle) SharedInformerFactory() informers.SharedInformerFactory { return h.factory }
+
+func TestTrackerEstimatesPodsByTheirRunningSiblings(t *testing.T) {
+	owned := func(name string, running bool) *v1.Pod {
+		p := boundPod(name, "")
+		p.Namespace = "apps"
+		p.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "w", UID: "rs-w", Controller: ptr.To(true)}}
+		p.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("50m"), v1.ResourceMemory: resource.MustParse("64Mi")}
+		if running {
+			p.Spec.NodeName, p.Status.Phase, p.Status.StartTime = "n1", v1.PodRunning, at(t0, -time.Hour)
+		}
+		return p
+	}
+	client := fake.NewClientset(owned("w-0", true))
+	factory := informers.NewSharedInformerFactory(client, 0)
+	reg := prometheus.NewRegistry()
+	measured := loadscore.Amount{MilliCPU: 900, Memory: 700 << 20}
+	tr := NewTracker(podUsageSource{usage: map[string]loadscore.Amount{"w-0": measured}}, Options{Registerer: reg, Now: (&fakeClock{t: t0}).now})
+	if err := tr.Attach(informerHandle{factory: factory}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+
+	if got := tr.EstimatePod(ctx, "P", owned("w-1", false), flat); got != measured {
+		t.Errorf("EstimatePod() of a replica with a running sibling = %+v, want its sibling's usage %+v", got, measured)
+	}
+	bare := boundPod("bare", "")
+	if got := tr.EstimatePod(ctx, "P", bare, flat); got.MilliCPU != 1000 {
+		t.Errorf("EstimatePod() of a bare pod = %+v, want the request estimate (1000m)", got)
+	}
+	for source, want := range map[string]float64{EstimateSiblings: 1, EstimateRequests: 1} {
+		if got := testutil.ToFloat64(tr.Metrics().Estimates.WithLabelValues("P", source)); got != want {
+			t.Errorf("pod_estimates_total{source=%q} = %v, want %v", source, got, want)
+		}
+	}
+	tr.Reserve(ctx, owned("w-1", false), "n2")
+	if got := tr.Pending().Sum("n2", t0.Add(-time.Minute), 5*time.Minute, flat); got != measured {
+		t.Errorf("reserved replica pending %+v, want its siblings' usage %+v", got, measured)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sigs.k8s.io/descheduler/pkg/api"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
+
+	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
 )
 
 // Complete checks the dependencies plugin needs and fills the optional ones
@@ -28,7 +30,7 @@ func (d Deps) Complete(plugin string, handle frameworktypes.Handle) (Deps, error
 		d.Store = NewStore()
 	}
 	if d.PodUsage == nil && handle != nil {
-		d.PodUsage = NewMetricsAPIPodUsage(handle.ClientSet())
+		d.PodUsage = podusage.NewMetricsAPI(handle.ClientSet())
 	}
 	return d, nil
 }

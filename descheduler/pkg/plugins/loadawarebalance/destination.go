@@ -30,8 +30,12 @@ type destination struct {
 // cheap and the fit check lists pods, so nodes are fit-checked best score
 // first and the first that fits wins. When none qualifies it returns nil and
 // why each cool node was rejected.
+//
+// narrows, when not nil, must also accept the node: a move for balance alone
+// must leave the two nodes closer together than it found them.
 func pickDestination(ctx context.Context, pod *v1.Pod, amount loadscore.Amount, source string, cool []*v1.Node, undoes func(node string) bool,
-	loads map[string]NodeLoad, limits map[string]ResourceThresholds, low ResourceThresholds, model LoadModel, podsOn podutil.GetPodsAssignedToNodeFunc) (*destination, string) {
+	narrows func(dest *v1.Node) bool, loads map[string]NodeLoad, limits map[string]ResourceThresholds, low ResourceThresholds, model LoadModel,
+	podsOn podutil.GetPodsAssignedToNodeFunc) (*destination, string) {
 	var ranked []destination
 	var rejected []string
 	for _, n := range cool {
@@ -49,6 +53,10 @@ func pickDestination(ctx context.Context, pod *v1.Pod, amount loadscore.Amount, 
 		p := model.Place(amount, n, loads[n.Name], limits[n.Name])
 		if !p.Fits {
 			rejected = append(rejected, fmt.Sprintf("%s: %s", n.Name, p.Reason))
+			continue
+		}
+		if narrows != nil && !narrows(n) {
+			rejected = append(rejected, n.Name+": the move would leave it and the source further apart")
 			continue
 		}
 		ranked = append(ranked, destination{node: n, score: p.Score})

@@ -312,6 +312,39 @@ func TestBalanceMovesPodsOffANodeFarAboveTheMean(t *testing.T) {
 	}
 }
 
+// Balance moves must bring the source and the destination closer: a pod
+// that takes more of one resource than the gap between the two nodes would
+// only make the destination the busier one, and the next cycle would move
+// it back. The node is above the mean on memory; its media server is mostly
+// CPU (1.2 of 4 cores, 30 %).
+func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
+	deviation := func(a *LoadAwareBalanceArgs) {
+		unlimited(a)
+		a.DeviationThresholds = ResourceThresholds{"cpu": 20, "memory": 20}
+	}
+	// Mean cpu 35, memory 36.7: the node's memory (60) is over 56.7.
+	usage := loads("hot", 40, 60, "cool-a", 25, 25, "cool-b", 40, 25)
+	media := pod("media", "hot", "rs-media", 190)
+	h := newHarness(t, args(deviation), threeNodes, media)
+	h.podUsage["media"] = loadscore.Amount{MilliCPU: 1200, Memory: 190 * mib}
+	h.cycle(usage)
+	// cool-a would end at cpu 55 (under 35 + 20) and memory 44, the source
+	// at 10 and 41: the CPU gap grows from 15 to 45.
+	if len(h.evicted) != 0 {
+		t.Fatalf("evicted %v: the move would make the destination the busiest node", h.evicted)
+	}
+	if h.skipped("no-destination") == 0 {
+		t.Error("no skipped{reason=no-destination}")
+	}
+	// A pod as heavy on memory but light on CPU narrows both gaps and moves.
+	h = newHarness(t, args(deviation), threeNodes, pod("web", "hot", "rs-web", 190))
+	h.podUsage["web"] = loadscore.Amount{MilliCPU: 200, Memory: 190 * mib}
+	h.cycle(usage)
+	if len(h.evicted) != 1 {
+		t.Fatalf("evicted %v, want the pod that narrows the gap", h.evicted)
+	}
+}
+
 // A node above the mean is no destination for balance moves, even under
 // the low thresholds: moving pods there would only move the imbalance.
 func TestBalanceMovesOnlyToNodesBelowTheMean(t *testing.T) {

@@ -6,13 +6,17 @@ import (
 	"sync"
 	"sync/atomic"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
+	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
 )
 
 // SourceFactory builds the usage source when the scheduler creates its
@@ -27,7 +31,10 @@ type usageHub struct {
 	factory SourceFactory
 	once    sync.Once
 	source  atomic.Pointer[nodeload.Source]
-	err     error
+	// pods tells what running pods use: the source itself when it can,
+	// else metrics.k8s.io through the scheduler's API server.
+	pods atomic.Pointer[podusage.Source]
+	err  error
 }
 
 // start builds and starts the source once.
@@ -41,8 +48,27 @@ func (u *usageHub) start(ctx context.Context, h fwk.Handle) error {
 		if src != nil {
 			u.source.Store(&src)
 		}
+		pods, ok := src.(podusage.Source)
+		if !ok {
+			var cfg *rest.Config
+			if h != nil {
+				cfg = h.KubeConfig()
+			}
+			if pods, u.err = podusage.ForConfig(cfg); u.err != nil {
+				return
+			}
+		}
+		u.pods.Store(&pods)
 	})
 	return u.err
+}
+
+// PodUsage implements podusage.Source: unknown until the hub has started.
+func (u *usageHub) PodUsage(ctx context.Context, pod *v1.Pod) (loadscore.Amount, bool) {
+	if p := u.pods.Load(); p != nil {
+		return (*p).PodUsage(ctx, pod)
+	}
+	return loadscore.Amount{}, false
 }
 
 // Snapshot implements nodeload.Source: nil until the source has started.

@@ -77,10 +77,11 @@ type LoadAwareArgs struct {
 	// Defaults to {cpu: 85, memory: 90}.
 	Thresholds map[usage.Resource]float64 `json:"thresholds,omitempty"`
 	// ThresholdStatistics says, per resource, which number of the window
-	// Filter compares with the threshold: Average, Latest or P95. Defaults to
-	// {cpu: Average, memory: Latest}: CPU swings from one sample to the next,
-	// so a single sample would make the filter flap, while memory is a level
-	// (memory a process has just taken is taken now, not in five minutes).
+	// Filter compares with the threshold and Score rates: Average, Latest or
+	// P95. Defaults to {cpu: Average, memory: Latest}: CPU swings from one
+	// sample to the next, so a single sample would make the filter flap and
+	// the scores jump, while memory is a level (memory a process has just
+	// taken is taken now, not in five minutes).
 	ThresholdStatistics map[usage.Resource]UsageStatistic `json:"thresholdStatistics,omitempty"`
 	// FilterCriticalPods makes Filter apply the thresholds to pods of the
 	// system-node-critical and system-cluster-critical priority classes too.

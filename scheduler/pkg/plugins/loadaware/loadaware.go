@@ -48,7 +48,8 @@ type LoadAware struct {
 	tracker *nodeload.Tracker
 
 	thresholds map[usage.Resource]float64
-	// thresholdStat picks the number compared with each threshold.
+	// thresholdStat picks the number of the window compared with each
+	// threshold and scored.
 	thresholdStat nodeload.Picker
 	// checked are the resources with a threshold, in a stable order.
 	checked  []usage.Resource
@@ -157,22 +158,22 @@ type cycleState struct {
 // Clone shares the state: it is never modified after PreFilter/PreScore.
 func (s *cycleState) Clone() fwk.StateData { return s }
 
-func (pl *LoadAware) newState(pod *v1.Pod) *cycleState {
-	return &cycleState{snap: pl.tracker.Snapshot(), podEst: loadscore.EstimatePod(pod, pl.estimate)}
+func (pl *LoadAware) newState(ctx context.Context, pod *v1.Pod) *cycleState {
+	return &cycleState{snap: pl.tracker.Snapshot(), podEst: pl.tracker.EstimatePod(ctx, Name, pod, pl.estimate)}
 }
 
-func (pl *LoadAware) state(cs fwk.CycleState, pod *v1.Pod) *cycleState {
+func (pl *LoadAware) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod) *cycleState {
 	if d, err := cs.Read(stateKey); err == nil {
 		if s, ok := d.(*cycleState); ok {
 			return s
 		}
 	}
-	return pl.newState(pod)
+	return pl.newState(ctx, pod)
 }
 
 // prepare stores the cycle's state and reports nodes without usable usage.
 func (pl *LoadAware) prepare(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, resources []usage.Resource) {
-	s := pl.newState(pod)
+	s := pl.newState(ctx, pod)
 	cs.Write(stateKey, s)
 	var u nodeload.Unavailable
 	for _, n := range nodes {
@@ -203,7 +204,7 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	if pl.exempt(pod) {
 		return nil
 	}
-	s := pl.state(cs, pod)
+	s := pl.state(ctx, cs, pod)
 	var buf [2]loadscore.Prediction
 	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.checked, pl.thresholdStat)
 	if !ok {
@@ -235,10 +236,6 @@ func (pl *LoadAware) predict(buf []loadscore.Prediction, s *cycleState, nodeInfo
 	return nodeload.Predict(buf, nu, pl.window, resources, pick, pending, s.podEst, nodeload.Allocatable(nodeInfo))
 }
 
-func (pl *LoadAware) estimatePod(p *v1.Pod) loadscore.Amount {
-	return loadscore.EstimatePod(p, pl.estimate)
-}
-
 // PreScore takes the cycle's snapshot if PreFilter did not (score-only use).
 func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	if _, err := cs.Read(stateKey); err == nil {
@@ -248,12 +245,14 @@ func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 	return nil
 }
 
-// Score rates a node by its predicted usage with the configured strategy;
-// a node without usable usage gets the neutral score.
+// Score rates a node by its predicted usage with the configured strategy,
+// on the same statistic per resource as Filter (thresholdStatistics), so a
+// node is never scored on a different figure from the one it is filtered
+// on; a node without usable usage gets the neutral score.
 func (pl *LoadAware) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
-	s := pl.state(cs, pod)
+	s := pl.state(ctx, cs, pod)
 	var buf [2]loadscore.Prediction
-	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.scored, nodeload.Avg)
+	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.scored, pl.thresholdStat)
 	if !ok {
 		return nodeload.NeutralScore, nil
 	}
@@ -280,8 +279,8 @@ func (pl *LoadAware) ScoreExtensions() fwk.ScoreExtensions { return nil }
 
 // Reserve counts the pod on its node at once, so the next pods see it before
 // load-watcher does (anti-herding).
-func (pl *LoadAware) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
-	pl.tracker.Reserve(pod, node)
+func (pl *LoadAware) Reserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	pl.tracker.Reserve(ctx, pod, node)
 	return nil
 }
 

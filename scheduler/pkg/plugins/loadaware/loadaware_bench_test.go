@@ -29,7 +29,7 @@ func BenchmarkFilterAndScore500Nodes(b *testing.B) {
 	}
 	tracker := nodeload.NewTracker(&plugintest.Source{Snap: plugintest.Snapshot(time.Now().Add(-time.Second), stats)}, nodeload.Options{Registerer: prometheus.NewRegistry()})
 	for i := 0; i < 5000; i++ {
-		tracker.Reserve(plugintest.Pod(fmt.Sprintf("p%d", i), "", "100m", "128Mi"), nodes[i%500].Name)
+		tracker.Reserve(context.Background(), plugintest.Pod(fmt.Sprintf("p%d", i), "", "100m", "128Mi"), nodes[i%500].Name)
 	}
 	factory := func(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 		return New(ctx, nil, h, tracker)

@@ -236,6 +236,35 @@ func TestScore(t *testing.T) {
 	}
 }
 
+// Score rates each resource on the statistic Filter compares: a node whose
+// memory a process has just taken scores low at once, while a single CPU
+// burst does not move the scores.
+func TestScoreUsesTheFilterStatistics(t *testing.T) {
+	stats := map[string]plugintest.NodeStats{
+		// Both average cpu 15 %, memory 16.875 % over the window (20 % with the pod).
+		"memory-taken": {CPU: 15, Memory: 16.875, MemoryLatest: 76.875}, // memory 80 % now with the pod
+		"cpu-burst":    {CPU: 15, CPULatest: 95, Memory: 16.875},
+	}
+	tests := []struct {
+		name  string
+		stats map[usage.Resource]config.UsageStatistic
+		want  map[string]int64
+	}{
+		// memory-taken: cpu 80, memory 100−80 = 20 → 50; cpu-burst on the mean: 80.
+		{name: "defaults", want: map[string]int64{"memory-taken": 50, "cpu-burst": 80}},
+		{name: "memory on the average", stats: map[usage.Resource]config.UsageStatistic{usage.Memory: config.Average},
+			want: map[string]int64{"memory-taken": 80, "cpu-burst": 80}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fw, _ := setup(t, &config.LoadAwareArgs{ThresholdStatistics: tt.stats}, stats, "memory-taken", "cpu-burst")
+			if diff := cmp.Diff(tt.want, fw.Scores(t, framework.NewCycleState(), newPod())); diff != "" {
+				t.Errorf("scores (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestAntiHerding places pods one after another without new usage samples:
 // every reserved pod counts on its node, so the cool node stops looking cool.
 func TestAntiHerding(t *testing.T) {

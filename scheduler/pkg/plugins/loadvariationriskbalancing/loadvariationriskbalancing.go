@@ -100,16 +100,17 @@ type cycleState struct {
 // Clone shares the state: it is never modified after PreScore.
 func (s *cycleState) Clone() fwk.StateData { return s }
 
-// demand is what a pod adds to a node's mean: its requests, as in Trimaran,
-// with LoadAware's defaults for containers that request nothing so that
+// demand is what a pod adds to a node's mean: its running siblings'
+// measured usage when known, else its requests, as in Trimaran, with
+// LoadAware's defaults for containers that request nothing so that
 // best-effort pods are not free.
-func demand(p *v1.Pod) loadscore.Amount {
-	return loadscore.EstimatePod(p, loadscore.DefaultEstimateOptions)
+func (pl *LoadVariationRiskBalancing) demand(ctx context.Context, p *v1.Pod) loadscore.Amount {
+	return pl.tracker.EstimatePod(ctx, Name, p, loadscore.DefaultEstimateOptions)
 }
 
 // PreScore takes the cycle's usage snapshot and reports nodes without usage.
 func (pl *LoadVariationRiskBalancing) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	s := &cycleState{snap: pl.tracker.Snapshot(), podEst: demand(pod)}
+	s := &cycleState{snap: pl.tracker.Snapshot(), podEst: pl.demand(ctx, pod)}
 	cs.Write(stateKey, s)
 	var u nodeload.Unavailable
 	for _, n := range nodes {
@@ -126,7 +127,7 @@ func (pl *LoadVariationRiskBalancing) PreScore(ctx context.Context, cs fwk.Cycle
 func (pl *LoadVariationRiskBalancing) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s, ok := readState(cs)
 	if !ok {
-		s = &cycleState{snap: pl.tracker.Snapshot(), podEst: demand(pod)}
+		s = &cycleState{snap: pl.tracker.Snapshot(), podEst: pl.demand(ctx, pod)}
 	}
 	node := nodeInfo.Node().Name
 	nu, cause := nodeload.Lookup(s.snap, node, pl.window, pl.resources...)
@@ -175,8 +176,8 @@ func (pl *LoadVariationRiskBalancing) EventsToRegister(context.Context) ([]fwk.C
 }
 
 // Reserve counts the pod on its node at once (anti-herding).
-func (pl *LoadVariationRiskBalancing) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
-	pl.tracker.Reserve(pod, node)
+func (pl *LoadVariationRiskBalancing) Reserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	pl.tracker.Reserve(ctx, pod, node)
 	return nil
 }
 

@@ -109,13 +109,13 @@ type cycleState struct {
 func (s *cycleState) Clone() fwk.StateData { return s }
 
 // PreFilter takes the cycle's usage snapshot and estimates the pod.
-func (pl *UsageAwareFit) PreFilter(_ context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	cs.Write(stateKey, pl.newState(pod))
+func (pl *UsageAwareFit) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	cs.Write(stateKey, pl.newState(ctx, pod))
 	return nil, nil
 }
 
-func (pl *UsageAwareFit) newState(pod *v1.Pod) *cycleState {
-	return &cycleState{snap: pl.tracker.Snapshot(), podEst: loadscore.EstimatePod(pod, pl.estimate)}
+func (pl *UsageAwareFit) newState(ctx context.Context, pod *v1.Pod) *cycleState {
+	return &cycleState{snap: pl.tracker.Snapshot(), podEst: pl.tracker.EstimatePod(ctx, Name, pod, pl.estimate)}
 }
 
 // PreFilterExtensions returns nil.
@@ -147,7 +147,7 @@ func (pl *UsageAwareFit) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.
 		return refuse(short)
 	}
 
-	s := pl.state(cs, pod)
+	s := pl.state(ctx, cs, pod)
 	node := nodeInfo.Node().Name
 	resources := make([]usage.Resource, len(over))
 	for i, r := range over {
@@ -200,13 +200,13 @@ func (pl *UsageAwareFit) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.
 	return nil
 }
 
-func (pl *UsageAwareFit) state(cs fwk.CycleState, pod *v1.Pod) *cycleState {
+func (pl *UsageAwareFit) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod) *cycleState {
 	if d, err := cs.Read(stateKey); err == nil {
 		if s, ok := d.(*cycleState); ok {
 			return s
 		}
 	}
-	return pl.newState(pod)
+	return pl.newState(ctx, pod)
 }
 
 // refuse reports the request-based verdict, as NodeResourcesFit does.
@@ -233,8 +233,8 @@ func (pl *UsageAwareFit) EventsToRegister(context.Context) ([]fwk.ClusterEventWi
 }
 
 // Reserve counts the pod on its node at once (anti-herding).
-func (pl *UsageAwareFit) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
-	pl.tracker.Reserve(pod, node)
+func (pl *UsageAwareFit) Reserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	pl.tracker.Reserve(ctx, pod, node)
 	return nil
 }
 

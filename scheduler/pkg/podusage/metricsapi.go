@@ -1,4 +1,4 @@
-package loadawarebalance
+package podusage
 
 import (
 	"context"
@@ -13,33 +13,46 @@ import (
 	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
-// PodUsageSource reports what a running pod really uses. Projections of how
-// much an eviction frees use it; without it (nil, or no answer for the pod)
-// they fall back to the load model's estimate from the pod's requests.
-type PodUsageSource interface {
+// Source reports what a running pod really uses.
+type Source interface {
 	// PodUsage returns pod's current usage and whether it is known.
 	PodUsage(ctx context.Context, pod *v1.Pod) (loadscore.Amount, bool)
 }
 
-// MetricsAPIPodUsage reads PodMetrics from metrics.k8s.io (metrics-server)
-// one pod at a time: only the pods of hot nodes are asked for. Client is a
-// REST client of the API server that serves metrics.k8s.io (the
-// descheduler's own, through the aggregation layer).
-type MetricsAPIPodUsage struct {
+// MetricsAPI reads PodMetrics from metrics.k8s.io one pod at a time. Client
+// is a REST client of the server that serves metrics.k8s.io: the API server,
+// through its aggregation layer, in a cluster.
+type MetricsAPI struct {
 	Client rest.Interface
 }
 
-// NewMetricsAPIPodUsage reads PodMetrics through c's REST client.
-func NewMetricsAPIPodUsage(c clientset.Interface) MetricsAPIPodUsage {
+// NewMetricsAPI reads PodMetrics through c's REST client.
+func NewMetricsAPI(c clientset.Interface) MetricsAPI {
 	if c == nil {
-		return MetricsAPIPodUsage{}
+		return MetricsAPI{}
 	}
-	return MetricsAPIPodUsage{Client: c.CoreV1().RESTClient()}
+	return MetricsAPI{Client: c.CoreV1().RESTClient()}
+}
+
+// ForConfig reads PodMetrics through the API server cfg points at. The
+// metrics API speaks JSON only, so cfg's content type (kube-scheduler asks
+// for protobuf) is not used.
+func ForConfig(cfg *rest.Config) (MetricsAPI, error) {
+	if cfg == nil {
+		return MetricsAPI{}, nil
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
+	c, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return MetricsAPI{}, fmt.Errorf("building the metrics.k8s.io client: %w", err)
+	}
+	return NewMetricsAPI(c), nil
 }
 
 // PodUsage sums the containers' usage in the pod's PodMetrics. A missing
 // metrics API, a pod not measured yet or any error all mean unknown.
-func (m MetricsAPIPodUsage) PodUsage(ctx context.Context, pod *v1.Pod) (loadscore.Amount, bool) {
+func (m MetricsAPI) PodUsage(ctx context.Context, pod *v1.Pod) (loadscore.Amount, bool) {
 	if c, ok := m.Client.(*rest.RESTClient); m.Client == nil || ok && c == nil {
 		// No client, or a fake clientset's, which has no REST client.
 		return loadscore.Amount{}, false
@@ -53,11 +66,11 @@ func (m MetricsAPIPodUsage) PodUsage(ctx context.Context, pod *v1.Pod) (loadscor
 	if err := json.Unmarshal(raw, &pm); err != nil || len(pm.Containers) == 0 {
 		return loadscore.Amount{}, false
 	}
-	return podMetricsAmount(&pm), true
+	return Sum(&pm), true
 }
 
-// podMetricsAmount sums a PodMetrics' containers.
-func podMetricsAmount(pm *metricsv1beta1.PodMetrics) loadscore.Amount {
+// Sum adds up a PodMetrics' containers.
+func Sum(pm *metricsv1beta1.PodMetrics) loadscore.Amount {
 	var out loadscore.Amount
 	for _, c := range pm.Containers {
 		out.MilliCPU += c.Usage.Cpu().MilliValue()
