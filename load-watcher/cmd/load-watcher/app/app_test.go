@@ -91,23 +91,9 @@ func TestRunVersion(t *testing.T) {
 }
 
 func TestRunServesAndShutsDown(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, []string{
-			"--provider=static", "--static-usage=node-a=30:45,node-b=80:20",
-			"--listen-address=127.0.0.1:0", "--period=50ms", "--windows=1m",
-		}, io.Discard, io.Discard, func(addr string) { addrc <- addr })
-	}()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case err := <-done:
-		t.Fatalf("Run ended early: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("server did not start")
-	}
+	addr, stop := start(t, "--provider=static", "--static-usage=node-a=30:45,node-b=80:20",
+		"--listen-address=127.0.0.1:0", "--period=50ms", "--windows=1m")
+	defer stop()
 
 	var body struct {
 		Data struct {
@@ -144,16 +130,6 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		if resp != nil {
 			resp.Body.Close()
 		}
-	}
-
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run after cancel: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("Run did not return after cancel")
 	}
 }
 
