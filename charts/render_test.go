@@ -126,6 +126,7 @@ func TestDefaultsRenderTheExpectedObjects(t *testing.T) {
 		"ConfigMap/ballast-descheduler", "ConfigMap/ballast-scheduler",
 		"Deployment/ballast-descheduler", "Deployment/ballast-load-watcher", "Deployment/ballast-scheduler",
 		"MutatingAdmissionPolicy/ballast-opt-in", "MutatingAdmissionPolicyBinding/ballast-opt-in",
+		"NetworkPolicy/ballast-load-watcher",
 		"PodDisruptionBudget/ballast-descheduler", "PodDisruptionBudget/ballast-load-watcher", "PodDisruptionBudget/ballast-scheduler",
 		"Role/ballast-descheduler", "Role/ballast-scheduler",
 		"RoleBinding/ballast-descheduler", "RoleBinding/ballast-scheduler", "RoleBinding/ballast-scheduler-auth-reader",
@@ -342,6 +343,9 @@ func TestRenderFailsOnInconsistentValues(t *testing.T) {
 			"descheduler.schedulerNames must not list default-scheduler"},
 		{"descheduler moving pods of the bootstrap scheduler", `{global: {schedulerMode: replaceDefault}, descheduler: {schedulerNames: [ballast-scheduler, ballast-bootstrap]}}`,
 			"must not list global.bootstrapSchedulerName (ballast-bootstrap)"},
+		{"TLS without a Secret", `global: {loadWatcher: {tls: {enabled: true}}}`, "global.loadWatcher.tls.secretName is required"},
+		{"TLS with an http address", `global: {loadWatcher: {address: "http://lw.example:2020", tls: {enabled: true, secretName: s}}}`, "must be an https:// URL"},
+		{"metrics on the API port", `{global: {loadWatcher: {port: 9000}}, load-watcher: {metricsPort: 9000}}`, "load-watcher.metricsPort must differ"},
 		{"two label selectors", `descheduler: {labelSelector: {matchLabels: {a: b}}, defaultEvictor: {labelSelector: {matchLabels: {c: d}}}}`,
 			"set descheduler.labelSelector or descheduler.defaultEvictor.labelSelector, not both"},
 	}

@@ -44,6 +44,17 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"label value with a space", `descheduler: {labelSelector: {matchLabels: {tier: "front end"}}}`, "/descheduler/labelSelector/matchLabels/tier"},
 		{"label key with a space", `descheduler: {labelSelector: {matchLabels: {"my tier": web}}}`, "/descheduler/labelSelector/matchLabels"},
 		{"selector as a string", `descheduler: {labelSelector: "tier=web"}`, "/descheduler/labelSelector"},
+		{"network policy switch as a string", `load-watcher: {networkPolicy: {enabled: "yes"}}`, "/load-watcher/networkPolicy/enabled"},
+		{"metrics peers as a string", `load-watcher: {networkPolicy: {metricsFrom: "monitoring"}}`, "/load-watcher/networkPolicy/metricsFrom"},
+		{"metrics peer that is no NetworkPolicyPeer", `load-watcher: {networkPolicy: {metricsFrom: [{namespace: monitoring}]}}`, "/load-watcher/networkPolicy/metricsFrom/0"},
+		{"empty API peer (would admit nothing or everything)", `load-watcher: {networkPolicy: {apiFrom: [{}]}}`, "/load-watcher/networkPolicy/apiFrom/0"},
+		{"ipBlock without cidr", `load-watcher: {networkPolicy: {metricsFrom: [{ipBlock: {except: [10.0.0.1/32]}}]}}`, "/load-watcher/networkPolicy/metricsFrom/0/ipBlock"},
+		{"peer selector with a bad label", `load-watcher: {networkPolicy: {metricsFrom: [{podSelector: {matchLabels: {app: "prom etheus"}}}]}}`, "/load-watcher/networkPolicy/metricsFrom/0/podSelector/matchLabels/app"},
+		{"bind switch as a string", `load-watcher: {bindPodIP: "true"}`, "/load-watcher/bindPodIP"},
+		{"metrics port 0", `load-watcher: {metricsPort: 0}`, "/load-watcher/metricsPort"},
+		{"TLS switch as a string", `global: {loadWatcher: {tls: {enabled: "true"}}}`, "/global/loadWatcher/tls/enabled"},
+		{"TLS Secret name with a slash", `global: {loadWatcher: {tls: {enabled: true, secretName: "ns/cert"}}}`, "/global/loadWatcher/tls/secretName"},
+		{"misspelt TLS key", `global: {loadWatcher: {tls: {secret: cert}}}`, "/global/loadWatcher/tls"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

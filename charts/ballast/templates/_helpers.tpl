@@ -50,8 +50,38 @@ Usage: include "ballast.componentFullname" (list . "load-watcher")
 {{- if .Values.global.loadWatcher.address }}
 {{- .Values.global.loadWatcher.address }}
 {{- else }}
-{{- printf "http://%s.%s.svc:%v" (include "ballast.componentFullname" (list . "load-watcher")) (include "ballast.namespace" .) .Values.global.loadWatcher.port }}
+{{- printf "%s://%s.%s.svc:%v" (ternary "https" "http" .Values.global.loadWatcher.tls.enabled) (include "ballast.componentFullname" (list . "load-watcher")) (include "ballast.namespace" .) .Values.global.loadWatcher.port }}
 {{- end }}
+{{- end }}
+
+{{/* Directory the scheduler and descheduler find load-watcher's CA bundle in. */}}
+{{- define "ballast.loadWatcherCADir" -}}
+/etc/ballast/load-watcher-ca
+{{- end }}
+
+{{/* The client flag trusting load-watcher's CA; an args item, only with global.loadWatcher.tls.enabled. */}}
+{{- define "ballast.loadWatcherCAArg" -}}
+- --load-watcher-ca-file={{ include "ballast.loadWatcherCADir" . }}/{{ .Values.global.loadWatcher.tls.caKey }}
+{{- end }}
+
+{{/* Mount of load-watcher's CA bundle; a volumeMounts item, only with global.loadWatcher.tls.enabled. */}}
+{{- define "ballast.loadWatcherCAVolumeMount" -}}
+- name: load-watcher-ca
+  mountPath: {{ include "ballast.loadWatcherCADir" . }}
+  readOnly: true
+{{- end }}
+
+{{/*
+Only the CA key of load-watcher's TLS Secret, never its private key; a
+volumes item, only with global.loadWatcher.tls.enabled.
+*/}}
+{{- define "ballast.loadWatcherCAVolume" -}}
+- name: load-watcher-ca
+  secret:
+    secretName: {{ .Values.global.loadWatcher.tls.secretName }}
+    items:
+      - key: {{ .Values.global.loadWatcher.tls.caKey }}
+        path: {{ .Values.global.loadWatcher.tls.caKey }}
 {{- end }}
 
 {{/* Labels every Ballast object carries; the component chart's name is the component label. */}}
@@ -147,6 +177,16 @@ topologySpreadConstraints:
 {{- end }}
 {{- if and $lw.enabled (eq $lw.provider "prometheus") (not $lw.prometheus.address) }}
 {{- fail "load-watcher.prometheus.address is required when load-watcher.provider=prometheus" }}
+{{- end }}
+{{- $tls := .Values.global.loadWatcher.tls }}
+{{- if and $tls.enabled (not $tls.secretName) }}
+{{- fail "global.loadWatcher.tls.secretName is required when global.loadWatcher.tls.enabled=true: name the kubernetes.io/tls Secret holding load-watcher's certificate" }}
+{{- end }}
+{{- if and $tls.enabled .Values.global.loadWatcher.address (not (hasPrefix "https://" .Values.global.loadWatcher.address)) }}
+{{- fail (printf "global.loadWatcher.address=%s must be an https:// URL when global.loadWatcher.tls.enabled=true" .Values.global.loadWatcher.address) }}
+{{- end }}
+{{- if and $lw.enabled (eq (int $lw.metricsPort) (int .Values.global.loadWatcher.port)) }}
+{{- fail (printf "load-watcher.metricsPort must differ from global.loadWatcher.port (%v): metrics have a port of their own" .Values.global.loadWatcher.port) }}
 {{- end }}
 {{- if and (not $lw.enabled) (not .Values.global.loadWatcher.address) (or $s.enabled $d.enabled) }}
 {{- fail "load-watcher.enabled=false needs global.loadWatcher.address: the scheduler and descheduler must read usage from somewhere" }}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -60,12 +62,16 @@ func Collect(ctx context.Context, o Options) Report {
 		now = o.Now
 	}
 	r := Report{Namespace: o.Namespace, Now: now()}
+	scheme := "http"
 	for _, c := range Components {
 		comp := Component{Name: c}
 		d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, charts.ComponentFullname(o.ReleaseName, c), metav1.GetOptions{})
 		if err == nil {
 			comp.Found = true
 			comp.Ready = helminstall.Ready(d)
+			if c == "load-watcher" {
+				scheme = loadWatcherScheme(d)
+			}
 			comp.Available = d.Status.AvailableReplicas
 			comp.Replicas = 1
 			if d.Spec.Replicas != nil {
@@ -79,9 +85,13 @@ func Collect(ctx context.Context, o Options) Report {
 	r.OptIn = optIn(ctx, o.Client, o.ReleaseName)
 	svc := charts.ComponentFullname(o.ReleaseName, "load-watcher")
 	body, err := o.Client.CoreV1().Services(o.Namespace).
-		ProxyGet("http", svc, fmt.Sprint(o.LoadWatcherPort), "/watcher", nil).DoRaw(ctx)
+		ProxyGet(scheme, svc, fmt.Sprint(o.LoadWatcherPort), "/watcher", nil).DoRaw(ctx)
 	if err != nil {
-		r.UsageErr = fmt.Errorf("ask load-watcher (service %s/%s): %w", o.Namespace, svc, err)
+		// The API server is no pod: load-watcher's NetworkPolicy lets it through
+		// only where the CNI lets a node reach its own pods, i.e. when both run
+		// on one node (docs/load-watcher.md#security).
+		r.UsageErr = fmt.Errorf("ask load-watcher (service %s/%s, %s, through the API server; on another node than the API server "+
+			"load-watcher's NetworkPolicy needs the API server's address in load-watcher.networkPolicy.apiFrom): %w", o.Namespace, svc, scheme, err)
 		return r
 	}
 	u, err := parseWatcher(body)
@@ -91,6 +101,20 @@ func Collect(ctx context.Context, o Options) Report {
 	}
 	r.Usage = &u
 	return r
+}
+
+// loadWatcherScheme is https when load-watcher serves TLS (the chart's
+// global.loadWatcher.tls), which the API server proxies to without
+// verifying the certificate, and http otherwise.
+func loadWatcherScheme(d *appsv1.Deployment) string {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, a := range c.Args {
+			if strings.HasPrefix(a, "--tls-cert-file=") {
+				return "https"
+			}
+		}
+	}
+	return "http"
 }
 
 // Healthy reports whether every installed component is ready and usage is available.

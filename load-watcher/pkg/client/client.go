@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
+	"github.com/ballast-sched/ballast/load-watcher/internal/certs"
 	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
@@ -27,8 +29,11 @@ const (
 	DefaultTimeout    = 5 * time.Second
 	DefaultStaleAfter = 90 * time.Second
 	DefaultMaxBackoff = time.Minute
-	// maxBody bounds a response; 5 000 nodes take about 4 MiB.
-	maxBody = 64 << 20
+	// maxErrorBody bounds how much of an error answer is read for its message.
+	maxErrorBody = 4 << 10
+	// maxLoggedNodes bounds the nodes named in the log per refresh when the
+	// refusal of their data starts or ends.
+	maxLoggedNodes = 10
 )
 
 // Config configures a Client.
@@ -44,8 +49,22 @@ type Config struct {
 	StaleAfter time.Duration
 	// MaxBackoff caps the wait between failing refreshes; defaults to DefaultMaxBackoff.
 	MaxBackoff time.Duration
+	// CAFile is a PEM CA bundle that must have signed the certificate of an
+	// https Address (read once, by New); empty means the system roots. Only
+	// with an https Address and without HTTPClient.
+	CAFile string
 	// HTTPClient sends the requests; a fresh one when nil.
 	HTTPClient *http.Client
+	// MaxResponseBytes bounds an answer; a larger one is refused. Defaults
+	// to DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+	// MaxClockSkew is how far in the future a timestamp may lie; defaults
+	// to DefaultMaxClockSkew.
+	MaxClockSkew time.Duration
+	// NodeExists, when set, is asked about every node in an answer: nodes
+	// it does not know are left out of the snapshot. A caller with a node
+	// lister plugs it in; it must answer true while it cannot tell yet.
+	NodeExists func(name string) bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -64,8 +83,11 @@ func (c *Config) SetDefaults() {
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = DefaultMaxBackoff
 	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if c.MaxClockSkew == 0 {
+		c.MaxClockSkew = DefaultMaxClockSkew
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -80,23 +102,56 @@ func (c *Config) Validate(path *field.Path) error {
 	} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, field.Invalid(path.Child("address"), c.Address, "must be an http:// or https:// URL with a host"))
 	}
-	for name, d := range map[string]time.Duration{"interval": c.Interval, "timeout": c.Timeout, "staleAfter": c.StaleAfter, "maxBackoff": c.MaxBackoff} {
+	if c.CAFile != "" {
+		if !strings.HasPrefix(c.Address, "https://") {
+			errs = append(errs, field.Invalid(path.Child("caFile"), c.CAFile, "only with an https:// address"))
+		}
+		if c.HTTPClient != nil {
+			errs = append(errs, field.Invalid(path.Child("caFile"), c.CAFile, "set the CA on HTTPClient instead"))
+		}
+	}
+	for name, d := range map[string]time.Duration{"interval": c.Interval, "timeout": c.Timeout, "staleAfter": c.StaleAfter, "maxBackoff": c.MaxBackoff, "maxClockSkew": c.MaxClockSkew} {
 		if d <= 0 {
 			errs = append(errs, field.Invalid(path.Child(name), d.String(), "must be positive"))
 		}
 	}
+	if c.MaxResponseBytes <= 0 {
+		errs = append(errs, field.Invalid(path.Child("maxResponseBytes"), c.MaxResponseBytes, "must be positive"))
+	}
 	return errs.ToAggregate()
+}
+
+// httpClient returns HTTPClient, or one trusting CAFile.
+func (c *Config) httpClient() (*http.Client, error) {
+	if c.HTTPClient != nil {
+		return c.HTTPClient, nil
+	}
+	if c.CAFile == "" {
+		return &http.Client{}, nil
+	}
+	pool, err := certs.Pool(c.CAFile, "load-watcher CA file")
+	if err != nil {
+		return nil, err
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
+	return &http.Client{Transport: t}, nil
 }
 
 // Client keeps a cached usage snapshot from a load-watcher server fresh in
 // the background. It is safe for concurrent use.
 type Client struct {
 	cfg     Config
+	http    *http.Client
 	url     string
+	verify  verifier
 	cache   staleCache
 	mu      sync.Mutex
 	lastOK  time.Time
 	lastErr error
+	// refused maps the nodes of the latest answer whose data was refused
+	// (invalid or dropped) to why, to log only changes.
+	refused map[string]string
 	fails   atomic.Int32
 }
 
@@ -106,10 +161,16 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.Validate(field.NewPath("client")); err != nil {
 		return nil, err
 	}
+	hc, err := cfg.httpClient()
+	if err != nil {
+		return nil, fmt.Errorf("client.caFile: %w", err)
+	}
 	return &Client{
-		cfg:   cfg,
-		url:   strings.TrimSuffix(cfg.Address, "/") + apiv1.Path,
-		cache: staleCache{staleAfter: cfg.StaleAfter, now: cfg.Now},
+		cfg:    cfg,
+		http:   hc,
+		url:    strings.TrimSuffix(cfg.Address, "/") + apiv1.Path,
+		verify: verifier{maxBytes: cfg.MaxResponseBytes, maxSkew: cfg.MaxClockSkew, nodeExists: cfg.NodeExists},
+		cache:  staleCache{staleAfter: cfg.StaleAfter, now: cfg.Now},
 	}, nil
 }
 
@@ -124,7 +185,11 @@ func (c *Client) Run(ctx context.Context) {
 			}
 			n := c.fails.Add(1)
 			wait = backoff(c.cfg.Interval, c.cfg.MaxBackoff, int(n))
-			klog.V(2).InfoS("Refreshing load-watcher usage failed; keeping the cached snapshot", "err", err, "retryIn", wait)
+			if errors.Is(err, ErrRefused) {
+				klog.InfoS("Refusing load-watcher's answer; keeping the cached snapshot until it turns stale", "err", err, "retryIn", wait)
+			} else {
+				klog.V(2).InfoS("Refreshing load-watcher usage failed; keeping the cached snapshot", "err", err, "retryIn", wait)
+			}
 		} else {
 			c.fails.Store(0)
 		}
@@ -148,9 +213,12 @@ func backoff(base, limit time.Duration, failures int) time.Duration {
 	return time.Duration(float64(d) * (0.9 + 0.2*rand.Float64()))
 }
 
-// Refresh fetches the usage once.
+// Refresh fetches the usage once. An answer refused as a whole (its error
+// wraps ErrRefused) leaves the cached snapshot as a failed request does;
+// nodes whose data is refused are marked stale, with the reason in
+// usage.NodeUsage.Invalid.
 func (c *Client) Refresh(ctx context.Context) error {
-	list, err := c.fetch(ctx)
+	a, err := c.fetch(ctx)
 	now := c.cfg.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -160,11 +228,47 @@ func (c *Client) Refresh(ctx context.Context) error {
 	}
 	c.lastErr = nil
 	c.lastOK = now
-	c.cache.store(list, now)
+	c.cache.store(a.list, a.invalid, now)
+	c.logRefused(a)
 	return nil
 }
 
-func (c *Client) fetch(ctx context.Context) (*apiv1.UsageList, error) {
+// logRefused logs the nodes whose data started or stopped being refused.
+func (c *Client) logRefused(a *answer) {
+	now := make(map[string]string, len(a.invalid)+len(a.dropped))
+	for name, why := range a.invalid {
+		now[name] = why
+	}
+	for name, why := range a.dropped {
+		now[name] = why
+	}
+	logged, more := 0, 0
+	for name, why := range now {
+		if c.refused[name] == why {
+			continue
+		}
+		if logged++; logged > maxLoggedNodes {
+			more++
+			continue
+		}
+		if _, ok := a.invalid[name]; ok {
+			klog.InfoS("Refusing load-watcher's usage of a node; treating it as stale", "node", name, "reason", why)
+		} else {
+			klog.InfoS("Ignoring a node in load-watcher's answer", "node", name, "reason", why)
+		}
+	}
+	for name := range c.refused {
+		if _, ok := now[name]; !ok {
+			klog.V(2).InfoS("Accepting load-watcher's usage of a node again", "node", name)
+		}
+	}
+	if more > 0 {
+		klog.InfoS("Refusing load-watcher's usage of more nodes", "nodes", more)
+	}
+	c.refused = now
+}
+
+func (c *Client) fetch(ctx context.Context) (*answer, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
@@ -172,25 +276,21 @@ func (c *Client) fetch(ctx context.Context) (*apiv1.UsageList, error) {
 		return nil, fmt.Errorf("building request: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := c.cfg.HTTPClient.Do(req)
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", c.url, err)
 	}
 	defer resp.Body.Close()
-	body := io.LimitReader(resp.Body, maxBody)
 	if resp.StatusCode != http.StatusOK {
 		var e struct{ Message string }
-		_ = json.NewDecoder(body).Decode(&e)
+		_ = json.NewDecoder(io.LimitReader(resp.Body, maxErrorBody)).Decode(&e)
 		return nil, fmt.Errorf("GET %s: %s: %s", c.url, resp.Status, e.Message)
 	}
-	var list apiv1.UsageList
-	if err := json.NewDecoder(body).Decode(&list); err != nil {
-		return nil, fmt.Errorf("decoding %s: %w", c.url, err)
+	a, err := c.verify.decode(resp.Body, c.cfg.Now())
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", c.url, err)
 	}
-	if list.APIVersion != apiv1.APIVersion {
-		return nil, fmt.Errorf("%s answered apiVersion %q, want %q", c.url, list.APIVersion, apiv1.APIVersion)
-	}
-	return &list, nil
+	return a, nil
 }
 
 // Snapshot returns the latest usage with Stale evaluated now against the

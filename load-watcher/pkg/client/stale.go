@@ -26,11 +26,13 @@ type staleCache struct {
 	validUntil  time.Time
 }
 
-func (c *staleCache) store(list *apiv1.UsageList, receivedAt time.Time) {
+// store keeps list as received at receivedAt; invalid maps nodes whose data
+// was refused to why: they are stale whatever their age.
+func (c *staleCache) store(list *apiv1.UsageList, invalid map[string]string, receivedAt time.Time) {
 	nodes := make(map[string]usage.NodeUsage, len(list.Nodes))
 	local := make(map[string]time.Time, len(list.Nodes))
 	for name, n := range list.Nodes {
-		u := usage.NodeUsage{Node: name, SampleTime: n.SampleTime, Windows: make(map[usage.Window]map[usage.Resource]usage.Stats, len(n.Windows))}
+		u := usage.NodeUsage{Node: name, SampleTime: n.SampleTime, Invalid: invalid[name], Windows: make(map[usage.Window]map[usage.Resource]usage.Stats, len(n.Windows))}
 		for ws, byRes := range n.Windows {
 			w, err := apiv1.ParseWindow(ws)
 			if err != nil {
@@ -61,7 +63,7 @@ func (c *staleCache) snapshot() *usage.Snapshot {
 	out := make(map[string]usage.NodeUsage, len(c.nodes))
 	for name, n := range c.nodes {
 		sampled := c.localSample[name]
-		n.Stale = now.Sub(sampled) > c.staleAfter
+		n.Stale = n.Invalid != "" || now.Sub(sampled) > c.staleAfter
 		if turns := sampled.Add(c.staleAfter + time.Nanosecond); !n.Stale && turns.Before(until) {
 			until = turns
 		}

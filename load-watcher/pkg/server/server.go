@@ -165,10 +165,22 @@ func NewHandler(opts Options) *Handler {
 	if opts.Gatherer != nil {
 		mux.Handle(MetricsPath, promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "NotFound", "no such endpoint: "+r.URL.Path)
-	})
+	mux.HandleFunc("/", notFound)
 	return &Handler{Handler: recoverPanics(mux), s: s}
+}
+
+// NewMetricsHandler serves only /metrics from g: the handler of a metrics
+// port kept apart from the API, so that a NetworkPolicy can open one to
+// Prometheus without opening the other.
+func NewMetricsHandler(g prometheus.Gatherer) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(MetricsPath, promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/", notFound)
+	return recoverPanics(mux)
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, http.StatusNotFound, "NotFound", "no such endpoint: "+r.URL.Path)
 }
 
 // compatWindow is the window /watcher reports: 15m as upstream, else the

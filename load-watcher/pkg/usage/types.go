@@ -74,6 +74,10 @@ type NodeUsage struct {
 	// Stale is true when the newest sample is older than the staleness
 	// threshold: callers must not trust it for placement.
 	Stale bool `json:"stale"`
+	// Invalid, when not empty, says why the node's data was refused (a
+	// value out of range, a sample time in the future, …). Such a node is
+	// also Stale: callers treat it as they treat old data.
+	Invalid string `json:"invalid,omitempty"`
 	// Windows holds statistics per window and resource.
 	Windows map[Window]map[Resource]Stats `json:"-"`
 }

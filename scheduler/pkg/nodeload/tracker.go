@@ -37,7 +37,9 @@ const (
 	CauseMissing Cause = "UsageMissing"
 	// CauseStale means the node's newest sample is older than the staleness threshold.
 	CauseStale Cause = "UsageStale"
-	// CauseInvalid means the sample is not a usable number (NaN, infinite, negative).
+	// CauseInvalid means the sample is not a usable number (NaN, infinite,
+	// negative), or the load-watcher client refused the node's data (out of
+	// range, stamped in the future; see usage.NodeUsage.Invalid).
 	CauseInvalid Cause = "UsageInvalid"
 )
 
@@ -175,6 +177,9 @@ func Lookup(snap *usage.Snapshot, node string, window usage.Window, resources ..
 	if !ok {
 		return nu, CauseMissing
 	}
+	if nu.Invalid != "" {
+		return nu, CauseInvalid
+	}
 	if nu.Stale {
 		return nu, CauseStale
 	}
@@ -235,7 +240,7 @@ func describe(c Cause) string {
 	case CauseStale:
 		return "usage from load-watcher is stale"
 	case CauseInvalid:
-		return "usage from load-watcher is not a valid number"
+		return "usage from load-watcher is not a valid number or was refused"
 	}
 	return "no usage from load-watcher"
 }

@@ -32,6 +32,8 @@ func TestLookup(t *testing.T) {
 		"ok":    {Node: "ok", Windows: stats(40)},
 		"stale": {Node: "stale", Stale: true, Windows: stats(40)},
 		"nan":   {Node: "nan", Windows: stats(math.NaN())},
+		// The client marks refused data stale and says why.
+		"refused": {Node: "refused", Stale: true, Invalid: "nodes[refused].windows[5m][cpu].avg: Invalid value: -3: negative", Windows: stats(40)},
 	}}
 	tests := []struct {
 		name   string
@@ -46,6 +48,7 @@ func TestLookup(t *testing.T) {
 		{name: "window not kept", snap: snap, node: "ok", window: usage.Window15m, want: CauseMissing},
 		{name: "stale", snap: snap, node: "stale", window: usage.Window5m, want: CauseStale},
 		{name: "NaN", snap: snap, node: "nan", window: usage.Window5m, want: CauseInvalid},
+		{name: "refused by the client", snap: snap, node: "refused", window: usage.Window5m, want: CauseInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

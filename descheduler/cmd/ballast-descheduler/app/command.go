@@ -25,6 +25,7 @@ func Main() int {
 // options are the flags ballast-descheduler adds to the upstream ones.
 type options struct {
 	loadWatcherAddress    string
+	loadWatcherCAFile     string
 	loadWatcherStaleAfter time.Duration
 	version               bool
 }
@@ -41,6 +42,8 @@ func NewCommand(out io.Writer) *cobra.Command {
 	o := &options{}
 	cmd.Flags().StringVar(&o.loadWatcherAddress, "load-watcher-address", "http://ballast-load-watcher:2020",
 		"Base URL of the load-watcher that reports real node usage.")
+	cmd.Flags().StringVar(&o.loadWatcherCAFile, "load-watcher-ca-file", "",
+		"PEM CA bundle that signed the certificate of an https --load-watcher-address; empty means the system roots.")
 	cmd.Flags().DurationVar(&o.loadWatcherStaleAfter, "load-watcher-stale-after", client.DefaultStaleAfter,
 		"Usage older than this is stale: the node is neither hot nor a destination.")
 	cmd.Flags().BoolVar(&o.version, "version", false, "Print the version and exit.")
@@ -88,9 +91,10 @@ func printVersion(c *cobra.Command) error {
 }
 
 func newUsageSource(o *options) (*lazyClient, error) {
-	c, err := client.New(client.Config{Address: o.loadWatcherAddress, StaleAfter: o.loadWatcherStaleAfter})
+	c, err := client.New(client.Config{Address: o.loadWatcherAddress, CAFile: o.loadWatcherCAFile, StaleAfter: o.loadWatcherStaleAfter})
 	if err != nil {
-		return nil, fmt.Errorf("--load-watcher-address %q / --load-watcher-stale-after %v: %w", o.loadWatcherAddress, o.loadWatcherStaleAfter, err)
+		return nil, fmt.Errorf("--load-watcher-address %q / --load-watcher-ca-file %q / --load-watcher-stale-after %v: %w",
+			o.loadWatcherAddress, o.loadWatcherCAFile, o.loadWatcherStaleAfter, err)
 	}
 	return &lazyClient{client: c}, nil
 }

@@ -79,6 +79,13 @@ func TestPreRunRejectsBadLoadWatcherAddress(t *testing.T) {
 	}
 }
 
+func TestPreRunRejectsCAFileWithHTTP(t *testing.T) {
+	err := preRun(t, "--load-watcher-address=http://load-watcher:2020", "--load-watcher-ca-file=/etc/ballast/load-watcher-ca/ca.crt")
+	if err == nil || !strings.Contains(err.Error(), "--load-watcher-ca-file") || !strings.Contains(err.Error(), "caFile") {
+		t.Fatalf("PreRunE = %v, want an error naming --load-watcher-ca-file", err)
+	}
+}
+
 func TestShippedPolicy(t *testing.T) {
 	if err := preRun(t); err != nil {
 		t.Fatal(err)
@@ -211,7 +218,7 @@ func writeFile(t *testing.T, path, content string) {
 func TestUsageSourceFetchesOnStart(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now()
-		list := apiv1.UsageList{APIVersion: apiv1.APIVersion, Time: now, Source: "test", Nodes: map[string]apiv1.NodeUsage{
+		list := apiv1.UsageList{APIVersion: apiv1.APIVersion, Time: now, Source: "test", PeriodSeconds: 15, StaleAfterSeconds: 45, Windows: []string{"5m"}, Nodes: map[string]apiv1.NodeUsage{
 			"n1": {SampleTime: now, Windows: map[string]map[usage.Resource]usage.Stats{
 				"5m": {usage.Memory: {Avg: 42, Samples: 3}},
 			}},

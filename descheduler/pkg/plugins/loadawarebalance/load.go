@@ -65,6 +65,16 @@ func ReadPeak(snap *usage.Snapshot, node string, w usage.Window, want ...Resourc
 	return readStat(snap, node, w, func(s usage.Stats) float64 { return s.Max }, want...)
 }
 
+// SkipReason is the reason label for a node ReadLoad found no usable usage
+// for: "invalid" when the load-watcher client refused the node's data
+// (usage.NodeUsage.Invalid), "stale" when it is old or missing.
+func SkipReason(snap *usage.Snapshot, node string) string {
+	if snap != nil && snap.Nodes[node].Invalid != "" {
+		return skipInvalid
+	}
+	return skipStale
+}
+
 func readStat(snap *usage.Snapshot, node string, w usage.Window, stat func(usage.Stats) float64, want ...ResourceThresholds) (NodeLoad, bool) {
 	nu, ok := snap.Node(node)
 	if !ok {

@@ -149,8 +149,8 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		if !ok {
 			// Unknown usage is neither hot nor a destination.
 			s.streaks.observe(n.Name, false)
-			p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, skipStale).Inc()
-			logger.V(3).Info("Node has no fresh usage; neither hot nor a destination", "node", klog.KObj(n))
+			p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, SkipReason(snap, n.Name)).Inc()
+			logger.V(3).Info("Node has no fresh usage; neither hot nor a destination", "node", klog.KObj(n), "reason", SkipReason(snap, n.Name))
 			continue
 		}
 		inFlight[n.Name] = s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration())

@@ -196,6 +196,20 @@ func TestBalanceStaleUsage(t *testing.T) {
 			t.Errorf("skipped{reason=stale} = %v, want 1", got)
 		}
 	})
+	t.Run("hot node whose data the client refused is not hot", func(t *testing.T) {
+		h := newHarness(t, args(eager), threeNodes, hotPods()...)
+		h.source.set(h.clock.Now(), hotUsage)
+		n := h.source.snap.Nodes["hot"]
+		n.Stale, n.Invalid = true, "nodes[hot].windows[5m][cpu].latest: Invalid value: 3700: above 500 % of allocatable"
+		h.source.snap.Nodes["hot"] = n
+		h.plugin.Balance(h.ctx, h.nodes)
+		if len(h.evicted) != 0 {
+			t.Errorf("evicted %v from a node with refused usage", h.evicted)
+		}
+		if got := h.skipped(skipInvalid); got != 1 {
+			t.Errorf("skipped{reason=invalid} = %v, want 1", got)
+		}
+	})
 	t.Run("stale cool nodes are no destination", func(t *testing.T) {
 		h := newHarness(t, args(eager), threeNodes, hotPods()...)
 		h.cycle(hotUsage, "cool-a", "cool-b")

@@ -12,6 +12,8 @@ const (
 	skipPDB           = "pdb"
 	skipCooldown      = "cooldown"
 	skipStale         = "stale"
+	// skipInvalid: the load-watcher client refused the node's data as nonsense.
+	skipInvalid       = "invalid"
 	skipLimit         = "limit"
 	skipFiltered      = "filtered"
 	skipEvictionError = "eviction-error"
@@ -48,7 +50,7 @@ func NewMetrics() *Metrics {
 		SkippedCandidates: metrics.NewCounterVec(&metrics.CounterOpts{
 			Subsystem:      metricsSubsystem,
 			Name:           "skipped_candidates_total",
-			Help:           "Eviction candidates passed over, by plugin and reason (no-destination, pdb, cooldown, stale, limit, filtered, eviction-error, other-scheduler).",
+			Help:           "Eviction candidates passed over, by plugin and reason (no-destination, pdb, cooldown, stale, invalid, limit, filtered, eviction-error, other-scheduler).",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"plugin", "reason"}),
 		HotNodes: metrics.NewGaugeVec(&metrics.GaugeOpts{

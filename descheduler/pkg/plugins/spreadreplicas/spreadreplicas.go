@@ -33,7 +33,6 @@ const minDifference = 2
 const (
 	skipNoDestination  = "no-destination"
 	skipCooldown       = "cooldown"
-	skipStale          = "stale"
 	skipLimit          = "limit"
 	skipFiltered       = "filtered"
 	skipEvictionError  = "eviction-error"
@@ -136,8 +135,8 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 		load, ok := lab.ReadLoad(snap, n.Name, window, p.args.HighThresholds)
 		if !ok {
 			// Unknown usage never makes a node a destination.
-			p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, skipStale).Inc()
-			logger.V(3).Info("Node has no fresh usage; not a destination", "node", klog.KObj(n))
+			p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, lab.SkipReason(snap, n.Name)).Inc()
+			logger.V(3).Info("Node has no fresh usage; not a destination", "node", klog.KObj(n), "reason", lab.SkipReason(snap, n.Name))
 			continue
 		}
 		inFlight := s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration())

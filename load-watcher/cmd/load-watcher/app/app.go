@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/ballast-sched/ballast/load-watcher/internal/certs"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/registry"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
@@ -81,47 +83,117 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		return fmt.Errorf("invalid flags: %w", err)
 	}
 
-	lis, err := net.Listen("tcp", o.listenAddress)
+	tlsCfg, err := o.tlsConfig()
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", o.listenAddress, err)
+		return err
 	}
 	handler := server.NewHandler(server.Options{Source: col, Gatherer: reg})
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+	servers := []*served{{name: "API", addr: o.bound(o.listenAddress), handler: handler}}
+	if o.metricsAddress != "" {
+		servers[0].handler = server.NewHandler(server.Options{Source: col})
+		servers = append(servers, &served{name: "metrics", addr: o.bound(o.metricsAddress), handler: server.NewMetricsHandler(reg)})
+	}
+	for _, s := range servers {
+		if err := s.listen(tlsCfg); err != nil {
+			closeAll(servers)
+			return err
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 2)
+	errc := make(chan error, 1+len(servers))
 	go func() { errc <- col.Run(ctx) }()
 	go handler.WarmLoop(ctx)
-	go func() { errc <- srv.Serve(lis) }()
+	for _, s := range servers {
+		go func() { errc <- s.serve() }()
+	}
 	eff := col.Config()
-	klog.InfoS("Serving node usage", "address", lis.Addr().String(), "provider", o.provider,
+	klog.InfoS("Serving node usage", "address", servers[0].lis.Addr().String(), "tls", tlsCfg != nil, "provider", o.provider,
 		"period", eff.Period, "windows", o.windows, "staleAfter", eff.StaleAfter)
+	if len(servers) > 1 {
+		klog.InfoS("Serving metrics", "address", servers[1].lis.Addr().String(), "tls", tlsCfg != nil)
+	}
 	if ready != nil {
-		ready(lis.Addr().String())
+		ready(servers[0].lis.Addr().String())
 	}
 
 	var runErr error
 	select {
 	case <-ctx.Done():
 	case runErr = <-errc:
-		if errors.Is(runErr, http.ErrServerClosed) {
-			runErr = nil
-		}
 	}
 	cancel()
 	shutdownCtx, done := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer done()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		klog.ErrorS(err, "Shutting down the HTTP server")
+	for _, s := range servers {
+		if err := s.srv.Shutdown(shutdownCtx); err != nil {
+			klog.ErrorS(err, "Shutting down the HTTP server", "server", s.name)
+		}
 	}
 	klog.InfoS("Stopped")
 	return runErr
+}
+
+// served is one listening HTTP server: the API, or metrics on their own port.
+type served struct {
+	name    string
+	addr    string
+	handler http.Handler
+	lis     net.Listener
+	srv     *http.Server
+}
+
+// listen opens the listener; with tlsCfg the server speaks HTTPS only.
+func (s *served) listen(tlsCfg *tls.Config) error {
+	lis, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s for the %s: %w", s.addr, s.name, err)
+	}
+	s.lis = lis
+	s.srv = &http.Server{
+		Handler:           s.handler,
+		TLSConfig:         tlsCfg,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	return nil
+}
+
+func (s *served) serve() error {
+	var err error
+	if s.srv.TLSConfig != nil {
+		err = s.srv.ServeTLS(s.lis, "", "") // the certificate comes from TLSConfig.GetCertificate
+	} else {
+		err = s.srv.Serve(s.lis)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return fmt.Errorf("serving the %s: %w", s.name, err)
+}
+
+func closeAll(servers []*served) {
+	for _, s := range servers {
+		if s.lis != nil {
+			_ = s.lis.Close()
+		}
+	}
+}
+
+// tlsConfig loads --tls-cert-file and --tls-private-key-file; nil without them.
+func (o *options) tlsConfig() (*tls.Config, error) {
+	if o.tlsCertFile == "" {
+		return nil, nil
+	}
+	kp, err := certs.NewKeyPair(o.tlsCertFile, o.tlsKeyFile, func(err error) {
+		klog.ErrorS(err, "Reloading the serving certificate failed; keeping the previous one")
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert-file/--tls-private-key-file: %w", err)
+	}
+	return kp.ServerConfig(), nil
 }
 
 // wireSource sets the provider and the node source of cfg from the flags.

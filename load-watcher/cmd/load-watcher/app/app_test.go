@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ballast-sched/ballast/load-watcher/internal/certs/certstest"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
 
@@ -55,6 +59,13 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{name: "window shorter than period", args: []string{"--provider=static", "--windows=10s"}, want: "windows[0]"},
 		{name: "bad static entry", args: []string{"--provider=static", "--static-usage=a=x:1"}, want: "staticUsage[0]"},
 		{name: "unknown flag", args: []string{"--frobnicate"}, want: "unknown flag"},
+		{name: "bind address not an IP", args: []string{"--provider=static", "--bind-address=pod-ip"}, want: "bindAddress: Invalid value"},
+		{name: "bind address with a port", args: []string{"--provider=static", "--bind-address=10.0.0.1:2020"}, want: "bindAddress: Invalid value"},
+		{name: "listen address without a port", args: []string{"--provider=static", "--listen-address=10.0.0.1"}, want: "listenAddress: Invalid value"},
+		{name: "metrics port out of range", args: []string{"--provider=static", "--metrics-address=:70000"}, want: "metricsAddress: Invalid value"},
+		{name: "certificate without key", args: []string{"--provider=static", "--tls-cert-file=/tls/tls.crt"}, want: "tlsPrivateKeyFile: Required value"},
+		{name: "key without certificate", args: []string{"--provider=static", "--tls-private-key-file=/tls/tls.key"}, want: "tlsCertFile: Required value"},
+		{name: "unreadable key pair", args: []string{"--provider=static", "--static-usage=a=1:2", "--tls-cert-file=/nonexistent/tls.crt", "--tls-private-key-file=/nonexistent/tls.key"}, want: "--tls-cert-file/--tls-private-key-file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,23 +91,9 @@ func TestRunVersion(t *testing.T) {
 }
 
 func TestRunServesAndShutsDown(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, []string{
-			"--provider=static", "--static-usage=node-a=30:45,node-b=80:20",
-			"--listen-address=127.0.0.1:0", "--period=50ms", "--windows=1m",
-		}, io.Discard, io.Discard, func(addr string) { addrc <- addr })
-	}()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case err := <-done:
-		t.Fatalf("Run ended early: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("server did not start")
-	}
+	addr, stop := start(t, "--provider=static", "--static-usage=node-a=30:45,node-b=80:20",
+		"--listen-address=127.0.0.1:0", "--period=50ms", "--windows=1m")
+	defer stop()
 
 	var body struct {
 		Data struct {
@@ -134,14 +131,108 @@ func TestRunServesAndShutsDown(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
+}
 
-	cancel()
+// start runs the command with args and returns the API's address and a
+// function that stops it and checks that it returned cleanly.
+func start(t *testing.T, args ...string) (addr string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, args, io.Discard, io.Discard, func(addr string) { addrc <- addr }) }()
 	select {
+	case addr = <-addrc:
 	case err := <-done:
-		if err != nil {
-			t.Errorf("Run after cancel: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("Run did not return after cancel")
+		cancel()
+		t.Fatalf("Run ended early: %v", err)
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("server did not start")
 	}
+	return addr, func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run after cancel: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("Run did not return after cancel")
+		}
+	}
+}
+
+// TestRunServesTLSAndReadsBackWithTheClient serves HTTPS from a key pair on
+// disk, with metrics on their own port, and reads usage back through the Go
+// client trusting the certificate.
+func TestRunServesTLSAndReadsBackWithTheClient(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := certstest.SelfSigned(t, dir, "load-watcher")
+	metricsAddr := freeAddr(t)
+	addr, stop := start(t, "--provider=static", "--static-usage=node-a=30:45", "--period=50ms", "--windows=1m",
+		"--listen-address=:0", "--bind-address=127.0.0.1", "--metrics-address=:"+portOf(t, metricsAddr),
+		"--tls-cert-file="+certFile, "--tls-private-key-file="+keyFile)
+	defer stop()
+	if host, _, _ := net.SplitHostPort(addr); host != "127.0.0.1" {
+		t.Errorf("listening on %s, want --bind-address 127.0.0.1", addr)
+	}
+
+	c, err := client.New(client.Config{Address: "https://" + addr, CAFile: certFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go c.Run(ctx)
+	snap, err := client.WaitForSnapshot(ctx, c)
+	if err != nil {
+		t.Fatalf("no snapshot over TLS: %v (last error %v)", err, c.LastError())
+	}
+	if _, ok := snap.Nodes["node-a"]; !ok {
+		t.Errorf("snapshot without node-a: %+v", snap.Nodes)
+	}
+
+	if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("plain HTTP on the TLS port: status %d, want 400", resp.StatusCode)
+		}
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // test probe, like the kubelet's
+	for path, want := range map[string]int{
+		"https://" + addr + "/metrics":        http.StatusNotFound, // on its own port now
+		"https://" + metricsAddr + "/metrics": http.StatusOK,
+		"https://" + metricsAddr + "/watcher": http.StatusNotFound,
+	} {
+		resp, err := hc.Get(path)
+		if err != nil {
+			t.Errorf("GET %s: %v", path, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: status %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func portOf(t *testing.T, addr string) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
 }

@@ -5,6 +5,8 @@ package app
 import (
 	"flag"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -30,15 +32,19 @@ const envPrefix = "LOAD_WATCHER_"
 
 // options are the command's flags.
 type options struct {
-	provider      string
-	listenAddress string
-	period        time.Duration
-	windows       []string
-	staleAfter    time.Duration
-	kubeconfig    string
-	prometheus    prometheus.Config
-	staticUsage   []string
-	version       bool
+	provider       string
+	listenAddress  string
+	bindAddress    string
+	metricsAddress string
+	tlsCertFile    string
+	tlsKeyFile     string
+	period         time.Duration
+	windows        []string
+	staleAfter     time.Duration
+	kubeconfig     string
+	prometheus     prometheus.Config
+	staticUsage    []string
+	version        bool
 }
 
 func defaultOptions() *options {
@@ -54,6 +60,10 @@ func defaultOptions() *options {
 func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.provider, "provider", o.provider, "Usage source: "+strings.Join(registry.Names(), ", ")+".")
 	fs.StringVar(&o.listenAddress, "listen-address", o.listenAddress, "Address the HTTP API listens on.")
+	fs.StringVar(&o.bindAddress, "bind-address", "", "IP address to listen on, e.g. the pod's IP; replaces the host of --listen-address and --metrics-address. Empty keeps them.")
+	fs.StringVar(&o.metricsAddress, "metrics-address", "", "Address /metrics is served on, apart from the API; empty serves it with the API on --listen-address.")
+	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "PEM certificate (chain) to serve HTTPS with; needs --tls-private-key-file. Reloaded when the file changes.")
+	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file.")
 	fs.DurationVar(&o.period, "period", o.period, "Time between sampling rounds.")
 	fs.StringSliceVar(&o.windows, "windows", o.windows, "Statistics windows, comma separated.")
 	fs.DurationVar(&o.staleAfter, "stale-after", 0, "A node whose newest sample is older is stale (default 3 × --period).")
@@ -111,6 +121,20 @@ func (o *options) validate() error {
 	}
 	if o.listenAddress == "" {
 		errs = append(errs, field.Required(field.NewPath("listenAddress"), ""))
+	} else {
+		errs = append(errs, validateHostPort(field.NewPath("listenAddress"), o.listenAddress)...)
+	}
+	if o.metricsAddress != "" {
+		errs = append(errs, validateHostPort(field.NewPath("metricsAddress"), o.metricsAddress)...)
+	}
+	if _, err := netip.ParseAddr(o.bindAddress); o.bindAddress != "" && err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("bindAddress"), o.bindAddress, "must be an IP address, e.g. 10.42.0.7 or ::"))
+	}
+	switch {
+	case o.tlsCertFile != "" && o.tlsKeyFile == "":
+		errs = append(errs, field.Required(field.NewPath("tlsPrivateKeyFile"), "with tlsCertFile"))
+	case o.tlsCertFile == "" && o.tlsKeyFile != "":
+		errs = append(errs, field.Required(field.NewPath("tlsCertFile"), "with tlsPrivateKeyFile"))
 	}
 	if len(o.staticUsage) > 0 && o.provider != static.Name {
 		errs = append(errs, field.Invalid(field.NewPath("staticUsage"), strings.Join(o.staticUsage, ","), "only with --provider=static"))
@@ -123,6 +147,28 @@ func (o *options) validate() error {
 		}
 	}
 	return errs.ToAggregate()
+}
+
+// validateHostPort checks a listen address: host (may be empty) and a
+// numeric port.
+func validateHostPort(path *field.Path, addr string) field.ErrorList {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return field.ErrorList{field.Invalid(path, addr, "want host:port, e.g. :2020")}
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return field.ErrorList{field.Invalid(path, addr, "the port must be a number from 0 to 65535")}
+	}
+	return nil
+}
+
+// bound returns addr with its host replaced by --bind-address, if set.
+func (o *options) bound(addr string) string {
+	if o.bindAddress == "" {
+		return addr
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	return net.JoinHostPort(o.bindAddress, port)
 }
 
 // staticProvider builds the static provider from --static-usage.

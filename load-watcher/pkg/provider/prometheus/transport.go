@@ -2,11 +2,12 @@ package prometheus
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/ballast-sched/ballast/load-watcher/internal/certs"
 )
 
 // newTransport builds the HTTP transport for the TLS and token settings.
@@ -15,13 +16,9 @@ func newTransport(cfg Config) (http.RoundTripper, error) {
 	if cfg.CAFile != "" || cfg.InsecureSkipVerify {
 		tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // opt-in by flag
 		if cfg.CAFile != "" {
-			pem, err := os.ReadFile(cfg.CAFile)
+			pool, err := certs.Pool(cfg.CAFile, "Prometheus CA file")
 			if err != nil {
-				return nil, fmt.Errorf("reading Prometheus CA file: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("no PEM certificate in Prometheus CA file %s", cfg.CAFile)
+				return nil, err
 			}
 			tlsCfg.RootCAs = pool
 		}

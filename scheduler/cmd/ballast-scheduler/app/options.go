@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -26,6 +27,8 @@ const (
 type Options struct {
 	// LoadWatcherAddress is the load-watcher URL in service mode.
 	LoadWatcherAddress string
+	// LoadWatcherCAFile is a PEM CA bundle that signed an https load-watcher's certificate.
+	LoadWatcherCAFile string
 	// LoadWatcherMode is ModeService or ModeLibrary.
 	LoadWatcherMode string
 	// StaleAfter is how old a node's newest sample may be before the
@@ -42,6 +45,8 @@ func NewOptions() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LoadWatcherAddress, "load-watcher-address", o.LoadWatcherAddress,
 		"URL of the load-watcher serving node usage. Empty together with --load-watcher-mode=library runs the collector in the scheduler.")
+	fs.StringVar(&o.LoadWatcherCAFile, "load-watcher-ca-file", "",
+		"PEM CA bundle that signed the certificate of an https --load-watcher-address; empty means the system roots.")
 	fs.StringVar(&o.LoadWatcherMode, "load-watcher-mode", o.LoadWatcherMode,
 		"How to reach load-watcher: service (HTTP, one load-watcher for the cluster) or library (collector in-process, reading metrics-server).")
 	fs.DurationVar(&o.StaleAfter, "load-watcher-stale-after", o.StaleAfter,
@@ -55,6 +60,9 @@ func (o *Options) Validate() error {
 	case ModeService:
 		if o.LoadWatcherAddress == "" {
 			errs = append(errs, field.Required(field.NewPath("--load-watcher-address"), "required in service mode"))
+		}
+		if o.LoadWatcherCAFile != "" && !strings.HasPrefix(o.LoadWatcherAddress, "https://") {
+			errs = append(errs, field.Invalid(field.NewPath("--load-watcher-ca-file"), o.LoadWatcherCAFile, "only with an https:// --load-watcher-address"))
 		}
 	case ModeLibrary:
 		if o.LoadWatcherAddress != "" {

@@ -20,6 +20,11 @@ func TestOptionsValidate(t *testing.T) {
 			wantErr: []string{"--load-watcher-address"}},
 		{name: "service mode without address", mutate: func(o *Options) { o.LoadWatcherAddress = "" },
 			wantErr: []string{"--load-watcher-address"}},
+		{name: "CA file with an https address", mutate: func(o *Options) {
+			o.LoadWatcherAddress, o.LoadWatcherCAFile = "https://lw.ballast-system.svc:2020", "/etc/ballast/load-watcher-ca/ca.crt"
+		}},
+		{name: "CA file with an http address", mutate: func(o *Options) { o.LoadWatcherCAFile = "/etc/ballast/load-watcher-ca/ca.crt" },
+			wantErr: []string{"--load-watcher-ca-file"}},
 		{name: "unknown mode and zero staleness", mutate: func(o *Options) { o.LoadWatcherMode, o.StaleAfter = "sidecar", 0 },
 			wantErr: []string{"--load-watcher-mode", "--load-watcher-stale-after"}},
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
@@ -104,12 +105,33 @@ func FlagSource(o *Options) SourceFactory {
 			logger.Info("Collecting node usage in-process", "staleAfter", o.StaleAfter)
 			return c, nil
 		}
-		c, err := client.New(client.Config{Address: o.LoadWatcherAddress, StaleAfter: o.StaleAfter})
+		c, err := client.New(client.Config{
+			Address: o.LoadWatcherAddress, CAFile: o.LoadWatcherCAFile, StaleAfter: o.StaleAfter,
+			NodeExists: nodeExists(h),
+		})
 		if err != nil {
 			return nil, err
 		}
 		go c.Run(ctx)
-		logger.Info("Reading node usage from load-watcher", "address", o.LoadWatcherAddress, "staleAfter", o.StaleAfter)
+		logger.Info("Reading node usage from load-watcher", "address", o.LoadWatcherAddress, "caFile", o.LoadWatcherCAFile, "staleAfter", o.StaleAfter)
 		return c, nil
+	}
+}
+
+// nodeExists asks the scheduler's node informer whether a node load-watcher
+// reports is one of the cluster's; until the informer has synced it cannot
+// tell and says yes. Nil without an informer factory.
+func nodeExists(h fwk.Handle) func(string) bool {
+	if h == nil || h.SharedInformerFactory() == nil {
+		return nil
+	}
+	nodes := h.SharedInformerFactory().Core().V1().Nodes()
+	informer, lister := nodes.Informer(), nodes.Lister()
+	return func(name string) bool {
+		if !informer.HasSynced() {
+			return true
+		}
+		_, err := lister.Get(name)
+		return !apierrors.IsNotFound(err)
 	}
 }

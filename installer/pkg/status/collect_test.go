@@ -1,0 +1,62 @@
+package status
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	restclient "k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// TestCollectAsksLoadWatcherInItsScheme checks that status asks a
+// load-watcher serving TLS through the API server proxy with https, and
+// one serving plain HTTP with http.
+func TestCollectAsksLoadWatcherInItsScheme(t *testing.T) {
+	for want, args := range map[string][]string{
+		"http":  {"--provider=metrics-server", "--listen-address=:2020"},
+		"https": {"--listen-address=:2020", "--tls-cert-file=/etc/ballast/tls/tls.crt", "--tls-private-key-file=/etc/ballast/tls/tls.key"},
+	} {
+		t.Run(want, func(t *testing.T) {
+			d := &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: "ballast-load-watcher", Namespace: "ballast-system"},
+				Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "load-watcher", Args: args}},
+				}}},
+			}
+			cs := fake.NewClientset(d)
+			cs.PrependProxyReactor("services", func(k8stesting.Action) (bool, restclient.ResponseWrapper, error) {
+				return true, unreachable{}, nil
+			})
+			r := Collect(context.Background(), Options{Client: cs, Namespace: "ballast-system", ReleaseName: "ballast", LoadWatcherPort: 2020})
+			if r.UsageErr == nil || !strings.Contains(r.UsageErr.Error(), "load-watcher.networkPolicy.apiFrom") {
+				t.Errorf("UsageErr = %v, want the NetworkPolicy named", r.UsageErr)
+			}
+			var got string
+			for _, a := range cs.Actions() {
+				if p, ok := a.(k8stesting.ProxyGetAction); ok {
+					got = p.GetScheme()
+				}
+			}
+			if got != want {
+				t.Errorf("proxied with scheme %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// unreachable is a proxied request that finds no load-watcher.
+type unreachable struct{}
+
+func (unreachable) DoRaw(context.Context) ([]byte, error) {
+	return nil, errors.New("no endpoints available")
+}
+func (unreachable) Stream(context.Context) (io.ReadCloser, error) {
+	return nil, errors.New("no endpoints available")
+}
