@@ -56,7 +56,7 @@ func pickDestination(ctx context.Context, pod *v1.Pod, amount loadscore.Amount, 
 			continue
 		}
 		if narrows != nil && !narrows(n) {
-			rejected = append(rejected, n.Name+": the move would leave it and the source further apart")
+			rejected = append(rejected, n.Name+": the move would leave it and the source further apart, or it holds as many of the workload's replicas")
 			continue
 		}
 		ranked = append(ranked, destination{node: n, score: p.Score})

@@ -242,6 +242,24 @@ func (p *LoadAwareBalance) narrows(source, dest, fromSource, toDest NodeLoad) bo
 	return after < before
 }
 
+// replicasOn counts the pods of workload w on node. A balance move goes
+// only to a node with fewer of them than the source: kube-scheduler spreads
+// a workload's replicas over nodes (PodTopologySpread's system default), so
+// the replacement of a pod moved towards more of its siblings is pulled back.
+func (p *LoadAwareBalance) replicasOn(node string, w Workload) int {
+	pods, err := p.handle.GetPodsAssignedToNodeFunc()(node, nil)
+	if err != nil {
+		return 0
+	}
+	var n int
+	for _, pod := range pods {
+		if pw, ok := WorkloadOf(pod); ok && pw == w && pod.DeletionTimestamp == nil {
+			n++
+		}
+	}
+	return n
+}
+
 // meanLoad is the mean of every resource over the nodes with usage.
 func meanLoad(loads map[string]NodeLoad) NodeLoad {
 	out := NodeLoad{}
@@ -325,9 +343,12 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		var narrows func(*v1.Node) bool
 		if len(p.args.HighThresholds.Above(c.loads[node.Name])) == 0 {
 			// Above the mean only: balance, which a move that swaps the
-			// roles of the two nodes does not improve.
+			// roles of the two nodes does not improve, nor one that
+			// kube-scheduler's replica spreading would undo.
+			onSource := p.replicasOn(node.Name, wl)
 			narrows = func(dest *v1.Node) bool {
-				return p.narrows(c.loads[node.Name], c.loads[dest.Name], p.deps.Model.Share(amounts[pod], node), p.deps.Model.Share(amounts[pod], dest))
+				return p.narrows(c.loads[node.Name], c.loads[dest.Name], p.deps.Model.Share(amounts[pod], node), p.deps.Model.Share(amounts[pod], dest)) &&
+					p.replicasOn(dest.Name, wl) < onSource
 			}
 		}
 		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, cool, undoes, narrows, c.loads, c.limits, p.args.LowThresholds, p.deps.Model,

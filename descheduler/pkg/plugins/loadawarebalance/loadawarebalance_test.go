@@ -359,6 +359,30 @@ func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
 	}
 }
 
+// A balance move goes only to a node holding fewer of the workload's
+// replicas than the source: kube-scheduler spreads replicas over nodes and
+// would place the replacement back.
+func TestBalanceMovesOnlyTowardsFewerReplicas(t *testing.T) {
+	deviation := func(a *LoadAwareBalanceArgs) {
+		unlimited(a)
+		a.DeviationThresholds = ResourceThresholds{"memory": 20}
+	}
+	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
+	siblings := []*v1.Pod{pod("web-1", "hot", "rs-web", 40),
+		pod("web-2", "cool-a", "rs-web", 40), pod("web-3", "cool-b", "rs-web", 40)}
+	h := newHarness(t, args(deviation), threeNodes, siblings...)
+	h.cycle(usage)
+	if len(h.evicted) != 0 {
+		t.Fatalf("evicted %v towards nodes with as many replicas of the workload", h.evicted)
+	}
+	// cool-b holds none: the replica moves there.
+	h = newHarness(t, args(deviation), threeNodes, siblings[:2]...)
+	h.cycle(usage)
+	if len(h.evicted) != 1 {
+		t.Fatalf("evicted %v, want web-1 moved to the node without a replica", h.evicted)
+	}
+}
+
 // A node above the mean is no destination for balance moves, even under
 // the low thresholds: moving pods there would only move the imbalance.
 func TestBalanceMovesOnlyToNodesBelowTheMean(t *testing.T) {

@@ -32,8 +32,10 @@ type candidate struct {
 // also score at least as well as the source on the usage load-watcher
 // reports, which is what the scheduler places the replacement on: otherwise
 // the scheduler would put it back on the source and the move would only
-// churn. And it must not end more loaded than the source (evensOut), so
-// replicas follow node sizes instead of pulling against LoadAwareBalance.
+// churn. And it must not end more loaded than the source (evensOut), on
+// average nor at the window peaks, so replicas follow node sizes instead of
+// pulling against LoadAwareBalance, and do not move onto a node whose load
+// comes and goes (a backup job) from one whose load does not.
 // The fewest replicas win, then the best score.
 func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Workload, r *replicas, pod *v1.Pod, amount loadscore.Amount, src *v1.Node, nodes []*v1.Node) (*v1.Node, string) {
 	source := src.Name
@@ -73,6 +75,10 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Wo
 		}
 		if srcLoad, ok := c.loads[source]; ok && !p.evensOut(amount, src, srcLoad, n, load) {
 			reject(n, "it would end more loaded than the source")
+			continue
+		}
+		if srcPeak, ok := c.peaks[source]; ok && !p.evensOut(amount, src, srcPeak, n, c.peaks[n.Name]) {
+			reject(n, "at its peak in the window it would end more loaded than the source at its peak")
 			continue
 		}
 		if score, _ := p.reportedScore(c, pod, n); sourceKnown && score < sourceScore {

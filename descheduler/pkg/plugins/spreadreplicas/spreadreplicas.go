@@ -285,6 +285,12 @@ func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle
 		c.loads[src.Name] = l.Add(srcLoad, -1)
 	}
 	c.loads[dest.Name] = c.loads[dest.Name].Add(destLoad, 1)
+	if l, ok := c.peaks[src.Name]; ok {
+		c.peaks[src.Name] = l.Add(srcLoad, -1)
+	}
+	if l, ok := c.peaks[dest.Name]; ok {
+		c.peaks[dest.Name] = l.Add(destLoad, 1)
+	}
 	r.count[src.Name]--
 	r.count[dest.Name]++
 	c.evicted++

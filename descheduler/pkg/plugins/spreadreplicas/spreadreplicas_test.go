@@ -65,6 +65,17 @@ func TestLeavesANodeThatPeaksAlone(t *testing.T) {
 	}
 }
 
+// node-b peaks at 79 % memory (a backup job), under the high threshold,
+// while node-a never exceeds its 30 %: moving replicas there would make the
+// node whose load comes and goes the busier of the two whenever it runs.
+func TestLeavesANodeWhoseLoadComesAndGoesAlone(t *testing.T) {
+	h := newHarness(t, args(nil), twoNodes, replicaPods("web", "node-a", 6)...)
+	h.source.peaks = map[string]lab.NodeLoad{"node-b": {usage.CPU: 5, usage.Memory: 79}}
+	if got := h.cycle(quiet); len(got) != 0 {
+		t.Fatalf("evicted %v towards a node that peaks above the source", got)
+	}
+}
+
 // A node four times the size holds six replicas at 30 %, a small one two
 // at 20 %. Each replica asks for 100m and 40 MiB but uses four times that:
 // moving one would lift the small node to 30 % CPU and 36 % memory, above
