@@ -475,15 +475,19 @@ descheduler:
 	}
 }
 
-func TestDeviationThresholdsOffByDefault(t *testing.T) {
+func TestDeviationThresholds(t *testing.T) {
 	policy := deschedulerPolicy(t, render(t, nil))
-	// {} or absent: the plugin reads no deviation.
-	if got, ok := policy["ballast"]["LoadAwareBalance"]["deviationThresholds"].(map[string]any); ok && len(got) > 0 {
-		t.Errorf("default deviationThresholds = %v, want none", got)
+	if diff := cmp.Diff(map[string]any{"cpu": float64(20), "memory": float64(20)}, policy["ballast"]["LoadAwareBalance"]["deviationThresholds"]); diff != "" {
+		t.Errorf("default deviationThresholds (-want,+got):\n%s", diff)
 	}
 	policy = deschedulerPolicy(t, render(t, valuesFromYAML(t, `descheduler: {loadAwareBalance: {deviationThresholds: {cpu: 20, memory: 25}}}`)))
 	if diff := cmp.Diff(map[string]any{"cpu": float64(20), "memory": float64(25)}, policy["ballast"]["LoadAwareBalance"]["deviationThresholds"]); diff != "" {
 		t.Errorf("deviationThresholds (-want,+got):\n%s", diff)
+	}
+	// null turns balancing around the mean off: the plugin reads no deviation.
+	policy = deschedulerPolicy(t, render(t, valuesFromYAML(t, `descheduler: {loadAwareBalance: {deviationThresholds: null}}`)))
+	if got := policy["ballast"]["LoadAwareBalance"]["deviationThresholds"]; got != nil {
+		t.Errorf("deviationThresholds with null = %v, want none", got)
 	}
 }
 
