@@ -183,6 +183,11 @@ func TestUserJourney(t *testing.T) {
 		if !strings.Contains(out, lane.NodeName) {
 			t.Errorf("ballast status does not list node %s", lane.NodeName)
 		}
+		// Through the kubelet into load-watcher's pod, which its
+		// NetworkPolicy does not block wherever the pod runs.
+		if !strings.Contains(out, "reached by port-forward to pod") {
+			t.Errorf("ballast status did not reach load-watcher through a port-forward")
+		}
 	})
 
 	figures.memory = containerMemory(ctx, t, l)

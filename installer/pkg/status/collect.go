@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
@@ -41,11 +42,18 @@ type Report struct {
 	OptIn string
 	// Now is when the report was taken, for ages.
 	Now time.Time
+	// UsageVia says how load-watcher was reached: a port-forward to its pod,
+	// or the API server's service proxy.
+	UsageVia string
 }
 
 // Options locate the installation.
 type Options struct {
-	Client      kubernetes.Interface
+	Client kubernetes.Interface
+	// RestConfig, when set, lets status reach load-watcher through a
+	// port-forward to its pod, which its NetworkPolicy does not block;
+	// without it, or when that fails, through the API server's service proxy.
+	RestConfig  *rest.Config
 	Namespace   string
 	ReleaseName string
 	// LoadWatcherPort is the load-watcher Service port.
@@ -54,8 +62,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Collect reads Deployments and asks load-watcher, through the API server's
-// service proxy, for its latest usage.
+// Collect reads Deployments and asks load-watcher for its latest usage:
+// through a port-forward to its pod when RestConfig is set, else (or when
+// that fails) through the API server's service proxy.
 func Collect(ctx context.Context, o Options) Report {
 	now := time.Now
 	if o.Now != nil {
@@ -63,6 +72,7 @@ func Collect(ctx context.Context, o Options) Report {
 	}
 	r := Report{Namespace: o.Namespace, Now: now()}
 	scheme := "http"
+	var lw *appsv1.Deployment
 	for _, c := range Components {
 		comp := Component{Name: c}
 		d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, charts.ComponentFullname(o.ReleaseName, c), metav1.GetOptions{})
@@ -70,7 +80,7 @@ func Collect(ctx context.Context, o Options) Report {
 			comp.Found = true
 			comp.Ready = helminstall.Ready(d)
 			if c == "load-watcher" {
-				scheme = loadWatcherScheme(d)
+				scheme, lw = loadWatcherScheme(d), d
 			}
 			comp.Available = d.Status.AvailableReplicas
 			comp.Replicas = 1
@@ -84,15 +94,31 @@ func Collect(ctx context.Context, o Options) Report {
 	}
 	r.OptIn = optIn(ctx, o.Client, o.ReleaseName)
 	svc := charts.ComponentFullname(o.ReleaseName, "load-watcher")
-	body, err := o.Client.CoreV1().Services(o.Namespace).
-		ProxyGet(scheme, svc, fmt.Sprint(o.LoadWatcherPort), "/watcher", nil).DoRaw(ctx)
-	if err != nil {
-		// The API server is no pod: load-watcher's NetworkPolicy lets it through
-		// only where the CNI lets a node reach its own pods, i.e. when both run
-		// on one node (docs/load-watcher.md#security).
-		r.UsageErr = fmt.Errorf("ask load-watcher (service %s/%s, %s, through the API server; on another node than the API server "+
-			"load-watcher's NetworkPolicy needs the API server's address in load-watcher.networkPolicy.apiFrom): %w", o.Namespace, svc, scheme, err)
-		return r
+	var forwardErr error
+	var body []byte
+	if o.RestConfig != nil && lw != nil {
+		var pod string
+		body, pod, forwardErr = forwardGet(ctx, o.RestConfig, o.Client, lw, o.LoadWatcherPort, scheme, "/watcher")
+		if forwardErr == nil {
+			r.UsageVia = "port-forward to pod " + pod
+		}
+	}
+	if body == nil {
+		var err error
+		body, err = o.Client.CoreV1().Services(o.Namespace).
+			ProxyGet(scheme, svc, fmt.Sprint(o.LoadWatcherPort), "/watcher", nil).DoRaw(ctx)
+		if err != nil {
+			// The API server is no pod: load-watcher's NetworkPolicy lets it
+			// through only where the CNI lets a node reach its own pods, i.e.
+			// when both run on one node (docs/load-watcher.md#security).
+			r.UsageErr = fmt.Errorf("ask load-watcher (service %s/%s, %s, through the API server; on another node than the API server "+
+				"load-watcher's NetworkPolicy needs the API server's address in load-watcher.networkPolicy.apiFrom): %w", o.Namespace, svc, scheme, err)
+			if forwardErr != nil {
+				r.UsageErr = fmt.Errorf("%w; before that, %v", r.UsageErr, forwardErr)
+			}
+			return r
+		}
+		r.UsageVia = "the API server's service proxy"
 	}
 	u, err := parseWatcher(body)
 	if err != nil {
@@ -156,7 +182,11 @@ func (r Report) Print(w io.Writer) error {
 	if !r.Usage.Time.IsZero() {
 		age = r.Now.Sub(r.Usage.Time).Round(time.Second).String() + " old"
 	}
-	fmt.Fprintf(w, "usage: from %s, window %s, %s\n\n", r.Usage.Source, r.Usage.Window, age)
+	via := ""
+	if r.UsageVia != "" {
+		via = " (load-watcher reached by " + r.UsageVia + ")"
+	}
+	fmt.Fprintf(w, "usage: from %s, window %s, %s%s\n\n", r.Usage.Source, r.Usage.Window, age, via)
 	return PrintNodes(w, r.Usage.Nodes)
 }
 

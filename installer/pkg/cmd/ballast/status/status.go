@@ -55,8 +55,12 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if err != nil {
 		return err
 	}
+	restConfig, err := getter.ToRESTConfig()
+	if err != nil {
+		return err
+	}
 	r := report.Collect(ctx, report.Options{
-		Client: clients.Kube, Namespace: flags.Namespace, ReleaseName: flags.ReleaseName, LoadWatcherPort: flags.LoadWatcherPort,
+		Client: clients.Kube, RestConfig: restConfig, Namespace: flags.Namespace, ReleaseName: flags.ReleaseName, LoadWatcherPort: flags.LoadWatcherPort,
 	})
 	if err := r.Print(streams.Out); err != nil {
 		return err
