@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	lwv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
@@ -122,6 +123,23 @@ func TestUserJourney(t *testing.T) {
 				t.Errorf("pod %s was bound by %q, want %s", p.Name, by, ballastScheduler)
 			}
 		}
+		// The next replica is estimated by what these two use: the
+		// scheduler's own identity reads their PodMetrics from the real
+		// metrics-server through the API server's aggregation layer.
+		asScheduler := rest.CopyConfig(l.Config)
+		asScheduler.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ballastNamespace + ":ballast-scheduler"}
+		sched, err := kubernetes.NewForConfig(asScheduler)
+		if err != nil {
+			t.Fatal(err)
+		}
+		poll(ctx, t, "the scheduler to read the PodMetrics of "+pods[0].Name, 3*time.Minute, func(ctx context.Context) (bool, string) {
+			raw, err := sched.CoreV1().RESTClient().Get().
+				AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/" + pods[0].Name).DoRaw(ctx)
+			if err != nil {
+				return false, err.Error()
+			}
+			return bytes.Contains(raw, []byte(`"containers"`)), string(raw)
+		})
 	})
 
 	t.Run("a memory hog makes the node unschedulable for Ballast only", func(t *testing.T) {
