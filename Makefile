@@ -54,10 +54,11 @@ test-unit: ## Fast unit tests only (-short: no control plane, no Prometheus).
 	@for m in $(GO_MODULES); do echo "== unit $$m"; (cd $$m && $(GO) test -short $(GOTEST_FLAGS) ./...); done
 
 .PHONY: lint
-lint: ## gofmt check, go vet, and the generated replace blocks up to date.
+lint: ## gofmt check, go vet, the generated replace blocks up to date, and workflow actions pinned by commit.
 	@bad=$$(gofmt -l $(MODULES) $(PEER_MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 	@for m in $(GO_MODULES); do echo "== vet $$m"; (cd $$m && $(GO) vet ./...); done
 	@hack/update-k8s-replace.sh --verify
+	@hack/verify-action-pins.sh
 
 .PHONY: bench
 bench: ## Benchmarks of every module (figures go to docs/performance.md).
