@@ -54,11 +54,38 @@ test-unit: ## Fast unit tests only (-short: no control plane, no Prometheus).
 	@for m in $(GO_MODULES); do echo "== unit $$m"; (cd $$m && $(GO) test -short $(GOTEST_FLAGS) ./...); done
 
 .PHONY: lint
-lint: ## gofmt check, go vet, the generated replace blocks up to date, and workflow actions pinned by commit.
+lint: ## gofmt check, go vet, the generated replace blocks up to date, workflow actions pinned by commit, and vulncheck when its database answers.
 	@bad=$$(gofmt -l $(MODULES) $(PEER_MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 	@for m in $(GO_MODULES); do echo "== vet $$m"; (cd $$m && $(GO) vet ./...); done
 	@hack/update-k8s-replace.sh --verify
 	@hack/verify-action-pins.sh
+	@$(MAKE) --no-print-directory vulncheck-lint
+
+# govulncheck reports the known vulnerabilities (Go vulnerability database)
+# that each module's code can reach, in the dependency versions the module
+# ships with: GOWORK=off, as `make images` and the release build them.
+GOVULNCHECK ?= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
+GOVULNDB    ?= https://vuln.go.dev
+# `make lint` skips vulncheck when the database does not answer (offline), and
+# says so; VULNCHECK=required makes that an error, VULNCHECK=skip skips it (CI
+# runs `make vulncheck` as a job of its own). `make vulncheck` always needs it.
+VULNCHECK   ?=
+VULNDB_PROBE = case "$(GOVULNDB)" in \
+	file://*) test -f "$(patsubst file://%,%,$(GOVULNDB))/index/db.json" ;; \
+	*) curl -fsS --max-time 10 -o /dev/null "$(GOVULNDB)/index/db.json" 2>/dev/null ;; esac
+
+.PHONY: vulncheck
+vulncheck: ## Fail on known vulnerabilities reachable from any module (govulncheck; needs the database at GOVULNDB).
+	@status=0; for m in $(GO_MODULES); do echo "== vulncheck $$m"; \
+		(cd $$m && GOWORK=off $(GOVULNCHECK) -db "$(GOVULNDB)" ./...) || { echo "vulncheck $$m failed" >&2; status=1; }; \
+	done; exit $$status
+
+.PHONY: vulncheck-lint
+vulncheck-lint:
+	@if [ "$(VULNCHECK)" = skip ]; then echo "vulncheck: skipped (VULNCHECK=skip)"; \
+	elif $(VULNDB_PROBE); then $(MAKE) --no-print-directory vulncheck; \
+	elif [ "$(VULNCHECK)" = required ]; then echo "vulncheck: the vulnerability database $(GOVULNDB) does not answer, and VULNCHECK=required" >&2; exit 1; \
+	else echo "vulncheck: skipped: the vulnerability database $(GOVULNDB) does not answer (offline?); VULNCHECK=required makes this an error"; fi
 
 .PHONY: bench
 bench: ## Benchmarks of every module (figures go to docs/performance.md).
