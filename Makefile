@@ -17,6 +17,11 @@ BIN     := $(CURDIR)/bin
 # Kubernetes test binaries link at ~2.5 GB each: keep two at a time at most.
 GOTEST_FLAGS ?= -count=1 -p 2 -timeout 30m
 BENCH_FLAGS  ?= -run '^$$' -bench . -benchmem
+# `make fuzz`: how long each fuzz target runs; `make test` fuzzes for TEST_FUZZTIME each.
+FUZZTIME      ?= 10s
+TEST_FUZZTIME ?= 5s
+# How long each new input may be minimised (hack/fuzz.sh).
+FUZZMINIMIZETIME ?= 1s
 # `make images`: platforms to build, and the version (empty: the chart's appVersion).
 PLATFORMS ?= linux/amd64,linux/arm64,linux/arm/v7
 VERSION   ?=
@@ -43,11 +48,19 @@ images: ## Cross-compile the three components and build their images into _outpu
 	cd images && $(GO) run ./cmd/ballast-images --root $(CURDIR) --platforms $(PLATFORMS) $(if $(VERSION),--version $(VERSION))
 
 .PHONY: test
-test: lint test-all e2e ## Lint, every unit and integration test of every module, then the real-node lane (what CI runs).
+test: lint test-all test-fuzz e2e ## Lint, every unit and integration test of every module, a short fuzz, then the real-node lane (what CI runs).
 
 .PHONY: test-all
 test-all: ## Unit and integration tests of every module.
 	@for m in $(GO_MODULES); do echo "== test $$m"; (cd $$m && $(GO) test $(GOTEST_FLAGS) ./...); done
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target of every module for FUZZTIME (10s) each.
+	@FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) hack/fuzz.sh $(FUZZTIME) $(GO_MODULES)
+
+.PHONY: test-fuzz
+test-fuzz: ## Every fuzz target for TEST_FUZZTIME (5s) each, as `make test` runs them.
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 .PHONY: test-unit
 test-unit: ## Fast unit tests only (-short: no control plane, no Prometheus).
