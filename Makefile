@@ -17,6 +17,11 @@ BIN     := $(CURDIR)/bin
 # Kubernetes test binaries link at ~2.5 GB each: keep two at a time at most.
 GOTEST_FLAGS ?= -count=1 -p 2 -timeout 30m
 BENCH_FLAGS  ?= -run '^$$' -bench . -benchmem
+# `make fuzz`: how long each fuzz target runs; `make test` fuzzes for TEST_FUZZTIME each.
+FUZZTIME      ?= 10s
+TEST_FUZZTIME ?= 5s
+# How long each new input may be minimised (hack/fuzz.sh).
+FUZZMINIMIZETIME ?= 1s
 # `make images`: platforms to build, and the version (empty: the chart's appVersion).
 PLATFORMS ?= linux/amd64,linux/arm64,linux/arm/v7
 VERSION   ?=
@@ -43,21 +48,57 @@ images: ## Cross-compile the three components and build their images into _outpu
 	cd images && $(GO) run ./cmd/ballast-images --root $(CURDIR) --platforms $(PLATFORMS) $(if $(VERSION),--version $(VERSION))
 
 .PHONY: test
-test: lint test-all e2e ## Lint, every unit and integration test of every module, then the real-node lane (what CI runs).
+test: lint test-all test-fuzz e2e ## Lint, every unit and integration test of every module, a short fuzz, then the real-node lane (what CI runs).
 
 .PHONY: test-all
 test-all: ## Unit and integration tests of every module.
 	@for m in $(GO_MODULES); do echo "== test $$m"; (cd $$m && $(GO) test $(GOTEST_FLAGS) ./...); done
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target of every module for FUZZTIME (10s) each.
+	@FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) hack/fuzz.sh $(FUZZTIME) $(GO_MODULES)
+
+.PHONY: test-fuzz
+test-fuzz: ## Every fuzz target for TEST_FUZZTIME (5s) each, as `make test` runs them.
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 .PHONY: test-unit
 test-unit: ## Fast unit tests only (-short: no control plane, no Prometheus).
 	@for m in $(GO_MODULES); do echo "== unit $$m"; (cd $$m && $(GO) test -short $(GOTEST_FLAGS) ./...); done
 
 .PHONY: lint
-lint: ## gofmt check, go vet, and the generated replace blocks up to date.
+lint: ## gofmt check, go vet, the generated replace blocks up to date, workflow actions pinned by commit, and vulncheck when its database answers.
 	@bad=$$(gofmt -l $(MODULES) $(PEER_MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 	@for m in $(GO_MODULES); do echo "== vet $$m"; (cd $$m && $(GO) vet ./...); done
 	@hack/update-k8s-replace.sh --verify
+	@hack/verify-action-pins.sh
+	@$(MAKE) --no-print-directory vulncheck-lint
+
+# govulncheck reports the known vulnerabilities (Go vulnerability database)
+# that each module's code can reach, in the dependency versions the module
+# ships with: GOWORK=off, as `make images` and the release build them.
+GOVULNCHECK ?= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
+GOVULNDB    ?= https://vuln.go.dev
+# `make lint` skips vulncheck when the database does not answer (offline), and
+# says so; VULNCHECK=required makes that an error, VULNCHECK=skip skips it (CI
+# runs `make vulncheck` as a job of its own). `make vulncheck` always needs it.
+VULNCHECK   ?=
+VULNDB_PROBE = case "$(GOVULNDB)" in \
+	file://*) test -f "$(patsubst file://%,%,$(GOVULNDB))/index/db.json" ;; \
+	*) curl -fsS --max-time 10 -o /dev/null "$(GOVULNDB)/index/db.json" 2>/dev/null ;; esac
+
+.PHONY: vulncheck
+vulncheck: ## Fail on known vulnerabilities reachable from any module (govulncheck; needs the database at GOVULNDB).
+	@status=0; for m in $(GO_MODULES); do echo "== vulncheck $$m"; \
+		(cd $$m && GOWORK=off $(GOVULNCHECK) -db "$(GOVULNDB)" ./...) || { echo "vulncheck $$m failed" >&2; status=1; }; \
+	done; exit $$status
+
+.PHONY: vulncheck-lint
+vulncheck-lint:
+	@if [ "$(VULNCHECK)" = skip ]; then echo "vulncheck: skipped (VULNCHECK=skip)"; \
+	elif $(VULNDB_PROBE); then $(MAKE) --no-print-directory vulncheck; \
+	elif [ "$(VULNCHECK)" = required ]; then echo "vulncheck: the vulnerability database $(GOVULNDB) does not answer, and VULNCHECK=required" >&2; exit 1; \
+	else echo "vulncheck: skipped: the vulnerability database $(GOVULNDB) does not answer (offline?); VULNCHECK=required makes this an error"; fi
 
 .PHONY: bench
 bench: ## Benchmarks of every module (figures go to docs/performance.md).

@@ -2,6 +2,7 @@ package charts
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,5 +51,24 @@ func TestArchiveIsReproducibleAndLoadsAsTheSameChart(t *testing.T) {
 	}
 	if !bytes.Equal(embedded.Schema, fromArchive.Schema) {
 		t.Error("values.schema.json differs between the embedded chart and the archive")
+	}
+}
+
+// The chart is embedded with `all:` (so templates/_helpers.tpl is kept), which
+// also embeds hidden files left in charts/ballast (editor swap files,
+// .DS_Store, an .env) into every binary and the chart archive. Go's embed
+// never takes a .git directory; this catches the rest.
+func TestEmbeddedChartHasNoHiddenFiles(t *testing.T) {
+	files, err := Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		for _, elem := range strings.Split(f.Name, "/") {
+			if strings.HasPrefix(elem, ".") {
+				t.Errorf("the embedded chart holds %s: remove it from charts/%s", f.Name, ChartName)
+				break
+			}
+		}
 	}
 }

@@ -17,6 +17,7 @@ require (
 	k8s.io/kube-scheduler v0.36.3
 	k8s.io/utils v0.0.0-20260507154919-ff6756f316d2
 	sigs.k8s.io/descheduler v0.36.0
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -162,7 +163,6 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.3 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
 replace github.com/ballast-sched/ballast/charts => ../charts
