@@ -347,6 +347,16 @@ func checkDeschedulerPermissions(t *testing.T, ctx context.Context, c *cluster.C
 	if _, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err != nil {
 		t.Errorf("descheduler cannot list pods: %v", err)
 	}
+	// The descheduler waits for every informer it starts, the claims' too,
+	// before its first cycle.
+	if _, err := client.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("descheduler cannot list persistentvolumeclaims: %v", err)
+	}
+	if w, err := client.CoreV1().PersistentVolumeClaims("").Watch(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("descheduler cannot watch persistentvolumeclaims: %v", err)
+	} else {
+		w.Stop()
+	}
 	err := client.PolicyV1().Evictions("default").Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "opted-in", Namespace: "default"}})
 	if err != nil && !apierrors.IsTooManyRequests(err) {
 		t.Errorf("descheduler cannot evict: %v", err)
