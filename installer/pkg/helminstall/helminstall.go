@@ -69,6 +69,19 @@ func InstallOrUpgrade(ctx context.Context, o Options) (rel *release.Release, upg
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	unlock, err := o.lock(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	interrupted, err := recoverInterrupted(cfg, o.ReleaseName)
+	if err != nil {
+		return nil, false, err
+	}
+	if interrupted != nil && o.Progress != nil {
+		o.Progress(fmt.Sprintf("revision %d of release %s was left %s by an interrupted command; marked failed, going on from there",
+			interrupted.Version, o.ReleaseName, "pending"))
+	}
 	stopProgress := o.watchProgress(ctx)
 	defer stopProgress()
 
@@ -108,6 +121,17 @@ func Uninstall(ctx context.Context, o Options) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	if _, err := cfg.Releases.Last(o.ReleaseName); err != nil {
+		// Nothing to remove; do not create the namespace for the lock.
+		return false, nil
+	}
+	unlock, err := o.lock(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
 	var leases []types.NamespacedName
 	if rel, err := action.NewGet(cfg).Run(o.ReleaseName); err == nil {
 		leases = LeaderLeases(rel.Manifest)
@@ -126,6 +150,11 @@ func Uninstall(ctx context.Context, o Options) (bool, error) {
 			if err != nil && !apierrors.IsNotFound(err) {
 				return true, fmt.Errorf("delete leader-election lease %s: %w", l, err)
 			}
+		}
+		// The installer lock goes last: nothing of the release is left.
+		unlock()
+		if err := o.deleteLock(ctx); err != nil {
+			return true, err
 		}
 	}
 	return true, nil
