@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -262,15 +263,25 @@ func isNotFound(err error) bool { return err != nil && apierrors.IsNotFound(err)
 
 // heartbeat renews every node's Lease each period and its Ready condition
 // every statusEvery periods, as a kubelet does.
+//
+// After a heartbeat failed (the API server was away), the node's status is
+// reported again at the next one, as a kubelet reports it when it gets
+// through again, so that the node lifecycle controller's Unknown does not
+// stand for a whole statusEvery.
 func (k *kubelet) heartbeat(ctx context.Context) {
 	tick := 0
+	missed := false
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		report := tick%statusEvery == 0 || missed
+		missed = false
 		for _, name := range k.nodeNames() {
 			if err := k.renewLease(ctx, name); err != nil {
+				missed = true
 				klog.FromContext(ctx).V(2).Info("Renewing node lease failed", "node", name, "err", err)
 			}
-			if tick%statusEvery == 0 {
+			if report {
 				if err := k.touchNodeStatus(ctx, name); err != nil {
+					missed = true
 					klog.FromContext(ctx).V(2).Info("Updating node status failed", "node", name, "err", err)
 				}
 			}
@@ -307,10 +318,24 @@ func (k *kubelet) touchNodeStatus(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	now := metav1.Now()
-	for i := range node.Status.Conditions {
-		node.Status.Conditions[i].LastHeartbeatTime = now
+	// Like a kubelet, report the node as the stand-in sees it — healthy —
+	// not merely refresh what is there: a condition the node lifecycle
+	// controller set to Unknown while heartbeats failed (an API server
+	// outage) turns back at the next update, as it does on a real node.
+	reported := nodeConditions(metav1.Now())
+	for i, c := range reported {
+		for _, old := range node.Status.Conditions {
+			if old.Type == c.Type && old.Status == c.Status {
+				reported[i].LastTransitionTime = old.LastTransitionTime
+			}
+		}
 	}
+	for _, old := range node.Status.Conditions {
+		if !slices.ContainsFunc(reported, func(c corev1.NodeCondition) bool { return c.Type == old.Type }) {
+			reported = append(reported, old)
+		}
+	}
+	node.Status.Conditions = reported
 	_, err = k.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
 	return err
 }

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // Well-known node labels a simulated node carries.
@@ -62,6 +64,33 @@ func (s NodeSpec) withDefaults() NodeSpec {
 // AddNode registers a Ready node and hands it to the kubelet stand-in, which
 // then runs the pods bound to it and renews its heartbeat.
 func (c *Cluster) AddNode(ctx context.Context, spec NodeSpec) (*corev1.Node, error) {
+	return addNode(ctx, c.Client, c.kubelet, spec)
+}
+
+// StandIn runs nodes that have no machine on any cluster, as the
+// simulator's nodes are run: it registers each Ready, renews its heartbeat
+// (Lease and Ready condition) and takes the pods bound to it to Running and
+// Ready with a pod IP, without running a container. Pods of other nodes are
+// left to their kubelets. The real-node lane adds such nodes next to its
+// real ones for load that must not cost containers.
+type StandIn struct {
+	client kubernetes.Interface
+	k      *kubelet
+}
+
+// StartStandIn starts a kubelet stand-in on client; it runs until ctx ends.
+func StartStandIn(ctx context.Context, client kubernetes.Interface) *StandIn {
+	s := &StandIn{client: client, k: newKubelet(client)}
+	go s.k.run(ctx)
+	return s
+}
+
+// AddNode registers a Ready node run by the stand-in.
+func (s *StandIn) AddNode(ctx context.Context, spec NodeSpec) (*corev1.Node, error) {
+	return addNode(ctx, s.client, s.k, spec)
+}
+
+func addNode(ctx context.Context, client kubernetes.Interface, k *kubelet, spec NodeSpec) (*corev1.Node, error) {
 	if spec.Name == "" {
 		return nil, fmt.Errorf("adding a node: name is required")
 	}
@@ -80,7 +109,7 @@ func (c *Cluster) AddNode(ctx context.Context, spec NodeSpec) (*corev1.Node, err
 	}
 	allocatable[corev1.ResourcePods] = *resource.NewQuantity(spec.Pods, resource.DecimalSI)
 
-	index := c.kubelet.register(spec.Name)
+	index := k.register(spec.Name)
 	labels := map[string]string{
 		LabelHostname:     spec.Name,
 		LabelArch:         spec.Arch,
@@ -99,12 +128,12 @@ func (c *Cluster) AddNode(ctx context.Context, spec NodeSpec) (*corev1.Node, err
 			Unschedulable: spec.Unschedulable,
 		},
 	}
-	created, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	created, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil {
-		c.kubelet.unregister(spec.Name)
+		k.unregister(spec.Name)
 		return nil, fmt.Errorf("creating node %s: %w", spec.Name, err)
 	}
-	created.Status = corev1.NodeStatus{
+	status := corev1.NodeStatus{
 		Capacity:    allocatable,
 		Allocatable: allocatable,
 		Phase:       corev1.NodeRunning,
@@ -121,7 +150,22 @@ func (c *Cluster) AddNode(ctx context.Context, spec NodeSpec) (*corev1.Node, err
 			OSImage:                 "Ballast simulated node",
 		},
 	}
-	updated, err := c.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	// On a cluster with a node lifecycle controller the node may change
+	// between create and status update: set the status on the newest copy.
+	updated := created
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		updated.Status = status
+		var err error
+		if updated, err = client.CoreV1().Nodes().UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err == nil {
+			return nil
+		}
+		latest, getErr := client.CoreV1().Nodes().Get(ctx, spec.Name, metav1.GetOptions{})
+		if getErr != nil {
+			return getErr
+		}
+		updated = latest
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("setting status of node %s: %w", spec.Name, err)
 	}
