@@ -54,6 +54,17 @@ func restartK3s(t *testing.T, ctx context.Context, c *cluster.Cluster, node, arg
 	}
 }
 
+// wantLines fails the test for every line of wants that out, the output of
+// what, lacks.
+func wantLines(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s: output lacks %q:\n%s", what, want, out)
+		}
+	}
+}
+
 // holdSchedulerLease makes node's embedded kube-scheduler the leader.
 func holdSchedulerLease(t *testing.T, ctx context.Context, c *cluster.Cluster, node string) {
 	t.Helper()
@@ -171,17 +182,12 @@ func TestReplaceDefaultOnSeveralServers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("replaceDefault on s1: %v\n%s\n%s", err, stdout, stderr)
 	}
-	for _, want := range []string{
+	wantLines(t, "replaceDefault on s1", stdout,
 		"s1 (this host)  drop-in written, k3s not restarted",
 		"s2              not converted: serves default-scheduler",
 		"1. on s2, s3 (not converted): sudo ballast install --mode replaceDefault",
 		"2. restart k3s on s1, s2, s3, one after another",
-		"s3 goes last because its embedded scheduler holds the lease kube-system/kube-scheduler",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("replaceDefault on s1: output lacks %q:\n%s", want, stdout)
-		}
-	}
+		"s3 goes last because its embedded scheduler holds the lease kube-system/kube-scheduler")
 	if strings.Contains(stdout, "agent-1") {
 		t.Errorf("an agent is listed as a server:\n%s", stdout)
 	}
@@ -212,17 +218,12 @@ func TestReplaceDefaultOnSeveralServers(t *testing.T) {
 	restartK3s(t, ctx, c, "s1", convertedArgs)
 	restartK3s(t, ctx, c, "s2", convertedArgs)
 	stdout, _, _ = runCLI("status", "--root", s2.Root, "--kubeconfig", kc, "--timeout", "20s")
-	for _, want := range []string{
+	wantLines(t, "status", stdout,
 		"lease kube-system/kube-scheduler held by s3",
 		"s1              converted: drop-in in effect",
 		"s2 (this host)  converted: drop-in in effect",
 		"s3              not converted: serves default-scheduler",
-		"warning: servers are partly converted",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("status output lacks %q:\n%s", want, stdout)
-		}
-	}
+		"warning: servers are partly converted")
 
 	// Uninstalling from s2 first would leave s1's manifest to bring Ballast back when s1 starts.
 	_, _, err = runCLI("uninstall", "--root", s2.Root, "--kubeconfig", kc, "--timeout", "20s")
@@ -310,13 +311,8 @@ func TestUninstallFinishesWithoutAScheduler(t *testing.T) {
 			t.Errorf("%s left behind", f)
 		}
 	}
-	for _, want := range []string{
+	wantLines(t, "uninstall", stdout,
 		"Removed the k3s scheduler drop-in",
 		"1. on s2 (still converted): sudo ballast uninstall",
-		"2. restart k3s on s2, s1, one after another",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("uninstall output lacks %q:\n%s", want, stdout)
-		}
-	}
+		"2. restart k3s on s2, s1, one after another")
 }
