@@ -39,6 +39,9 @@ type NodeSpec struct {
 	// Labels are added to the well-known ones (hostname, arch, os,
 	// instance-type "k3s").
 	Labels map[string]string
+	// Annotations are set on the node, such as the arguments k3s records
+	// on each node it starts.
+	Annotations map[string]string
 	// Taints are set on the node.
 	Taints []corev1.Taint
 	// Unschedulable creates the node cordoned.
@@ -120,7 +123,7 @@ func addNode(ctx context.Context, client kubernetes.Interface, k *kubelet, spec 
 		labels[k] = v
 	}
 	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: spec.Name, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: spec.Name, Labels: labels, Annotations: spec.Annotations},
 		Spec: corev1.NodeSpec{
 			PodCIDR:       podCIDR(index),
 			PodCIDRs:      []string{podCIDR(index)},

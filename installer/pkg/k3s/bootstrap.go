@@ -37,17 +37,7 @@ func dropIn(p Paths) []byte {
 
 // ensureManaged refuses to touch path when it exists without Ballast's marker.
 func ensureManaged(path string) error {
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	if !bytes.HasPrefix(data, []byte(managedMarker)) {
-		return fmt.Errorf("%s exists and was not written by ballast; move it away or merge it by hand", path)
-	}
-	return nil
+	return ensureStartsWith(path, managedMarker, "was not written by ballast; move it away or merge it by hand")
 }
 
 // enableBootstrapScheduler writes the drop-in and the config it points to. It

@@ -16,6 +16,12 @@ const manifestHeader = `# Ballast, written by "ballast install". Remove it with 
 # deleting this file alone leaves Ballast running.
 `
 
+// ensureOwnManifest refuses to remove a file at path that "ballast install"
+// did not write.
+func ensureOwnManifest(path string) error {
+	return ensureStartsWith(path, manifestHeader, "was not written by ballast install; move it away")
+}
+
 // NewHelmChart builds the HelmChart that makes helm-controller install the
 // chart archive with the given values into targetNamespace.
 func NewHelmChart(chartArchive []byte, values map[string]any, targetNamespace string) (*helmv1.HelmChart, error) {

@@ -57,6 +57,14 @@ type InstallOptions struct {
 	// once it restarts with the drop-in, so the drop-in must wait for it.
 	// Nil means the drop-in is never written by this call.
 	WaitForRelease func(ctx context.Context, values map[string]any) error
+	// ManifestNode is this server's node name, recorded on the HelmChart
+	// (ManifestNodeAnnotation) so other servers know where its manifest is.
+	ManifestNode string
+	// ManifestElsewhere names the server that carries the HelmChart
+	// manifest when it is not this one: then this server writes none and
+	// removes a copy an earlier install left, so that only one server's
+	// start can apply it again.
+	ManifestElsewhere string
 }
 
 // ErrDropInNotWritten is returned in replaceDefault mode when the HelmChart
@@ -73,6 +81,9 @@ type InstallResult struct {
 	RestartK3s bool
 	// Values are the values written into the HelmChart.
 	Values map[string]any
+	// CopyRemoved is true when ManifestElsewhere was set and this server's
+	// copy of the manifest was removed.
+	CopyRemoved bool
 }
 
 // Install validates the values by rendering the chart, then writes the
@@ -115,6 +126,9 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 	if err != nil {
 		return InstallResult{}, err
 	}
+	if opts.ManifestNode != "" {
+		hc.Annotations = map[string]string{ManifestNodeAnnotation: opts.ManifestNode}
+	}
 	manifest, err := EncodeHelmChart(hc)
 	if err != nil {
 		return InstallResult{}, err
@@ -128,6 +142,11 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 
 	for _, path := range []string{in.Paths.DropIn(), in.Paths.BootstrapSchedulerConfig(), in.Paths.AdmissionPolicyDropIn()} {
 		if err := ensureManaged(path); err != nil {
+			return InstallResult{}, err
+		}
+	}
+	if opts.ManifestElsewhere != "" {
+		if err := ensureOwnManifest(in.Paths.Manifest()); err != nil {
 			return InstallResult{}, err
 		}
 	}
@@ -146,7 +165,12 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 			return done(err)
 		}
 	}
-	if res.ManifestChanged, err = atomicfile.Write(in.Paths.Manifest(), manifest, 0o600); err != nil {
+	if opts.ManifestElsewhere != "" {
+		res.CopyRemoved, err = removeFile(in.Paths.Manifest())
+	} else {
+		res.ManifestChanged, err = atomicfile.Write(in.Paths.Manifest(), manifest, 0o600)
+	}
+	if err != nil {
 		return done(err)
 	}
 	if mode != ModeReplaceDefault {
@@ -213,7 +237,9 @@ func GlobalString(vals map[string]any, key string) string {
 // UninstallResult says what was removed.
 type UninstallResult struct {
 	ManifestRemoved bool
-	// RestartK3s is true when the scheduler drop-in was removed.
+	// DropInRemoved is true when the scheduler drop-in was removed.
+	DropInRemoved bool
+	// RestartK3s is true when a k3s config drop-in was removed.
 	RestartK3s bool
 }
 
@@ -239,14 +265,14 @@ func (in Installer) Uninstall(ctx context.Context, deleteHelmChart func(context.
 	if res.ManifestRemoved, err = removeFile(in.Paths.Manifest()); err != nil {
 		return res, err
 	}
-	if res.RestartK3s, err = disableBootstrapScheduler(in.Paths); err != nil {
+	if res.DropInRemoved, err = disableBootstrapScheduler(in.Paths); err != nil {
 		return res, err
 	}
 	gateRemoved, err := setAdmissionPolicyGate(in.Paths, false)
 	if err != nil {
 		return res, err
 	}
-	res.RestartK3s = res.RestartK3s || gateRemoved
+	res.RestartK3s = res.DropInRemoved || gateRemoved
 	if _, err := removeFile(in.Paths.LockFile()); err != nil {
 		return res, err
 	}

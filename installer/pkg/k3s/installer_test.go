@@ -564,3 +564,53 @@ func TestAdmissionPolicyGate(t *testing.T) {
 		t.Errorf("uninstall left the host changed (-pristine,+after):\n%s", diff)
 	}
 }
+
+// On a server that does not carry the HelmChart manifest, install writes
+// none and removes the copy an earlier install left, so that this server's
+// start cannot apply it again; it never removes a file it did not write.
+func TestInstallOnAnotherServerThanTheManifestsKeepsNoCopy(t *testing.T) {
+	p := fakeK3sServer(t)
+	in := Installer{Paths: p, Euid: root()}
+	if _, err := in.Install(context.Background(), InstallOptions{ManifestNode: "s2"}); err != nil {
+		t.Fatal(err)
+	}
+	hc, err := DecodeHelmChart(mustRead(t, p.Manifest()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hc.Annotations[ManifestNodeAnnotation]; got != "s2" {
+		t.Errorf("HelmChart annotation %s = %q, want s2", ManifestNodeAnnotation, got)
+	}
+
+	res, err := in.Install(context.Background(), InstallOptions{ManifestNode: "s2", ManifestElsewhere: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.CopyRemoved || res.ManifestChanged {
+		t.Errorf("result = %+v, want the copy removed and nothing written", res)
+	}
+	if _, err := os.Stat(p.Manifest()); !os.IsNotExist(err) {
+		t.Error("manifest still on a server that does not carry it")
+	}
+
+	foreign := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mine}\n")
+	if err := os.WriteFile(p.Manifest(), foreign, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = in.Install(context.Background(), InstallOptions{ManifestElsewhere: "s1"})
+	if err == nil || !strings.Contains(err.Error(), "was not written by ballast install") {
+		t.Fatalf("err = %v, want a refusal to remove a foreign file", err)
+	}
+	if got := mustRead(t, p.Manifest()); !bytes.Equal(got, foreign) {
+		t.Error("foreign file changed")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}

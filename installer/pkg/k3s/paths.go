@@ -60,6 +60,11 @@ func (p Paths) SchedulerKubeconfigInK3s() string {
 	return filepath.Join(p.DataDir, "server", "cred", "scheduler.kubeconfig")
 }
 
+// KubeletClientCert is the client certificate k3s issues to this node's kubelet.
+func (p Paths) KubeletClientCert() string {
+	return p.host(filepath.Join(p.DataDir, "agent", "client-kubelet.crt"))
+}
+
 // DropIn is the k3s config drop-in Ballast writes in replaceDefault mode.
 func (p Paths) DropIn() string {
 	return p.host(filepath.Join(DefaultConfigDir, "config.yaml.d", "90-ballast-scheduler.yaml"))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
+	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 )
 
 // Components are Ballast's Deployments, by component name.
@@ -45,6 +46,13 @@ type Report struct {
 	// UsageVia says how load-watcher was reached: a port-forward to its pod,
 	// or the API server's service proxy.
 	UsageVia string
+	// Servers are the k3s servers, when the cluster's nodes carry k3s's
+	// server labels; nil otherwise.
+	Servers *k3s.Cluster
+	// ServersErr says why the servers could not be read.
+	ServersErr error
+	// LocalDropIn is Options.LocalDropIn.
+	LocalDropIn bool
 }
 
 // Options locate the installation.
@@ -60,6 +68,10 @@ type Options struct {
 	LoadWatcherPort int
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// LocalNode is the node name of the host status runs on, if it is one.
+	LocalNode string
+	// LocalDropIn says whether this host has the k3s scheduler drop-in written.
+	LocalDropIn bool
 }
 
 // Collect reads Deployments and asks load-watcher for its latest usage:
@@ -93,6 +105,8 @@ func Collect(ctx context.Context, o Options) Report {
 		r.Components = append(r.Components, comp)
 	}
 	r.OptIn = optIn(ctx, o.Client, o.ReleaseName)
+	r.Servers, r.ServersErr = servers(ctx, o.Client, o.LocalNode)
+	r.LocalDropIn = o.LocalDropIn
 	svc := charts.ComponentFullname(o.ReleaseName, "load-watcher")
 	var forwardErr error
 	var body []byte
@@ -171,6 +185,13 @@ func (r Report) Print(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w)
+	switch {
+	case r.ServersErr != nil:
+		fmt.Fprintf(w, "k3s servers: unknown: %v\n\n", r.ServersErr)
+	case r.Servers != nil:
+		WriteServers(w, *r.Servers, r.LocalDropIn)
+		fmt.Fprintln(w)
+	}
 	if r.OptIn != "" {
 		fmt.Fprintf(w, "namespace opt-in: %s\n", r.OptIn)
 	}
@@ -188,6 +209,23 @@ func (r Report) Print(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "usage: from %s, window %s, %s%s\n\n", r.Usage.Source, r.Usage.Window, age, via)
 	return PrintNodes(w, r.Usage.Nodes)
+}
+
+// servers reads the k3s servers and the holder of their scheduler lease;
+// nil when no node is a k3s server.
+func servers(ctx context.Context, client kubernetes.Interface, local string) (*k3s.Cluster, error) {
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	cl := k3s.Cluster{Servers: k3s.Servers(nodes.Items), Local: local}
+	if len(cl.Servers) == 0 {
+		return nil, nil
+	}
+	if cl.Leader, err = k3s.SchedulerLeader(ctx, client); err != nil {
+		return nil, err
+	}
+	return &cl, nil
 }
 
 // optIn describes the namespace opt-in policy the chart creates in second

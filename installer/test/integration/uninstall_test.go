@@ -12,9 +12,6 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -25,8 +22,6 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/k3s/k3stest"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
 )
-
-var helmChartsGVR = schema.GroupVersionResource{Group: "helm.cattle.io", Version: "v1", Resource: "helmcharts"}
 
 // helmControllerFinalizer is the finalizer helm-controller keeps on a HelmChart until its release is gone.
 const helmControllerFinalizer = "wrangler.cattle.io/on-helm-chart-remove"
@@ -54,23 +49,7 @@ func TestUninstallOnK3sDeletesTheHelmChartThroughTheAPI(t *testing.T) {
 	}
 
 	// k3s's deploy controller applies the file; helm-controller adds its finalizer.
-	data, err := os.ReadFile(manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc, err := k3s.DecodeHelmChart(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc.Finalizers = []string{helmControllerFinalizer}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(hc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: obj}
-	if _, err := dyn.Resource(helmChartsGVR).Namespace(k3s.HelmChartNamespace).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("apply the HelmChart: %v", err)
-	}
+	applyManifest(t, ctx, dyn, manifest, helmControllerFinalizer)
 	releasedFinalizer := make(chan bool, 1)
 	go playHelmController(ctx, dyn, manifest, releasedFinalizer)
 
@@ -86,7 +65,7 @@ func TestUninstallOnK3sDeletesTheHelmChartThroughTheAPI(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("helm-controller stand-in never saw the deletion")
 	}
-	if _, err := dyn.Resource(helmChartsGVR).Namespace(k3s.HelmChartNamespace).Get(ctx, k3s.HelmChartName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := dyn.Resource(k3s.HelmChartResource).Namespace(k3s.HelmChartNamespace).Get(ctx, k3s.HelmChartName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("HelmChart still in the API: %v", err)
 	}
 	if _, err := os.Stat(manifest); !os.IsNotExist(err) {
@@ -100,7 +79,7 @@ func TestUninstallOnK3sDeletesTheHelmChartThroughTheAPI(t *testing.T) {
 // playHelmController waits for the HelmChart's deletion, checks the file is
 // still there (the uninstall must not remove it first) and releases the finalizer.
 func playHelmController(ctx context.Context, dyn dynamic.Interface, manifest string, done chan<- bool) {
-	res := dyn.Resource(helmChartsGVR).Namespace(k3s.HelmChartNamespace)
+	res := dyn.Resource(k3s.HelmChartResource).Namespace(k3s.HelmChartNamespace)
 	for ctx.Err() == nil {
 		u, err := res.Get(ctx, k3s.HelmChartName, metav1.GetOptions{})
 		if err == nil && u.GetDeletionTimestamp() != nil {

@@ -3,9 +3,18 @@
 package k3stest
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // ServerRoot returns a temporary directory that looks like the root of a
@@ -22,4 +31,43 @@ func ServerRoot(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// KubeletCert gives the fake server under root the kubelet client
+// certificate k3s issues to a node, which names the node (CN system:node:<node>).
+func KubeletCert(t testing.TB, root, node string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "var/lib/rancher/k3s/agent")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "client-kubelet.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// NodeArgs is the k3s.io/node-args annotation k3s writes for a server
+// started with args (command line, then config files, each "--flag=value"
+// split in two).
+func NodeArgs(args ...string) string {
+	data, err := json.Marshal(append([]string{"server"}, args...))
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/kube"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
 	"github.com/ballast-sched/ballast/installer/pkg/preflight"
+	report "github.com/ballast-sched/ballast/installer/pkg/status"
 	"github.com/ballast-sched/ballast/installer/pkg/values"
 )
 
@@ -31,9 +33,7 @@ type flagpole struct {
 	// ModeSet is true when --mode was given; otherwise global.schedulerMode in the values decides.
 	ModeSet bool
 	Helm    bool
-	Root    string
-	// DataDir is k3s's --data-dir on the host.
-	DataDir string
+	Host    k3s.HostFlags
 	Timeout time.Duration
 	// ResetValues starts from the chart's defaults instead of the last install's values.
 	ResetValues bool
@@ -53,7 +53,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 			"the values and mode of the last install, applies the ones given now on top, and prints what changed\n" +
 			"(--reset-values starts from the chart's defaults). With the same values it changes nothing.",
 		Example: "  sudo ballast install\n" +
-			"  sudo ballast install --mode replaceDefault      # on every k3s server, then restart k3s\n" +
+			"  sudo ballast install --mode replaceDefault      # then follow the steps it prints for the other servers\n" +
 			"  ballast install --helm --kubeconfig ~/.kube/config -f values.yaml --set descheduler.dryRun=true",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -66,8 +66,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().StringVarP(&flags.Namespace, "namespace", "n", charts.DefaultNamespace, "namespace of Ballast's objects")
 	c.Flags().StringVar(&flags.Mode, "mode", string(k3s.ModeSecond), "second (workloads opt in with schedulerName) or replaceDefault (Ballast schedules every pod; see docs/k3s.md)")
 	c.Flags().BoolVar(&flags.Helm, "helm", false, "install through the Helm SDK even on a k3s server")
-	c.Flags().StringVar(&flags.Root, "root", "/", "root of the host filesystem holding k3s's files")
-	c.Flags().StringVar(&flags.DataDir, "k3s-data-dir", k3s.DefaultDataDir, "k3s's --data-dir")
+	flags.Host.AddFlags(c.Flags())
 	c.Flags().DurationVar(&flags.Timeout, "timeout", 5*time.Minute, "how long a Helm install waits for Ballast to be ready (k3s, replaceDefault: for helm-controller to deploy it)")
 	c.Flags().BoolVar(&flags.ResetValues, "reset-values", false, "start from the chart's defaults instead of keeping the values (and mode) of the last install")
 	c.Flags().BoolVar(&flags.AllowVersionSkew, "allow-version-skew", false, "install on an API server older than the Kubernetes Ballast's scheduler is built on (unsupported)")
@@ -82,8 +81,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if _, err := schedulerMode(flags, given, given); err != nil {
 		return err
 	}
-	paths := k3s.HostPaths(flags.Root)
-	paths.DataDir = flags.DataDir
+	paths := flags.Host.Paths()
 	host := k3s.DetectHost(paths)
 	logger.V(1).Infof("k3s on this host: server=%t agent=%t evidence=%v", host.Server, host.Agent, host.Evidence)
 
@@ -200,13 +198,41 @@ func provider(vals map[string]any) string {
 func installK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, paths k3s.Paths, flags *flagpole,
 	given map[string]any, getter genericclioptions.RESTClientGetter, clients *kube.Clients, clientErr error) error {
 	in := k3s.Installer{Paths: paths}
+	local, err := flags.Host.Node()
+	if err != nil {
+		return err
+	}
+	var cl k3s.Cluster
+	if clientErr == nil {
+		if cl, err = k3s.ReadCluster(ctx, clients.Kube, clients.Dynamic, local); err != nil {
+			return fmt.Errorf("%w; nothing written", err)
+		}
+	}
 	previous, found, err := in.PreviousValues()
 	if err != nil {
 		return err
 	}
+	holder := cl.ManifestElsewhere()
+	if holder != "" {
+		// That server's manifest is the truth; this one only follows it.
+		if previous, err = cl.ChartValues(); err != nil {
+			return err
+		}
+		found = true
+	}
 	vals, mode, err := upgradeValues(flags, given, previous)
 	if err != nil {
 		return err
+	}
+	if holder != "" {
+		if err := followHolder(holder, previous, vals, mode); err != nil {
+			return err
+		}
+	}
+	if mode == k3s.ModeReplaceDefault && clientErr == nil {
+		if err := cl.CheckServers(); err != nil {
+			return fmt.Errorf("%w; nothing written", err)
+		}
 	}
 	gate := false
 	if clientErr == nil {
@@ -215,7 +241,7 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, 
 	status := cli.NewStatus(logger)
 	opts := k3s.InstallOptions{
 		Values: vals, Namespace: flags.Namespace, Mode: mode, AllowVersionSkew: flags.AllowVersionSkew,
-		AdmissionPolicyGate: gate,
+		AdmissionPolicyGate: gate, ManifestNode: local, ManifestElsewhere: holder,
 		WaitForRelease: func(ctx context.Context, want map[string]any) error {
 			status.End(true)
 			status.Start("Waiting for k3s's helm-controller to deploy Ballast before the k3s scheduler is renamed")
@@ -235,9 +261,15 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, 
 		return err
 	}
 	reportValues(streams, found, previous, res.Values, mode)
-	if res.ManifestChanged {
+	switch {
+	case holder != "" && res.CopyRemoved:
+		fmt.Fprintf(streams.Out, "Removed %s: server %s carries Ballast's HelmChart manifest, and only one server may, "+
+			"or k3s would apply a leftover copy again when this server starts.\n", res.Manifest, holder)
+	case holder != "":
+		fmt.Fprintf(streams.Out, "Ballast's HelmChart manifest is on server %s; this server only needs its own k3s files.\n", holder)
+	case res.ManifestChanged:
 		fmt.Fprintf(streams.Out, "Wrote %s; k3s's helm-controller installs Ballast into namespace %s shortly.\n", res.Manifest, flags.Namespace)
-	} else {
+	default:
 		fmt.Fprintf(streams.Out, "%s is already up to date; nothing changed.\n", res.Manifest)
 	}
 	if err != nil {
@@ -246,18 +278,42 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, 
 			"command again: it then writes the k3s scheduler drop-in.\n", err, flags.Namespace)
 		return err
 	}
-	if mode == k3s.ModeReplaceDefault {
-		fmt.Fprintf(streams.Out, "Replace mode: run this same command on every k3s server.\n")
-	}
 	if gate {
 		fmt.Fprintf(streams.Out, "Namespace opt-in needs the MutatingAdmissionPolicy API, beta on this Kubernetes: %s turns it on.\n", paths.AdmissionPolicyDropIn())
 	}
-	if res.RestartK3s {
-		fmt.Fprintf(streams.Out, "The k3s configuration changed: restart k3s on this server (sudo systemctl restart k3s,\n"+
-			"or rc-service k3s restart on OpenRC).\n")
+	if steps := serverSteps(cl, mode); len(steps) > 0 {
+		report.WriteServers(streams.Out, cl, paths.DropInWritten())
+		fmt.Fprintln(streams.Out, "To finish, in this order:")
+		cli.WriteSteps(streams.Out, steps)
+	} else if res.RestartK3s {
+		fmt.Fprintf(streams.Out, "The k3s configuration changed: restart k3s on this server: %s.\n", k3s.RestartCommand)
 	}
 	fmt.Fprintf(streams.Out, "Check progress with: ballast status -n %s\n", flags.Namespace)
 	return nil
+}
+
+// followHolder refuses an install on a server that does not carry the
+// HelmChart manifest when it would change the HelmChart's values or mode:
+// they change on the server that carries it, so that one file stays the truth.
+func followHolder(holder string, chartValues, vals map[string]any, mode k3s.Mode) error {
+	changes := values.Diff(chartValues, vals)
+	if len(changes) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	values.WriteDiff(&b, changes)
+	return fmt.Errorf("Ballast's HelmChart manifest is on server %s (annotation %s on the HelmChart), and values and mode change there only; "+
+		"this install would change:\n%srun `sudo ballast install --mode %s` with these values on %s first, then this command again here; nothing written",
+		holder, k3s.ManifestNodeAnnotation, b.String(), mode, holder)
+}
+
+// serverSteps is what is left on the servers after this one: converting the
+// others (replaceDefault), or returning them to their own scheduler.
+func serverSteps(cl k3s.Cluster, mode k3s.Mode) []string {
+	if mode == k3s.ModeReplaceDefault {
+		return cl.ConversionSteps(true)
+	}
+	return cl.RevertSteps("sudo ballast install --mode second")
 }
 
 // needsAdmissionPolicyGate reports whether k3s must turn on the beta

@@ -22,7 +22,7 @@ type flagpole struct {
 	Namespace       string
 	ReleaseName     string
 	LoadWatcherPort int
-	Root            string
+	Host            k3s.HostFlags
 	Timeout         time.Duration
 }
 
@@ -42,7 +42,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	c.Flags().StringVarP(&flags.Namespace, "namespace", "n", charts.DefaultNamespace, "namespace Ballast runs in")
 	c.Flags().StringVar(&flags.ReleaseName, "release-name", charts.DefaultReleaseName, "Helm release name")
 	c.Flags().IntVar(&flags.LoadWatcherPort, "load-watcher-port", 2020, "port of the load-watcher Service")
-	c.Flags().StringVar(&flags.Root, "root", "/", "root of the host filesystem (for k3s's kubeconfig)")
+	flags.Host.AddFlags(c.Flags())
 	c.Flags().DurationVar(&flags.Timeout, "timeout", 30*time.Second, "how long to wait for the API")
 	return c
 }
@@ -50,7 +50,8 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
 	ctx, cancel := context.WithTimeout(ctx, flags.Timeout)
 	defer cancel()
-	getter := flags.Kube.Getter(flags.Namespace, k3s.HostPaths(flags.Root).Kubeconfig())
+	paths := flags.Host.Paths()
+	getter := flags.Kube.Getter(flags.Namespace, paths.Kubeconfig())
 	clients, err := kube.NewClients(getter)
 	if err != nil {
 		return err
@@ -59,9 +60,16 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if err != nil {
 		return err
 	}
-	r := report.Collect(ctx, report.Options{
+	opts := report.Options{
 		Client: clients.Kube, RestConfig: restConfig, Namespace: flags.Namespace, ReleaseName: flags.ReleaseName, LoadWatcherPort: flags.LoadWatcherPort,
-	})
+	}
+	if k3s.DetectHost(paths).Server {
+		if opts.LocalNode, err = flags.Host.Node(); err != nil {
+			logger.Warnf("cannot tell this server's node name: %v", err)
+		}
+		opts.LocalDropIn = paths.DropInWritten()
+	}
+	r := report.Collect(ctx, opts)
 	if err := r.Print(streams.Out); err != nil {
 		return err
 	}

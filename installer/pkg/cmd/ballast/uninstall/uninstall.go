@@ -12,9 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
@@ -26,18 +24,11 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/log"
 )
 
-var (
-	helmCharts = schema.GroupVersionResource{Group: "helm.cattle.io", Version: "v1", Resource: "helmcharts"}
-	// k3s records every applied manifest file as an Addon; it goes with the file.
-	addons = schema.GroupVersionResource{Group: "k3s.cattle.io", Version: "v1", Resource: "addons"}
-)
-
 type flagpole struct {
 	Kube      kube.Flags
 	Namespace string
 	Helm      bool
-	Root      string
-	DataDir   string
+	Host      k3s.HostFlags
 	Timeout   time.Duration
 }
 
@@ -58,15 +49,13 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	flags.Kube.AddFlags(c.Flags())
 	c.Flags().StringVarP(&flags.Namespace, "namespace", "n", charts.DefaultNamespace, "namespace Ballast was installed into")
 	c.Flags().BoolVar(&flags.Helm, "helm", false, "uninstall the Helm release even on a k3s server")
-	c.Flags().StringVar(&flags.Root, "root", "/", "root of the host filesystem holding k3s's files")
-	c.Flags().StringVar(&flags.DataDir, "k3s-data-dir", k3s.DefaultDataDir, "k3s's --data-dir")
+	flags.Host.AddFlags(c.Flags())
 	c.Flags().DurationVar(&flags.Timeout, "timeout", 3*time.Minute, "how long to wait for the release to be removed")
 	return c
 }
 
 func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
-	paths := k3s.HostPaths(flags.Root)
-	paths.DataDir = flags.DataDir
+	paths := flags.Host.Paths()
 	host := k3s.DetectHost(paths)
 	getter := flags.Kube.Getter(flags.Namespace, paths.Kubeconfig())
 	clients, err := kube.NewClients(getter)
@@ -76,27 +65,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	status := cli.NewStatus(logger)
 
 	if host.Server && !flags.Helm {
-		status.Start("Deleting HelmChart " + k3s.HelmChartNamespace + "/" + k3s.HelmChartName + " and waiting for helm-controller")
-		res, err := k3s.Installer{Paths: paths}.Uninstall(ctx, func(ctx context.Context) error {
-			return deleteHelmChart(ctx, clients.Dynamic, flags.Timeout)
-		})
-		status.End(err == nil)
-		if err != nil {
-			return err
-		}
-		deleteExternalCredentials(ctx, logger, streams, clients, flags.Namespace)
-		if res.ManifestRemoved {
-			fmt.Fprintf(streams.Out, "Removed Ballast and %s.\n", paths.Manifest())
-		} else {
-			fmt.Fprintln(streams.Out, "Ballast's HelmChart manifest was not on this host; the cluster object is gone.")
-		}
-		if res.RestartK3s {
-			fmt.Fprintln(streams.Out, "Removed the k3s scheduler drop-in: restart k3s on this server now (sudo systemctl restart k3s);\n"+
-				"until then no scheduler serves default-scheduler. Run ballast uninstall on every other server too.")
-		} else {
-			fmt.Fprintln(streams.Out, "k3s needs no restart.")
-		}
-		return nil
+		return uninstallK3s(ctx, logger, streams, paths, flags, clients)
 	}
 
 	status.Start("Uninstalling Helm release " + charts.DefaultReleaseName)
@@ -117,6 +86,66 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	return nil
 }
 
+// uninstallK3s removes Ballast from a k3s server: the HelmChart through the
+// API, then this server's files. It refuses, changing nothing, when another
+// server carries the HelmChart manifest: k3s would apply it again whenever
+// that server starts.
+func uninstallK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, paths k3s.Paths, flags *flagpole, clients *kube.Clients) error {
+	local, err := flags.Host.Node()
+	if err != nil {
+		return err
+	}
+	cl, err := k3s.ReadCluster(ctx, clients.Kube, clients.Dynamic, local)
+	if err != nil {
+		return fmt.Errorf("%w; nothing changed", err)
+	}
+	if holder := cl.ManifestElsewhere(); holder != "" {
+		return fmt.Errorf("Ballast's HelmChart manifest is on server %s (annotation %s), and k3s applies it again whenever %s starts: "+
+			"run `sudo ballast uninstall` on %s first, then here to remove this server's files; nothing changed",
+			holder, k3s.ManifestNodeAnnotation, holder, holder)
+	}
+	mode, err := cl.ChartMode()
+	if err != nil {
+		return fmt.Errorf("%w; nothing changed", err)
+	}
+	status := cli.NewStatus(logger)
+	status.Start("Deleting HelmChart " + k3s.HelmChartNamespace + "/" + k3s.HelmChartName + " and waiting for helm-controller")
+	res, err := k3s.Installer{Paths: paths}.Uninstall(ctx, func(ctx context.Context) error {
+		var bindNear []string
+		if mode == k3s.ModeReplaceDefault {
+			// Only Ballast serves default-scheduler, which helm-controller's
+			// uninstall Job asks for: place its pod here if Ballast does not.
+			bindNear = []string{local}
+		}
+		return deleteHelmChart(ctx, logger, clients, flags.Timeout, bindNear)
+	})
+	status.End(err == nil)
+	if err != nil {
+		return err
+	}
+	deleteExternalCredentials(ctx, logger, streams, clients, flags.Namespace)
+	if res.ManifestRemoved {
+		fmt.Fprintf(streams.Out, "Removed Ballast and %s.\n", paths.Manifest())
+	} else {
+		fmt.Fprintln(streams.Out, "Ballast's HelmChart manifest was not on this host; the cluster object is gone.")
+	}
+	if res.DropInRemoved {
+		fmt.Fprintf(streams.Out, "Removed the k3s scheduler drop-in %s.\n", paths.DropIn())
+	}
+	steps := cl.RevertSteps("sudo ballast uninstall")
+	if len(steps) > 0 {
+		fmt.Fprintln(streams.Out, "No scheduler serves default-scheduler until the servers below restart without the drop-in; now:")
+		cli.WriteSteps(streams.Out, steps)
+		return nil
+	}
+	if res.RestartK3s {
+		fmt.Fprintf(streams.Out, "The k3s configuration changed: restart k3s on this server: %s.\n", k3s.RestartCommand)
+		return nil
+	}
+	fmt.Fprintln(streams.Out, "k3s needs no restart.")
+	return nil
+}
+
 // deleteExternalCredentials deletes what `ballast kubeconfig` created, which
 // Helm does not know of. A failure is reported, not fatal: Ballast is gone.
 func deleteExternalCredentials(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, clients *kube.Clients, namespace string) {
@@ -130,9 +159,12 @@ func deleteExternalCredentials(ctx context.Context, logger *log.Logger, streams 
 }
 
 // deleteHelmChart deletes the HelmChart and waits until helm-controller has
-// uninstalled the release and released its finalizer.
-func deleteHelmChart(ctx context.Context, client dynamic.Interface, timeout time.Duration) error {
-	res := client.Resource(helmCharts).Namespace(k3s.HelmChartNamespace)
+// uninstalled the release and released its finalizer. With bindNear, it
+// places helm-controller's pending job pods itself, on the first of those
+// nodes that fits, when no scheduler does.
+func deleteHelmChart(ctx context.Context, logger *log.Logger, clients *kube.Clients, timeout time.Duration, bindNear []string) error {
+	client := clients.Dynamic
+	res := client.Resource(k3s.HelmChartResource).Namespace(k3s.HelmChartNamespace)
 	err := res.Delete(ctx, k3s.HelmChartName, metav1.DeleteOptions{})
 	switch {
 	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
@@ -144,6 +176,15 @@ func deleteHelmChart(ctx context.Context, client dynamic.Interface, timeout time
 			if apierrors.IsNotFound(err) {
 				return true, nil
 			}
+			if bindNear != nil {
+				bound, err := k3s.BindHelmJobPods(ctx, clients.Kube, bindNear...)
+				for _, b := range bound {
+					logger.Infof("placed helm-controller's job pod %s: no scheduler had", b)
+				}
+				if err != nil {
+					logger.Warnf("%v", err)
+				}
+			}
 			return false, nil
 		})
 		if err != nil {
@@ -151,7 +192,7 @@ func deleteHelmChart(ctx context.Context, client dynamic.Interface, timeout time
 				timeout, k3s.HelmChartNamespace, err)
 		}
 	}
-	err = client.Resource(addons).Namespace(k3s.HelmChartNamespace).Delete(ctx, k3s.HelmChartName, metav1.DeleteOptions{})
+	err = client.Resource(k3s.AddonResource).Namespace(k3s.HelmChartNamespace).Delete(ctx, k3s.HelmChartName, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) && !isNotServed(err) {
 		return fmt.Errorf("delete k3s Addon %s: %w", k3s.HelmChartName, err)
 	}
