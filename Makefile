@@ -49,7 +49,7 @@ images: ## Cross-compile the three components and build their images into _outpu
 	cd images && $(GO) run ./cmd/ballast-images --root $(CURDIR) --platforms $(PLATFORMS) $(if $(VERSION),--version $(VERSION))
 
 .PHONY: test
-test: lint test-all e2e ## Lint, every unit and integration test of every module, then the real-node lane (what CI runs).
+test: lint test-all e2e test-faults ## Lint, every unit and integration test of every module, then the real-node lane: a user's journey and the fault suite (what CI runs).
 
 .PHONY: test-all
 test-all: ## Unit and integration tests of every module.
@@ -178,15 +178,26 @@ peers-bins: ## Build the upstream load-aware peer (scheduler-plugins' Trimaran k
 E2E_OUT      := $(CURDIR)/_output/e2e
 HOST_ARCH     = $(shell $(GO) env GOARCH)
 
-.PHONY: e2e
-e2e: e2e-bins ## The real-node lane (docs/e2e.md; needs root): the host's images, then a user's journey on a real kubelet.
+# Both lanes run the tests of the e2e module against images and binaries
+# built from this checkout.
+E2E_TEST = cd e2e && PATH="$$PATH:/usr/sbin:/sbin" BALLAST_E2E_BIN=$(E2E_BIN) BALLAST_E2E_CLI=$(E2E_BIN)/ballast \
+	BALLAST_E2E_IMAGES=$(CURDIR)/_output/images/ballast-images-linux-$(HOST_ARCH).tar,$(E2E_OUT)/images.tar \
+	BALLAST_E2E_FIGURES=$(E2E_OUT)/figures.md BALLAST_E2E_RELIABILITY=$(E2E_OUT)/reliability.md \
+	$(GO) test -tags e2e -count=1 -v -timeout 40m
+
+.PHONY: e2e-prep
+e2e-prep: e2e-bins
 	$(MAKE) images PLATFORMS=linux/$(HOST_ARCH)
 	cd e2e && $(GO) run ./cmd/e2e-images -bin $(E2E_BIN) -out $(E2E_OUT)/images.tar
 	cd installer && $(GO) build -o $(E2E_BIN)/ballast ./cmd/ballast
-	cd e2e && PATH="$$PATH:/usr/sbin:/sbin" BALLAST_E2E_BIN=$(E2E_BIN) BALLAST_E2E_CLI=$(E2E_BIN)/ballast \
-		BALLAST_E2E_IMAGES=$(CURDIR)/_output/images/ballast-images-linux-$(HOST_ARCH).tar,$(E2E_OUT)/images.tar \
-		BALLAST_E2E_FIGURES=$(E2E_OUT)/figures.md \
-		$(GO) test -tags e2e -count=1 -v -timeout 30m .
+
+.PHONY: e2e
+e2e: e2e-prep ## The real-node lane (docs/e2e.md; needs root): the host's images, then a user's journey on a real kubelet.
+	$(E2E_TEST) -run TestUserJourney .
+
+.PHONY: test-faults
+test-faults: e2e-prep ## Faults on the real-node lane (docs/reliability.md; needs root): Ballast under a pod stream while its parts crash and restart.
+	$(E2E_TEST) -run TestFaults .
 
 .PHONY: clean
 clean: ## Remove built binaries and images.

@@ -27,18 +27,24 @@ type credentials struct {
 	apiServer           pki.Pair
 	apiServerKubelet    pki.Pair
 	frontProxyClient    pki.Pair
-	kubeletServing      pki.Pair
+	kubelets            []kubeletCredentials // one per node
 	saKey, saPub        string
 	admin               string // kubeconfig of a cluster-admin
 	controllerManager   string // kubeconfig
 	scheduler           string // kubeconfig
-	kubelet             string // kubeconfig
 	kubeProxy           string // kubeconfig
 	server              string // the API server's URL
 	adminCert, adminKey []byte
 }
 
-func issueCredentials(dir, nodeName string) (*credentials, error) {
+// kubeletCredentials are a node's: the kubelet's serving certificate and its
+// client kubeconfig.
+type kubeletCredentials struct {
+	serving    pki.Pair
+	kubeconfig string
+}
+
+func issueCredentials(dir string, nodes []*laneNode) (*credentials, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -50,12 +56,13 @@ func issueCredentials(dir, nodeName string) (*credentials, error) {
 	if c.frontProxyCA, err = pki.NewAuthority(dir, "front-proxy-ca"); err != nil {
 		return nil, err
 	}
-	leaves := []struct {
+	type leafSpec struct {
 		into *pki.Pair
 		ca   *pki.Authority
 		name string
 		leaf pki.Leaf
-	}{
+	}
+	leaves := []leafSpec{
 		{&c.apiServer, c.ca, "apiserver", pki.Leaf{CommonName: "kube-apiserver", Server: true,
 			IPs: []net.IP{net.ParseIP(hostIP), net.ParseIP(kubernetesServiceIP), net.ParseIP("127.0.0.1")},
 			DNSNames: []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc",
@@ -63,8 +70,11 @@ func issueCredentials(dir, nodeName string) (*credentials, error) {
 		{&c.apiServerKubelet, c.ca, "apiserver-kubelet-client", pki.Leaf{CommonName: "kube-apiserver-kubelet-client",
 			Organization: []string{"system:masters"}, Client: true}},
 		{&c.frontProxyClient, c.frontProxyCA, "front-proxy-client", pki.Leaf{CommonName: "front-proxy-client", Client: true}},
-		{&c.kubeletServing, c.ca, "kubelet", pki.Leaf{CommonName: nodeName, Server: true,
-			IPs: []net.IP{net.ParseIP(nodeIP)}, DNSNames: []string{nodeName}}},
+	}
+	c.kubelets = make([]kubeletCredentials, len(nodes))
+	for i, n := range nodes {
+		leaves = append(leaves, leafSpec{&c.kubelets[i].serving, c.ca, n.name + "-kubelet", pki.Leaf{CommonName: n.name, Server: true,
+			IPs: []net.IP{net.ParseIP(n.net.addrs.nodeIP)}, DNSNames: []string{n.name}}})
 	}
 	for _, l := range leaves {
 		if *l.into, err = l.ca.Issue(dir, l.name, l.leaf); err != nil {
@@ -74,16 +84,20 @@ func issueCredentials(dir, nodeName string) (*credentials, error) {
 	if c.saKey, c.saPub, err = pki.NewServiceAccountKey(dir); err != nil {
 		return nil, err
 	}
-	clients := []struct {
+	type clientSpec struct {
 		into *string
 		name string
 		leaf pki.Leaf
-	}{
+	}
+	clients := []clientSpec{
 		{&c.admin, "admin", pki.Leaf{CommonName: "ballast-e2e-admin", Organization: []string{"system:masters"}, Client: true}},
 		{&c.controllerManager, "controller-manager", pki.Leaf{CommonName: "system:kube-controller-manager", Client: true}},
 		{&c.scheduler, "scheduler", pki.Leaf{CommonName: "system:kube-scheduler", Client: true}},
-		{&c.kubelet, "kubelet-client", pki.Leaf{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}, Client: true}},
 		{&c.kubeProxy, "kube-proxy", pki.Leaf{CommonName: "system:kube-proxy", Client: true}},
+	}
+	for i, n := range nodes {
+		clients = append(clients, clientSpec{&c.kubelets[i].kubeconfig, n.name + "-kubelet-client",
+			pki.Leaf{CommonName: "system:node:" + n.name, Organization: []string{"system:nodes"}, Client: true}})
 	}
 	caPEM, err := os.ReadFile(c.ca.CertFile)
 	if err != nil {
@@ -127,6 +141,7 @@ func writeKubeconfig(path, server string, caPEM []byte, pair pki.Pair) error {
 // k8s.io/kubernetes): the cluster's own scheduler serves default-scheduler,
 // as on any cluster Ballast is installed into.
 type controlPlane struct {
+	admin             *rest.Config
 	etcd              *embed.Etcd
 	apiServer         *process
 	controllerManager *process
@@ -169,23 +184,10 @@ func startControlPlane(ctx context.Context, dir, bin string, cred *credentials) 
 	if err != nil {
 		return cp, err
 	}
-	admin, err := cred.restConfig()
-	if err != nil {
+	if cp.admin, err = cred.restConfig(); err != nil {
 		return cp, err
 	}
-	if err := waitFor(ctx, "kube-apiserver to be ready", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		if gone, err := cp.apiServer.exited(); gone {
-			return false, err
-		}
-		client, err := kubernetes.NewForConfig(admin)
-		if err != nil {
-			return false, err
-		}
-		res := client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx)
-		var code int
-		res.StatusCode(&code)
-		return code == 200, nil
-	}); err != nil {
+	if err := cp.waitAPIServerReady(ctx); err != nil {
 		return cp, err
 	}
 	cp.controllerManager, err = startProcess("kube-controller-manager", filepath.Join(dir, "kube-controller-manager.log"),
@@ -211,6 +213,43 @@ func startControlPlane(ctx context.Context, dir, bin string, cred *credentials) 
 		"--profiling=false",
 	)
 	return cp, err
+}
+
+func (cp *controlPlane) waitAPIServerReady(ctx context.Context) error {
+	client, err := kubernetes.NewForConfig(cp.admin)
+	if err != nil {
+		return fmt.Errorf("creating the admin client: %w", err)
+	}
+	return waitFor(ctx, "kube-apiserver to be ready", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		if gone, err := cp.apiServer.exited(); gone {
+			return false, err
+		}
+		res := client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx)
+		var code int
+		res.StatusCode(&code)
+		return code == 200, nil
+	})
+}
+
+// restartAPIServer stops kube-apiserver as a service manager does (SIGTERM,
+// then its shutdown), keeps it down for down, and starts it again with the
+// same flags on the same address and storage. It returns when the old
+// process had exited and when the new one was ready.
+func (cp *controlPlane) restartAPIServer(ctx context.Context, down time.Duration) (stopped, ready time.Time, err error) {
+	cp.apiServer.stop(60 * time.Second)
+	stopped = time.Now()
+	select {
+	case <-ctx.Done():
+		return stopped, ready, ctx.Err()
+	case <-time.After(down):
+	}
+	if cp.apiServer, err = cp.apiServer.again(); err != nil {
+		return stopped, ready, err
+	}
+	if err := cp.waitAPIServerReady(ctx); err != nil {
+		return stopped, ready, err
+	}
+	return stopped, time.Now(), nil
 }
 
 func (cp *controlPlane) stop() {

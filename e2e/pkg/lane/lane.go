@@ -32,20 +32,24 @@ import (
 )
 
 const (
-	// netnsName, hostLink and nodeCgroup are fixed so a new run finds and
-	// removes what a crashed one left.
+	// netnsName and nodesCgroup are fixed so a new run finds and removes
+	// what a crashed one left.
 	netnsName          = "ballast-e2e"
-	hostLink           = "ballast-e2e0"
-	nodeCgroup         = "/ballast-e2e/node"
+	nodesCgroup        = "/ballast-e2e"
 	controlPlaneCgroup = "/ballast-e2e/control-plane"
 	lockFile           = "/run/ballast-e2e.lock"
-	// NodeName is the lane's node.
+	// NodeName is the lane's first node; the others are NodeName-2, -3….
 	NodeName = "ballast-e2e-node"
+	// maxNodes bounds Options.Nodes (and what a new run cleans up).
+	maxNodes = 4
 	// SandboxImage is the pause image containerd starts each pod with.
 	SandboxImage = "ballast.local/e2e/pause:e2e"
-	// defaultNodeMemory is the node's allocatable size before eviction
+	// defaultNodeMemory is a node's allocatable size before eviction
 	// reserve: a 4 GiB homelab machine.
 	defaultNodeMemory = 4 << 30
+	// ipForward is the host's IPv4 forwarding switch: the host routes
+	// between the nodes of a lane with more than one.
+	ipForward = "/proc/sys/net/ipv4/ip_forward"
 )
 
 // Options configures a lane.
@@ -59,9 +63,13 @@ type Options struct {
 	// Addons are manifests applied once the node is Ready (cluster DNS,
 	// metrics-server); their Deployments must become Available.
 	Addons [][]byte
-	// NodeMemory is the node's memory as the kubelet offers it to pods; 0
+	// NodeMemory is each node's memory as the kubelet offers it to pods; 0
 	// means 4 GiB.
 	NodeMemory int64
+	// Nodes is how many nodes the lane runs, 1 to 4; 0 means 1. Each is a
+	// kind-like node of its own (namespaces, cgroup, containerd, kubelet,
+	// kube-proxy) with NodeMemory; the host routes between them.
+	Nodes int
 	// KeepDir keeps the lane's dir (logs, configuration) after Stop.
 	KeepDir bool
 }
@@ -78,11 +86,9 @@ type Lane struct {
 
 	opts     Options
 	lock     *os.File
-	net      network
 	cp       *controlPlane
-	node     *process
+	nodes    []*laneNode
 	tunables map[string][]byte
-	socket   string
 }
 
 // Start brings a lane up and returns when its node is Ready and its addons
@@ -95,10 +101,16 @@ func Start(ctx context.Context, opts Options) (*Lane, error) {
 	if opts.NodeMemory == 0 {
 		opts.NodeMemory = defaultNodeMemory
 	}
+	if opts.Nodes == 0 {
+		opts.Nodes = 1
+	}
+	if opts.Nodes < 1 || opts.Nodes > maxNodes {
+		return nil, fmt.Errorf("a lane runs 1 to %d nodes, not %d", maxNodes, opts.Nodes)
+	}
 	if err := preflight(opts); err != nil {
 		return nil, err
 	}
-	l := &Lane{opts: opts, net: network{netns: netnsName, hostLink: hostLink}}
+	l := &Lane{opts: opts}
 	lock, err := os.OpenFile(lockFile, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", lockFile, err)
@@ -115,6 +127,9 @@ func Start(ctx context.Context, opts Options) (*Lane, error) {
 	if l.Dir, err = os.MkdirTemp("", "ballast-e2e-"); err != nil {
 		l.Stop()
 		return nil, fmt.Errorf("creating the lane's dir: %w", err)
+	}
+	for i := range opts.Nodes {
+		l.nodes = append(l.nodes, newLaneNode(l.Dir, i))
 	}
 	if err := l.start(ctx); err != nil {
 		l.opts.KeepDir = true
@@ -148,23 +163,40 @@ func preflight(opts Options) error {
 	return nil
 }
 
-// removeLeftovers clears the node cgroup and network of a run that died
+// removeLeftovers clears the node cgroups and networks of a run that died
 // without stopping.
 func (l *Lane) removeLeftovers() error {
-	if err := nodeinit.RemoveCgroup(filepath.Dir(nodeCgroup), 30*time.Second); err != nil {
-		return fmt.Errorf("removing a previous run's node: %w", err)
+	if err := nodeinit.RemoveCgroup(nodesCgroup, 30*time.Second); err != nil {
+		return fmt.Errorf("removing a previous run's nodes: %w", err)
 	}
-	return l.net.tearDown()
+	return tearDownNetworks()
+}
+
+// tearDownNetworks removes every node network a lane may have made.
+func tearDownNetworks() error {
+	var errs []error
+	for i := range maxNodes {
+		errs = append(errs, newLaneNode("", i).net.tearDown())
+	}
+	return errors.Join(errs...)
 }
 
 func (l *Lane) start(ctx context.Context) error {
-	cred, err := issueCredentials(filepath.Join(l.Dir, "pki"), NodeName)
+	cred, err := issueCredentials(filepath.Join(l.Dir, "pki"), l.nodes)
 	if err != nil {
 		return err
 	}
 	l.Kubeconfig = cred.admin
-	if err := l.net.setUp(); err != nil {
-		return err
+	l.tunables = saveTunables()
+	for _, n := range l.nodes {
+		if err := n.net.setUp(); err != nil {
+			return err
+		}
+	}
+	if len(l.nodes) > 1 {
+		if err := os.WriteFile(ipForward, []byte("1\n"), 0o644); err != nil {
+			return fmt.Errorf("letting the host route between the nodes: %w", err)
+		}
 	}
 	l.cp, err = startControlPlane(ctx, l.Dir, l.opts.BinDir, cred)
 	if err != nil {
@@ -183,32 +215,32 @@ func (l *Lane) start(ctx context.Context) error {
 	if capacity <= l.opts.NodeMemory {
 		return fmt.Errorf("the node's memory %d is not below the machine's %d", l.opts.NodeMemory, capacity)
 	}
-	nodeDir := filepath.Join(l.Dir, "node")
-	l.socket = filepath.Join(nodeDir, "containerd", "containerd.sock")
-	spec, err := writeNodeFiles(nodeConfig{
-		Dir: nodeDir, Bin: l.opts.BinDir, Name: NodeName,
-		NodeIP: nodeIP, PodCIDR: podCIDR, PodGateway: podGateway, ClusterDNS: dnsServiceIP, ClusterCIDR: clusterCIDR,
-		SandboxImage: SandboxImage, CACert: cred.ca.CertFile,
-		ServingCert: cred.kubeletServing.CertFile, ServingKey: cred.kubeletServing.KeyFile,
-		KubeletKubeconfig: cred.kubelet, KubeProxyKubeconfig: cred.kubeProxy,
-		SystemReservedMemory: capacity - l.opts.NodeMemory, Socket: l.socket,
-	})
-	if err != nil {
-		return err
-	}
-	l.tunables = saveTunables()
-	// containerd must hold the images before the kubelet asks for a sandbox,
-	// but it starts with the node: the kubelet retries until they are there.
-	l.node, err = startNode(ctx, l.opts.BinDir, nodeDir, spec)
-	if err != nil {
-		return err
-	}
-	for _, img := range l.opts.Images {
-		if err := l.ImportImage(ctx, img); err != nil {
+	for i, n := range l.nodes {
+		spec, err := writeNodeFiles(nodeConfig{
+			Dir: n.dir, Bin: l.opts.BinDir, Name: n.name, Cgroup: n.cgroup, NetNS: n.net.nsPath(),
+			NodeIP: n.net.addrs.nodeIP, PodCIDR: n.net.addrs.podCIDR, PodGateway: n.net.addrs.podGateway,
+			ClusterDNS: dnsServiceIP, ClusterCIDR: clusterCIDR,
+			SandboxImage: SandboxImage, CACert: cred.ca.CertFile,
+			ServingCert: cred.kubelets[i].serving.CertFile, ServingKey: cred.kubelets[i].serving.KeyFile,
+			KubeletKubeconfig: cred.kubelets[i].kubeconfig, KubeProxyKubeconfig: cred.kubeProxy,
+			SystemReservedMemory: capacity - l.opts.NodeMemory, Socket: n.socket,
+		})
+		if err != nil {
 			return err
 		}
+		// containerd must hold the images before the kubelet asks for a
+		// sandbox, but it starts with the node: the kubelet retries until
+		// they are there.
+		if n.proc, err = startNode(ctx, l.opts.BinDir, n.dir, spec); err != nil {
+			return err
+		}
+		for _, img := range l.opts.Images {
+			if err := n.importImage(ctx, l.opts.BinDir, img); err != nil {
+				return err
+			}
+		}
 	}
-	if err := l.waitNodeReady(ctx); err != nil {
+	if err := l.waitNodesReady(ctx); err != nil {
 		return err
 	}
 	if len(l.opts.Addons) == 0 {
@@ -222,34 +254,101 @@ func (l *Lane) start(ctx context.Context) error {
 	return l.WaitDeploymentsAvailable(ctx, metav1.NamespaceSystem, 3*time.Minute)
 }
 
-// ImportImage imports a docker-archive or OCI tarball into the node's
+// Nodes names the lane's nodes, NodeName first.
+func (l *Lane) Nodes() []string {
+	names := make([]string, len(l.nodes))
+	for i, n := range l.nodes {
+		names[i] = n.name
+	}
+	return names
+}
+
+// ImportImage imports a docker-archive or OCI tarball into every node's
 // containerd, where the kubelet finds it (namespace k8s.io).
 func (l *Lane) ImportImage(ctx context.Context, tarball string) error {
-	cmd := exec.CommandContext(ctx, filepath.Join(l.opts.BinDir, "ctr"), "--address", l.socket,
-		"--namespace", "k8s.io", "images", "import", tarball)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("importing %s: %w: %s", tarball, err, strings.TrimSpace(string(out)))
+	for _, n := range l.nodes {
+		if err := n.importImage(ctx, l.opts.BinDir, tarball); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func (l *Lane) waitNodeReady(ctx context.Context) error {
-	return waitFor(ctx, "node "+NodeName+" to be Ready", 3*time.Minute, func(ctx context.Context) (bool, error) {
-		if gone, err := l.node.exited(); gone {
+func (n *laneNode) importImage(ctx context.Context, bin, tarball string) error {
+	if err := n.ctr(ctx, bin, "images", "import", tarball); err != nil {
+		return fmt.Errorf("importing %s into %s: %w", tarball, n.name, err)
+	}
+	return nil
+}
+
+// ctr runs containerd's client against the node's containerd, in the
+// namespace the kubelet uses.
+func (n *laneNode) ctr(ctx context.Context, bin string, args ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "ctr"), append([]string{"--address", n.socket, "--namespace", "k8s.io"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// exited reports whether a node's daemons ended, and how.
+func (l *Lane) exited() (bool, error) {
+	for _, n := range l.nodes {
+		if gone, err := n.proc.exited(); gone {
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+func (l *Lane) waitNodesReady(ctx context.Context) error {
+	return waitFor(ctx, "every node to be Ready", 3*time.Minute, func(ctx context.Context) (bool, error) {
+		if gone, err := l.exited(); gone {
 			return false, err
 		}
-		n, err := l.Client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
-		if err != nil {
-			// Not registered yet, or the API server is busy: ask again.
-			return false, nil
-		}
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				return c.Status == corev1.ConditionTrue, nil
+		for _, name := range l.Nodes() {
+			n, err := l.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				// Not registered yet, or the API server is busy: ask again.
+				return false, nil
+			}
+			ready := false
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady {
+					ready = c.Status == corev1.ConditionTrue
+				}
+			}
+			if !ready {
+				return false, nil
 			}
 		}
-		return false, nil
+		return true, nil
 	})
+}
+
+// RestartAPIServer stops kube-apiserver, keeps it down for down and starts
+// it again on the same address and etcd; every client of the lane keeps its
+// kubeconfig. It returns when the API server had stopped and when it was
+// ready again.
+func (l *Lane) RestartAPIServer(ctx context.Context, down time.Duration) (stopped, ready time.Time, err error) {
+	return l.cp.restartAPIServer(ctx, down)
+}
+
+// KillContainer sends SIGKILL to a container on node, as a crash or the
+// kernel's OOM killer ends it; the kubelet then restarts it as the pod's
+// restartPolicy says. id is a container ID as a pod's status reports it
+// ("containerd://…") or bare.
+func (l *Lane) KillContainer(ctx context.Context, node, id string) error {
+	id = strings.TrimPrefix(id, "containerd://")
+	for _, n := range l.nodes {
+		if n.name == node {
+			if err := n.ctr(ctx, l.opts.BinDir, "tasks", "kill", "--signal", "SIGKILL", id); err != nil {
+				return fmt.Errorf("killing container %s on %s: %w", id, node, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("killing container %s: no node %q in the lane", id, node)
 }
 
 // WaitDeploymentsAvailable waits until every Deployment in namespace has all
@@ -257,7 +356,7 @@ func (l *Lane) waitNodeReady(ctx context.Context) error {
 func (l *Lane) WaitDeploymentsAvailable(ctx context.Context, namespace string, timeout time.Duration) error {
 	var pending []string
 	err := waitFor(ctx, "Deployments in "+namespace+" to be available", timeout, func(ctx context.Context) (bool, error) {
-		if gone, err := l.node.exited(); gone {
+		if gone, err := l.exited(); gone {
 			return false, err
 		}
 		list, err := l.Client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
@@ -282,14 +381,14 @@ func (l *Lane) WaitDeploymentsAvailable(ctx context.Context, namespace string, t
 	return err
 }
 
-// NodeLog is the path of a node daemon's log (containerd, kubelet,
-// kube-proxy) or of a control-plane process (kube-apiserver,
-// kube-controller-manager).
+// NodeLog is the path of the first node's daemon's log (containerd,
+// kubelet, kube-proxy) or of a control-plane process (kube-apiserver,
+// kube-controller-manager, kube-scheduler).
 func (l *Lane) NodeLog(name string) string {
 	if name == "kube-apiserver" || name == "kube-controller-manager" || name == "kube-scheduler" {
 		return filepath.Join(l.Dir, name+".log")
 	}
-	return filepath.Join(l.Dir, "node", name+".log")
+	return filepath.Join(l.nodes[0].dir, name+".log")
 }
 
 // Stop tears the lane down: the node (every container with it), the control
@@ -297,19 +396,19 @@ func (l *Lane) NodeLog(name string) string {
 // kernel settings the kubelet changed are put back. It is safe to call on a
 // partly started lane and more than once.
 func (l *Lane) Stop() {
-	if l.node != nil {
-		l.node.stop(60 * time.Second)
-		l.node = nil
+	for _, n := range l.nodes {
+		n.proc.stop(60 * time.Second)
+		n.proc = nil
 	}
 	if l.cp != nil {
 		l.cp.stop()
 		l.cp = nil
 	}
 	var errs []error
-	if err := nodeinit.RemoveCgroup(filepath.Dir(nodeCgroup), 30*time.Second); err != nil {
+	if err := nodeinit.RemoveCgroup(nodesCgroup, 30*time.Second); err != nil {
 		errs = append(errs, err)
 	}
-	if err := l.net.tearDown(); err != nil {
+	if err := tearDownNetworks(); err != nil {
 		errs = append(errs, err)
 	}
 	if l.tunables != nil {

@@ -14,12 +14,13 @@ import (
 // lane does not own (an unallocated Service IP, the outside world) is
 // refused inside the node instead of leaving it.
 const (
+	// hostIP is the host's end of the first node's link, where the API
+	// server listens.
 	hostIP      = "10.213.0.1"
-	nodeIP      = "10.213.0.2"
 	linkPrefix  = 24
-	podCIDR     = "10.244.0.0/24"
-	podGateway  = "10.244.0.1"
 	clusterCIDR = "10.244.0.0/16"
+	// linkCIDR holds every node's link.
+	linkCIDR    = "10.213.0.0/16"
 	serviceCIDR = "10.96.0.0/16"
 	// kubernetesServiceIP is the first address of serviceCIDR, which the API
 	// server gives the kubernetes Service.
@@ -29,33 +30,50 @@ const (
 	apiServerPort = 6443
 )
 
+// nodeAddrs are one node's addresses: its link (host and node ends) and its
+// pods' range, the i-th of each.
+type nodeAddrs struct {
+	hostIP, nodeIP, podCIDR, podGateway string
+}
+
+func addrsOf(i int) nodeAddrs {
+	return nodeAddrs{
+		hostIP: fmt.Sprintf("10.213.%d.1", i), nodeIP: fmt.Sprintf("10.213.%d.2", i),
+		podCIDR: fmt.Sprintf("10.244.%d.0/24", i), podGateway: fmt.Sprintf("10.244.%d.1", i),
+	}
+}
+
 // network names the node's namespace and the host's end of its link.
 type network struct {
 	netns    string // name under /run/netns
 	hostLink string
+	addrs    nodeAddrs
 }
 
 func (n network) nsPath() string { return "/run/netns/" + n.netns }
 
 // setUp creates the node's namespace and link, addresses both ends, lets the
-// node forward between its link and the pod bridge, and routes the pod range
-// from the host to the node (the API server reaches metrics-server's pod).
+// node forward between its link and the pod bridge, routes the node's pod
+// range from the host to the node (the API server reaches metrics-server's
+// pod) and every other node's link and pods from the node through the host.
 func (n network) setUp() error {
 	nodeLink := n.hostLink + "n"
 	steps := [][]string{
 		{"ip", "netns", "add", n.netns},
 		{"ip", "link", "add", n.hostLink, "type", "veth", "peer", "name", nodeLink, "netns", n.netns},
-		{"ip", "addr", "add", fmt.Sprintf("%s/%d", hostIP, linkPrefix), "dev", n.hostLink},
+		{"ip", "addr", "add", fmt.Sprintf("%s/%d", n.addrs.hostIP, linkPrefix), "dev", n.hostLink},
 		{"ip", "link", "set", n.hostLink, "up"},
 		{"ip", "-n", n.netns, "link", "set", nodeLink, "name", "eth0"},
-		{"ip", "-n", n.netns, "addr", "add", fmt.Sprintf("%s/%d", nodeIP, linkPrefix), "dev", "eth0"},
+		{"ip", "-n", n.netns, "addr", "add", fmt.Sprintf("%s/%d", n.addrs.nodeIP, linkPrefix), "dev", "eth0"},
 		{"ip", "-n", n.netns, "link", "set", "eth0", "up"},
 		{"ip", "-n", n.netns, "link", "set", "lo", "up"},
 		{"nsenter", "--net=" + n.nsPath(), "--", "sysctl", "-qw", "net.ipv4.ip_forward=1"},
 		// Pods reaching a Service whose endpoint is on the same bridge need
 		// bridged replies to pass iptables, or kube-proxy's DNAT is not undone.
 		{"nsenter", "--net=" + n.nsPath(), "--", "sysctl", "-qw", "net.bridge.bridge-nf-call-iptables=1"},
-		{"ip", "route", "add", podCIDR, "via", nodeIP, "dev", n.hostLink},
+		{"ip", "route", "add", n.addrs.podCIDR, "via", n.addrs.nodeIP, "dev", n.hostLink},
+		{"ip", "-n", n.netns, "route", "add", linkCIDR, "via", n.addrs.hostIP},
+		{"ip", "-n", n.netns, "route", "add", clusterCIDR, "via", n.addrs.hostIP},
 	}
 	for _, s := range steps {
 		if err := run(s...); err != nil {
@@ -75,8 +93,11 @@ func (n network) tearDown() error {
 		}
 	}
 	if _, err := net.InterfaceByName(n.hostLink); err == nil {
+		// Deleting the namespace deletes the pair too, a moment later.
 		if err := run("ip", "link", "del", n.hostLink); err != nil {
-			return err
+			if _, still := net.InterfaceByName(n.hostLink); still == nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 // nodeConfig is what the node's configuration files are rendered from.
 type nodeConfig struct {
 	Dir, Bin, Name         string
+	Cgroup, NetNS          string
 	NodeIP, PodCIDR        string
 	PodGateway, ClusterDNS string
 	ClusterCIDR            string
@@ -161,6 +162,38 @@ conntrack:
   tcpCloseWaitTimeout: 0s
 `))
 
+// laneNode is one node of the lane: a network namespace, a cgroup, and
+// containerd, the kubelet and kube-proxy inside them.
+type laneNode struct {
+	name   string
+	net    network
+	cgroup string
+	dir    string
+	socket string
+	proc   *process
+}
+
+// newLaneNode names the i-th node's parts. They are fixed, so a new run finds
+// and removes what a crashed one left; the first node keeps the names a
+// one-node lane always had.
+func newLaneNode(laneDir string, i int) *laneNode {
+	n := &laneNode{
+		name:   NodeName,
+		net:    network{netns: netnsName, hostLink: fmt.Sprintf("%s%d", netnsName, i), addrs: addrsOf(i)},
+		cgroup: nodesCgroup + "/node",
+		dir:    filepath.Join(laneDir, "node"),
+	}
+	if i > 0 {
+		suffix := fmt.Sprintf("-%d", i+1)
+		n.name += suffix
+		n.net.netns += suffix
+		n.cgroup += suffix
+		n.dir += suffix
+	}
+	n.socket = filepath.Join(n.dir, "containerd", "containerd.sock")
+	return n
+}
+
 // writeNodeFiles renders the node's configuration and its ballast-node spec,
 // and returns the spec's path.
 func writeNodeFiles(cfg nodeConfig) (string, error) {
@@ -193,8 +226,8 @@ func writeNodeFiles(cfg nodeConfig) (string, error) {
 		return "", fmt.Errorf("writing the node's resolv.conf: %w", err)
 	}
 	spec := nodeinit.Spec{
-		Cgroup:      nodeCgroup,
-		NetNS:       "/run/netns/" + netnsName,
+		Cgroup:      cfg.Cgroup,
+		NetNS:       cfg.NetNS,
 		PrivateDirs: []string{"/var/log/containers", "/var/lib/cni", "/run/netns"},
 		ReadyFile:   filepath.Join(cfg.Dir, "ready"),
 		Processes: []nodeinit.Process{
@@ -266,9 +299,10 @@ func memTotal() (int64, error) {
 }
 
 // kernelTunables are the host settings the kubelet changes when it starts
-// (vm.overcommit_memory, kernel.panic, kernel.panic_on_oops); the lane puts
-// them back when it stops.
-var kernelTunables = []string{"/proc/sys/vm/overcommit_memory", "/proc/sys/kernel/panic", "/proc/sys/kernel/panic_on_oops"}
+// (vm.overcommit_memory, kernel.panic, kernel.panic_on_oops) and the one the
+// lane changes for more than one node (IPv4 forwarding); the lane puts them
+// back when it stops.
+var kernelTunables = []string{"/proc/sys/vm/overcommit_memory", "/proc/sys/kernel/panic", "/proc/sys/kernel/panic_on_oops", ipForward}
 
 func saveTunables() map[string][]byte {
 	saved := map[string][]byte{}

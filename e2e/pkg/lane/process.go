@@ -12,11 +12,11 @@ import (
 
 // process is a daemon the lane runs on the host, its output in a log file.
 type process struct {
-	name string
-	log  string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	name, log, path string
+	env, args       []string
+	cmd             *exec.Cmd
+	done            chan struct{}
+	err             error
 }
 
 // startProcess starts path with args; env, when not nil, replaces the
@@ -42,7 +42,7 @@ func startProcess(name, log, path string, env []string, args ...string) (*proces
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("placing %s in the lane's cgroup: %w", name, err)
 	}
-	p := &process{name: name, log: log, cmd: cmd, done: make(chan struct{})}
+	p := &process{name: name, log: log, path: path, env: env, args: args, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -72,4 +72,10 @@ func (p *process) stop(grace time.Duration) {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
+}
+
+// again starts a new process like p (same binary, arguments, environment
+// and log); p must have ended.
+func (p *process) again() (*process, error) {
+	return startProcess(p.name, p.log, p.path, p.env, p.args...)
 }

@@ -1,0 +1,295 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	lwv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
+)
+
+const deschedulerLease = "ballast-descheduler"
+
+// faults are injected one after another, in this order, on one running
+// installation.
+var faults = []fault{
+	{name: "none (reference)", inject: func(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+		sleep(ctx, 30*time.Second)
+		r.note = "the stream alone"
+	}},
+	{name: "load-watcher killed", inject: killLoadWatcher},
+	{name: "scheduler leader killed", inject: killLeader(ballastScheduler)},
+	{name: "descheduler leader killed", inject: killLeader(deschedulerLease)},
+	{name: "descheduler restarted (memory lost)", inject: restartDescheduler},
+	{name: "API server restarted", inject: restartAPIServer},
+	{name: "installer killed between writes", inject: interruptInstall},
+}
+
+// killLoadWatcher kills load-watcher's only container, as a crash or the OOM
+// killer would: the kubelet restarts it with empty windows. Until it serves
+// fresh usage again, the scheduler must place by requests and the
+// descheduler must not evict.
+func killLoadWatcher(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+	pod := onePod(ctx, t, f.client, "app.kubernetes.io/name=load-watcher")
+	restarts := restartCount(pod)
+	r.staleFrom = time.Now()
+	if err := f.lane.KillContainer(ctx, pod.Spec.NodeName, containerID(t, pod)); err != nil {
+		t.Fatal(err)
+	}
+	poll(ctx, t, "load-watcher to restart and be Ready", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		p, err := f.client.CoreV1().Pods(ballastNamespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return restartCount(*p) > restarts && podReady(*p), fmt.Sprintf("restarts=%d ready=%t", restartCount(*p), podReady(*p))
+	})
+	waitUsage(ctx, t, f.client, func(lwv1.NodeUsage) bool { return true })
+	r.staleTo = time.Now()
+	r.recovery = r.staleTo.Sub(r.staleFrom)
+	r.note = "restarted by the kubelet; recovery ends when it serves fresh usage again"
+}
+
+// killLeader kills the container of the replica that holds lease, and
+// measures how long until another one holds it.
+func killLeader(lease string) func(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+	return func(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+		holder, _ := waitHolder(ctx, t, f.client, lease, "")
+		pod, err := f.client.CoreV1().Pods(ballastNamespace).Get(ctx, podOfHolder(holder), metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the holder of lease %s, %s, is not a pod of %s: %v", lease, holder, ballastNamespace, err)
+		}
+		start := time.Now()
+		if err := f.lane.KillContainer(ctx, pod.Spec.NodeName, containerID(t, *pod)); err != nil {
+			t.Fatal(err)
+		}
+		newHolder, at := waitHolder(ctx, t, f.client, lease, holder)
+		r.failover = at.Sub(start)
+		waitReplicasReady(ctx, t, f.client)
+		r.recovery = time.Since(start)
+		r.note = fmt.Sprintf("SIGKILL of %s; %s took over", pod.Name, podOfHolder(newHolder))
+	}
+}
+
+// restartDescheduler deletes every descheduler pod at once, as a rollout or
+// a node drain does: whatever the descheduler remembered of its last moves
+// is gone.
+func restartDescheduler(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+	holder, _ := waitHolder(ctx, t, f.client, deschedulerLease, "")
+	start := time.Now()
+	err := f.client.CoreV1().Pods(ballastNamespace).DeleteCollection(ctx, metav1.DeleteOptions{},
+		metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=descheduler"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, at := waitHolder(ctx, t, f.client, deschedulerLease, holder)
+	r.failover = at.Sub(start)
+	waitReplicasReady(ctx, t, f.client)
+	r.recovery = time.Since(start)
+	r.note = "both pods deleted; failover is until a new pod leads"
+}
+
+// restartAPIServer stops kube-apiserver for 10 s, longer than the leaders'
+// renew deadline, and starts it again.
+func restartAPIServer(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+	stopped, ready, err := f.lane.RestartAPIServer(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every lease renewed after the restart, every replica Ready, fresh
+	// usage: Ballast works as before.
+	for _, lease := range []string{ballastScheduler, deschedulerLease} {
+		poll(ctx, t, "lease "+lease+" renewed after the restart", 3*time.Minute, func(ctx context.Context) (bool, string) {
+			l, err := f.client.CoordinationV1().Leases(ballastNamespace).Get(ctx, lease, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return l.Spec.RenewTime != nil && l.Spec.RenewTime.After(ready), fmt.Sprintf("%+v", l.Spec)
+		})
+	}
+	waitReplicasReady(ctx, t, f.client)
+	waitUsage(ctx, t, f.client, func(lwv1.NodeUsage) bool { return true })
+	r.recovery = time.Since(stopped)
+	r.note = fmt.Sprintf("down %s (SIGTERM to ready)", ready.Sub(stopped).Round(100*time.Millisecond))
+}
+
+// interruptInstall starts an upgrade that changes the scheduler's
+// configuration, kills the installer the moment its release record is
+// written, and runs the same command again: it must finish the job.
+func interruptInstall(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+	args := append([]string{"install", "--root", t.TempDir(), "--timeout", "5m"}, f.values...)
+	args = append(args, "--set", "scheduler.plugins.loadAware.weight=4")
+	before := releaseRevisions(ctx, t, f.client)
+	cmd := f.ballast(args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	poll(ctx, t, "the installer to write a new release revision", 2*time.Minute, func(ctx context.Context) (bool, string) {
+		return releaseRevisions(ctx, t, f.client) > before, out.String()
+	})
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	again, err := f.ballast(args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ballast install after an interrupted one: %v\n%s", err, again)
+	}
+	waitReplicasReady(ctx, t, f.client)
+	r.recovery = time.Since(start)
+	r.note = "SIGKILL once the new revision was recorded; the same command run again"
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// waitHolder waits until lease is held, renewed within its duration, by
+// someone other than not, and returns the holder and when that was seen.
+func waitHolder(ctx context.Context, t *testing.T, c kubernetes.Interface, lease, not string) (string, time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		l, err := c.CoordinationV1().Leases(ballastNamespace).Get(ctx, lease, metav1.GetOptions{})
+		if err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" && *l.Spec.HolderIdentity != not &&
+			l.Spec.RenewTime != nil && time.Since(l.Spec.RenewTime.Time) < leaseDuration {
+			return *l.Spec.HolderIdentity, time.Now()
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("lease %s/%s: no new holder (not %q) within 3m: %v %+v", ballastNamespace, lease, not, err, l)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// podOfHolder is the pod a leader-election identity names: the pod's
+// hostname (its name) and a unique suffix.
+func podOfHolder(holder string) string {
+	if i := strings.LastIndex(holder, "_"); i > 0 {
+		return holder[:i]
+	}
+	return holder
+}
+
+func onePod(ctx context.Context, t *testing.T, c kubernetes.Interface, selector string) corev1.Pod {
+	t.Helper()
+	list, err := c.CoreV1().Pods(ballastNamespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("want one pod %s, got %v (%v)", selector, len(list.Items), err)
+	}
+	return list.Items[0]
+}
+
+func containerID(t *testing.T, p corev1.Pod) string {
+	t.Helper()
+	if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].ContainerID == "" {
+		t.Fatalf("pod %s has no running container", p.Name)
+	}
+	return p.Status.ContainerStatuses[0].ContainerID
+}
+
+func restartCount(p corev1.Pod) int32 {
+	var n int32
+	for _, s := range p.Status.ContainerStatuses {
+		n += s.RestartCount
+	}
+	return n
+}
+
+// waitReplicasReady waits until every Deployment of Ballast has all its
+// replicas Ready.
+func waitReplicasReady(ctx context.Context, t *testing.T, c kubernetes.Interface) {
+	t.Helper()
+	poll(ctx, t, "every Ballast replica Ready", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		list, err := c.AppsV1().Deployments(ballastNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		var pending []string
+		for _, d := range list.Items {
+			want := ptr.Deref(d.Spec.Replicas, 1)
+			if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas < want ||
+				d.Status.ReadyReplicas < want || d.Status.Replicas != want {
+				pending = append(pending, fmt.Sprintf("%s %d/%d", d.Name, d.Status.ReadyReplicas, want))
+			}
+		}
+		return len(list.Items) > 0 && len(pending) == 0, strings.Join(pending, ", ")
+	})
+}
+
+// releaseRevisions counts the Helm release records of Ballast.
+func releaseRevisions(ctx context.Context, t *testing.T, c kubernetes.Interface) int {
+	t.Helper()
+	list, err := c.CoreV1().Secrets(ballastNamespace).List(ctx, metav1.ListOptions{LabelSelector: "owner=helm"})
+	if err != nil {
+		return -1
+	}
+	return len(list.Items)
+}
+
+// evictionTimes lists when the descheduler evicted pods, from its events.
+func evictionTimes(ctx context.Context, c kubernetes.Interface) ([]time.Time, error) {
+	list, err := c.EventsV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing events: %w", err)
+	}
+	var out []time.Time
+	for _, e := range list.Items {
+		if e.Action != "Descheduled" || e.Type != corev1.EventTypeNormal {
+			continue
+		}
+		at := e.EventTime.Time
+		if at.IsZero() {
+			at = e.DeprecatedFirstTimestamp.Time
+		}
+		out = append(out, at)
+	}
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out, nil
+}
+
+// reportFaults logs the reliability table and writes it where
+// BALLAST_E2E_RELIABILITY says (docs/reliability.md holds a copy).
+func reportFaults(t *testing.T, results []*faultResult, refused, lost int) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| Fault | Pairs | Pending > %s beyond default | Longest extra wait | Evictions (on stale data) | Failover | Recovery | Note |\n",
+		extraWaitGoal)
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|---|\n")
+	dur := func(d time.Duration) string {
+		if d == 0 {
+			return "—"
+		}
+		return d.Round(100 * time.Millisecond).String()
+	}
+	for _, r := range results {
+		failover := dur(r.failover)
+		if r.failover > leaseDuration+retryPeriod {
+			failover += " (over goal)"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d (%d) | %s | %s | %s |\n", r.name, r.pairs, r.tooLong,
+			dur(max(r.maxExtra, 0)), r.evictions, r.staleEvictions, failover, dur(r.recovery), r.note)
+	}
+	fmt.Fprintf(&b, "\nPods lost (stream pods never bound, replicas of the workload `steady` not available at the end): %d. "+
+		"Create calls refused and retried while the API server was down: %d.\n", lost, refused)
+	t.Logf("reliability:\n%s", b.String())
+	if path := os.Getenv("BALLAST_E2E_RELIABILITY"); path != "" {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Errorf("writing the reliability table: %v", err)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	lwv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
+	"github.com/ballast-sched/ballast/simulator/cluster"
+
+	"github.com/ballast-sched/ballast/e2e/pkg/lane"
+)
+
+// The goals of docs/reliability.md.
+const (
+	// extraWaitGoal: a Ballast pod may wait this much longer than its twin
+	// for the default scheduler before it counts as pending too long.
+	extraWaitGoal = 10 * time.Second
+	// The chart's leader election, which the suite keeps.
+	leaseDuration = 15 * time.Second
+	retryPeriod   = 2 * time.Second
+	faultsNS      = "faults"
+)
+
+// fault is one thing that goes wrong, injected while the stream runs.
+type fault struct {
+	name string
+	// inject breaks something and waits until Ballast has recovered; it
+	// fills in what it measured.
+	inject func(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult)
+}
+
+// faultEnv is what a fault acts on.
+type faultEnv struct {
+	lane    *lane.Lane
+	client  kubernetes.Interface
+	ballast func(args ...string) *exec.Cmd
+	values  []string
+}
+
+// faultResult is one row of the reliability table.
+type faultResult struct {
+	name       string
+	start, end time.Time
+	// failover is how long no replica held the component's lease (leader
+	// faults only); recovery how long until Ballast worked as before.
+	failover, recovery time.Duration
+	// stale is when Ballast's usage was stale or missing because of the
+	// fault: an eviction decided in it is an eviction on stale data.
+	staleFrom, staleTo time.Time
+	pairs              int
+	tooLong            int
+	maxExtra           time.Duration
+	staleEvictions     int
+	evictions          int
+	note               string
+}
+
+// TestFaults runs Ballast as a user does — the chart's containers on a real
+// node, two replicas of the scheduler and the descheduler with leader
+// election — under a steady stream of pod creations, and breaks one thing
+// at a time: load-watcher, the leaders, the API server, the descheduler's
+// memory, an interrupted install. Each fault is measured against its goals
+// (docs/reliability.md); what must never happen fails the test: a pod that
+// is never bound, an eviction decided while usage was stale, a replica that
+// does not come back.
+func TestFaults(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	env := loadEnv(t)
+	l, err := lane.Start(ctx, lane.Options{BinDir: env.bin, Images: env.images, Addons: env.addons, KeepDir: env.keep, Nodes: 2})
+	if err != nil {
+		t.Fatalf("starting the lane: %v", err)
+	}
+	t.Cleanup(l.Stop)
+	home := t.TempDir()
+	// The stream and the probes each get a client of their own, with room
+	// enough that client-side rate limits never delay them.
+	client := func() kubernetes.Interface {
+		cfg := rest.CopyConfig(l.Config)
+		cfg.QPS, cfg.Burst = 100, 200
+		c, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	fe := &faultEnv{lane: l, client: client(),
+		values: []string{"--set", "scheduler.replicas=2", "--set", "descheduler.replicas=2",
+			"--set", "descheduler.deschedulingInterval=20s"},
+	}
+	fe.ballast = func(args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, env.ballast, append(args, "--kubeconfig", l.Kubeconfig)...)
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		return cmd
+	}
+	install := append([]string{"install", "--root", t.TempDir(), "--timeout", "5m"}, fe.values...)
+	if out, err := fe.ballast(install...).CombinedOutput(); err != nil {
+		t.Fatalf("ballast install: %v\n%s\n%s", err, out, describeNamespace(ctx, l.Client, ballastNamespace))
+	}
+	waitUsage(ctx, t, l.Client, func(n lwv1.NodeUsage) bool { return true })
+	for _, lease := range []string{ballastScheduler, "ballast-descheduler"} {
+		waitHolder(ctx, t, l.Client, lease, "")
+	}
+	if _, err := l.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: faultsNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A workload that must survive every fault whole: its pods may be
+	// evicted, never lost. Each holds real memory, so that moving one
+	// relieves a node.
+	steady := deployment("steady", 4, ballastScheduler, "64Mi")
+	steady.Namespace = faultsNS
+	steady.Spec.Template.Spec.Containers[0].Image = hogImage
+	steady.Spec.Template.Spec.Containers[0].Args = []string{"--memory", "400Mi"}
+	if _, err := l.Client.AppsV1().Deployments(faultsNS).Create(ctx, steady, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WaitDeploymentsAvailable(ctx, faultsNS, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// A process no scheduler placed eats most of the first node's memory
+	// for the whole run, so the descheduler has work while things break.
+	hog := hogPod(2800)
+	hog.Namespace, hog.Spec.NodeName = faultsNS, lane.NodeName
+	if _, err := l.Client.CoreV1().Pods(faultsNS).Create(ctx, hog, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The stream goes to a node without a machine (a kubelet stand-in),
+	// tainted so nothing else lands there: thousands of pods cost the
+	// schedulers and the API server what they cost on a cluster, and no
+	// container churn on the real nodes, whose usage Ballast acts on.
+	standIn := cluster.StartStandIn(ctx, client())
+	_, err = standIn.AddNode(ctx, cluster.NodeSpec{Name: streamNode, CPU: "64", Memory: "256Gi", Pods: 5000,
+		Taints: []corev1.Taint{{Key: streamTaint, Effect: corev1.TaintEffectNoSchedule}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := startStream(ctx, client(), faultsNS, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+
+	var results []*faultResult
+	for _, f := range faults {
+		r := &faultResult{name: f.name, start: time.Now()}
+		results = append(results, r)
+		t.Run(f.name, func(t *testing.T) {
+			f.inject(ctx, t, fe, r)
+			// Pods created up to now have had the fault's whole effect;
+			// give the last ones the time the goal allows.
+			r.end = time.Now()
+			time.Sleep(extraWaitGoal + 5*time.Second)
+		})
+	}
+	s.Stop()
+
+	// Evictions, as the descheduler's events report them.
+	evictions, err := evictionTimes(ctx, l.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for _, r := range results {
+		for _, p := range s.pairs(r.start, r.end) {
+			r.pairs++
+			extra := p.extraWait(now)
+			r.maxExtra = max(r.maxExtra, extra)
+			if extra > extraWaitGoal {
+				r.tooLong++
+			}
+		}
+		for _, at := range evictions {
+			if at.Before(r.start) || !at.Before(r.end) {
+				continue
+			}
+			r.evictions++
+			if !r.staleFrom.IsZero() && !at.Before(r.staleFrom) && !at.After(r.staleTo) {
+				r.staleEvictions++
+				t.Errorf("%s: an eviction at %s was decided while usage was stale", r.name, at.Format(time.TimeOnly))
+			}
+		}
+	}
+	unbound := s.unbound(now.Add(-2 * time.Minute))
+	if len(unbound) > 0 {
+		t.Errorf("pods of the stream never bound: %v", unbound)
+	}
+	for _, ns := range []string{ballastNamespace, faultsNS} {
+		if err := l.WaitDeploymentsAvailable(ctx, ns, 3*time.Minute); err != nil {
+			t.Errorf("Deployments of %s did not come back whole: %v\n%s", ns, err, describeNamespace(ctx, l.Client, ns))
+		}
+	}
+	lost := len(unbound)
+	if d, err := l.Client.AppsV1().Deployments(faultsNS).Get(ctx, "steady", metav1.GetOptions{}); err == nil {
+		lost += int(*d.Spec.Replicas - d.Status.AvailableReplicas)
+	}
+	reportFaults(t, results, s.refusedCreates(), lost)
+}

@@ -1,0 +1,277 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/ballast-sched/ballast/e2e/pkg/lane"
+)
+
+const (
+	// defaultScheduler is the lane's own kube-scheduler, the reference every
+	// Ballast pod of the stream is compared with.
+	defaultScheduler = "default-scheduler"
+	// streamNode runs the stream's pods; streamTaint keeps other pods off.
+	streamNode  = "stream-stand-in"
+	streamTaint = "ballast.dev/stream"
+	// streamLabel marks the stream's pods.
+	streamLabel = "stream"
+)
+
+// streamPod is one pod of the stream: when it existed and when a scheduler
+// bound it, as the test saw both.
+type streamPod struct {
+	name, scheduler string
+	pair            int
+	created, bound  time.Time
+}
+
+// stream creates a pair of pods every interval, one for Ballast's scheduler
+// and one for the default scheduler, so that each Ballast pod has a twin
+// created at the same moment under the same load: what the API server, the
+// node and the machine do to one, they do to the other. A pod whose create
+// call fails (the API server is down) is created again until it exists; it
+// was pending only from then on. Bound pods are deleted after a while so the
+// node never fills up.
+type stream struct {
+	client    kubernetes.Interface
+	namespace string
+	interval  time.Duration
+
+	mu   sync.Mutex
+	pods map[string]*streamPod
+	// refused counts create calls that failed and were retried.
+	refused int
+
+	stop context.CancelFunc
+	done sync.WaitGroup
+}
+
+func startStream(ctx context.Context, c kubernetes.Interface, namespace string, interval time.Duration) (*stream, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &stream{client: c, namespace: namespace, interval: interval, pods: map[string]*streamPod{}, stop: cancel}
+	factory := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(namespace))
+	pods := factory.Core().V1().Pods().Informer()
+	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    s.observe,
+		UpdateFunc: func(_, obj any) { s.observe(obj) },
+	}); err != nil {
+		cancel()
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
+		cancel()
+		return nil, fmt.Errorf("pod informer of %s did not sync", namespace)
+	}
+	s.done.Add(2)
+	go func() { defer s.done.Done(); s.create(ctx) }()
+	go func() { defer s.done.Done(); s.reap(ctx) }()
+	return s, nil
+}
+
+// Stop ends the creations and waits for the stream's goroutines.
+func (s *stream) Stop() {
+	s.stop()
+	s.done.Wait()
+}
+
+func (s *stream) observe(obj any) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok || p.Spec.NodeName == "" || p.Labels[streamLabel] != "true" {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp := s.entry(p.Name, p.Spec.SchedulerName, p.Labels["pair"])
+	if sp.bound.IsZero() {
+		sp.bound = now
+	}
+}
+
+// entry is the record of a pod, made by whoever sees the pod first: the
+// informer may report it bound before its create call returns. s.mu is held.
+func (s *stream) entry(name, scheduler, pair string) *streamPod {
+	sp := s.pods[name]
+	if sp == nil {
+		n, _ := strconv.Atoi(pair)
+		sp = &streamPod{name: name, scheduler: scheduler, pair: n}
+		s.pods[name] = sp
+	}
+	return sp
+}
+
+func (s *stream) create(ctx context.Context) {
+	tick := time.NewTicker(s.interval)
+	defer tick.Stop()
+	for pair := 0; ; pair++ {
+		var wg sync.WaitGroup
+		for _, sched := range []string{ballastScheduler, defaultScheduler} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.createPod(ctx, pair, sched)
+			}()
+		}
+		wg.Wait()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// createPod creates one pod, again and again while the API server refuses.
+func (s *stream) createPod(ctx context.Context, pair int, scheduler string) {
+	name := fmt.Sprintf("p%04d-%s", pair, map[string]string{ballastScheduler: "ballast", defaultScheduler: "default"}[scheduler])
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.namespace, Labels: map[string]string{streamLabel: "true", "pair": strconv.Itoa(pair)}},
+		Spec: corev1.PodSpec{
+			SchedulerName:                 scheduler,
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			NodeSelector:                  map[string]string{corev1.LabelHostname: streamNode},
+			Tolerations:                   []corev1.Toleration{{Key: streamTaint, Operator: corev1.TolerationOpExists}},
+			Containers: []corev1.Container{{
+				Name: "app", Image: lane.SandboxImage, ImagePullPolicy: corev1.PullNever,
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceMemory: resource.MustParse("8Mi"), corev1.ResourceCPU: resource.MustParse("5m"),
+				}},
+				SecurityContext: restricted(),
+			}},
+		},
+	}
+	for ctx.Err() == nil {
+		_, err := s.client.CoreV1().Pods(s.namespace).Create(ctx, pod, metav1.CreateOptions{})
+		if err == nil {
+			s.mu.Lock()
+			sp := s.entry(name, scheduler, strconv.Itoa(pair))
+			sp.created = time.Now()
+			if !sp.bound.IsZero() && sp.bound.Before(sp.created) {
+				sp.bound = sp.created
+			}
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Lock()
+		s.refused++
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// reap deletes pods bound more than 5 s ago, as they would end on a
+// cluster: the schedulers' caches and the API server see a steady
+// population, not an ever-growing one.
+func (s *stream) reap(ctx context.Context) {
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	deleted := map[string]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var old []string
+		s.mu.Lock()
+		for name, p := range s.pods {
+			if !deleted[name] && !p.bound.IsZero() && time.Since(p.bound) > 5*time.Second {
+				old = append(old, name)
+			}
+		}
+		s.mu.Unlock()
+		for _, name := range old {
+			err := s.client.CoreV1().Pods(s.namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+			if err == nil {
+				deleted[name] = true
+			}
+		}
+	}
+}
+
+// pairs returns the pairs whose Ballast pod was created in [from, to).
+func (s *stream) pairs(from, to time.Time) []pair {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	byPair := map[int]*pair{}
+	for _, p := range s.pods {
+		pr := byPair[p.pair]
+		if pr == nil {
+			pr = &pair{}
+			byPair[p.pair] = pr
+		}
+		cp := *p
+		if p.scheduler == ballastScheduler {
+			pr.ballast = &cp
+		} else {
+			pr.reference = &cp
+		}
+	}
+	var out []pair
+	for _, pr := range byPair {
+		if pr.ballast == nil || pr.reference == nil || pr.ballast.created.IsZero() || pr.reference.created.IsZero() ||
+			pr.ballast.created.Before(from) || !pr.ballast.created.Before(to) {
+			continue
+		}
+		out = append(out, *pr)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ballast.pair < out[j].ballast.pair })
+	return out
+}
+
+// unbound lists the pods created before cutoff that no scheduler bound.
+func (s *stream) unbound(cutoff time.Time) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, p := range s.pods {
+		if p.bound.IsZero() && !p.created.IsZero() && p.created.Before(cutoff) {
+			out = append(out, p.name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pair is a Ballast pod and its twin for the default scheduler.
+type pair struct {
+	ballast, reference *streamPod
+}
+
+// extraWait is how much longer the Ballast pod waited to be bound than its
+// twin; a pod not bound yet counts as waiting until now.
+func (p pair) extraWait(now time.Time) time.Duration {
+	wait := func(sp *streamPod) time.Duration {
+		if sp.bound.IsZero() {
+			return now.Sub(sp.created)
+		}
+		return sp.bound.Sub(sp.created)
+	}
+	return wait(p.ballast) - wait(p.reference)
+}
+
+// refusedCreates counts the create calls that failed and were retried.
+func (s *stream) refusedCreates() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
