@@ -31,9 +31,11 @@ var faults = []fault{
 	}},
 	{name: "load-watcher killed", inject: killLoadWatcher},
 	{name: "scheduler leader killed", inject: killLeader(ballastScheduler)},
+	{name: "scheduler leader deleted", inject: deleteLeader(ballastScheduler)},
 	{name: "descheduler leader killed", inject: killLeader(deschedulerLease)},
 	{name: "descheduler restarted (memory lost)", inject: restartDescheduler},
 	{name: "API server restarted", inject: restartAPIServer},
+	{name: "load-watcher answers nonsense", inject: hostileLoadWatcher},
 	{name: "installer killed between writes", inject: interruptInstall},
 }
 
@@ -44,7 +46,7 @@ var faults = []fault{
 func killLoadWatcher(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
 	pod := onePod(ctx, t, f.client, "app.kubernetes.io/name=load-watcher")
 	restarts := restartCount(pod)
-	r.staleFrom = time.Now()
+	r.usageLost = time.Now()
 	if err := f.lane.KillContainer(ctx, pod.Spec.NodeName, containerID(t, pod)); err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +58,8 @@ func killLoadWatcher(ctx context.Context, t *testing.T, f *faultEnv, r *faultRes
 		return restartCount(*p) > restarts && podReady(*p), fmt.Sprintf("restarts=%d ready=%t", restartCount(*p), podReady(*p))
 	})
 	waitUsage(ctx, t, f.client, func(lwv1.NodeUsage) bool { return true })
-	r.staleTo = time.Now()
-	r.recovery = r.staleTo.Sub(r.staleFrom)
+	r.usageBack = time.Now()
+	r.recovery = r.usageBack.Sub(r.usageLost)
 	r.note = "restarted by the kubelet; recovery ends when it serves fresh usage again"
 }
 
@@ -82,6 +84,24 @@ func killLeader(lease string) func(ctx context.Context, t *testing.T, f *faultEn
 	}
 }
 
+// deleteLeader deletes the pod of the replica that holds lease, as a rollout
+// or a node drain does: it stops on SIGTERM and should hand the lease over
+// instead of letting it run out.
+func deleteLeader(lease string) func(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+	return func(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+		holder, _ := waitHolder(ctx, t, f.client, lease, "")
+		start := time.Now()
+		if err := f.client.CoreV1().Pods(ballastNamespace).Delete(ctx, podOfHolder(holder), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		newHolder, at := waitHolder(ctx, t, f.client, lease, holder)
+		r.failover = at.Sub(start)
+		waitReplicasReady(ctx, t, f.client)
+		r.recovery = time.Since(start)
+		r.note = fmt.Sprintf("%s deleted (SIGTERM); %s took over", podOfHolder(holder), podOfHolder(newHolder))
+	}
+}
+
 // restartDescheduler deletes every descheduler pod at once, as a rollout or
 // a node drain does: whatever the descheduler remembered of its last moves
 // is gone.
@@ -98,6 +118,67 @@ func restartDescheduler(ctx context.Context, t *testing.T, f *faultEnv, r *fault
 	waitReplicasReady(ctx, t, f.client)
 	r.recovery = time.Since(start)
 	r.note = "both pods deleted; failover is until a new pod leads"
+}
+
+// hostileLoadWatcher puts a hostile server behind load-watcher's Service for
+// three descheduling cycles: it answers, in turn, more than a client should
+// read, a well-formed list of absurd numbers, and no JSON at all. The
+// scheduler must place by requests and the descheduler must evict nothing.
+func hostileLoadWatcher(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+	svc, err := f.client.CoreV1().Services(ballastNamespace).Get(ctx, "ballast-load-watcher", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployments := f.client.AppsV1().Deployments(ballastNamespace)
+	scale := func(n int32) {
+		t.Helper()
+		s, err := deployments.GetScale(ctx, "ballast-load-watcher", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Spec.Replicas = n
+		if _, err := deployments.UpdateScale(ctx, "ballast-load-watcher", s, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	r.usageLost = start
+	scale(0)
+	hostile := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "hostile-load-watcher", Namespace: ballastNamespace, Labels: svc.Spec.Selector},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			SecurityContext:               &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{
+				Name: "hostile", Image: hostileImage, ImagePullPolicy: corev1.PullNever,
+				Args: []string{"--nodes", strings.Join(f.lane.Nodes(), ","), "--address", ":2020"},
+				// The Service targets load-watcher's port by name.
+				Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: 2020}},
+				SecurityContext: restricted(),
+			}},
+		},
+	}
+	if _, err := f.client.CoreV1().Pods(ballastNamespace).Create(ctx, hostile, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(ctx, t, "the hostile server to answer for load-watcher", 2*time.Minute, func(ctx context.Context) (bool, string) {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		raw, err := proxyGet(ctx, f.client, "/api/v1/usage")
+		return err == nil, fmt.Sprint(len(raw), err)
+	})
+	// Until every client has called its last good answer stale, and two
+	// descheduling cycles more.
+	sleep(ctx, clientStaleAfter+40*time.Second-time.Since(start))
+	if err := f.client.CoreV1().Pods(ballastNamespace).Delete(ctx, hostile.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	scale(1)
+	waitReplicasReady(ctx, t, f.client)
+	waitUsage(ctx, t, f.client, func(lwv1.NodeUsage) bool { return true })
+	r.usageBack = time.Now()
+	r.recovery = r.usageBack.Sub(start)
+	r.note = "oversized, absurd and non-JSON answers behind load-watcher's Service until every client called its last answer stale, and 40 s more; recovery ends when load-watcher serves again"
 }
 
 // restartAPIServer stops kube-apiserver for 10 s, longer than the leaders'

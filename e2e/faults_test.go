@@ -28,7 +28,12 @@ const (
 	// The chart's leader election, which the suite keeps.
 	leaseDuration = 15 * time.Second
 	retryPeriod   = 2 * time.Second
-	faultsNS      = "faults"
+	// clientStaleAfter is how old the newest sample of an answer may be
+	// before the scheduler and the descheduler call it stale (the chart's
+	// scheduler.loadWatcherStaleAfter, the descheduler's default).
+	clientStaleAfter = 90 * time.Second
+	faultsNS         = "faults"
+	hostileImage     = "ballast.local/e2e/hostile:e2e"
 )
 
 // fault is one thing that goes wrong, injected while the stream runs.
@@ -54,15 +59,18 @@ type faultResult struct {
 	// failover is how long no replica held the component's lease (leader
 	// faults only); recovery how long until Ballast worked as before.
 	failover, recovery time.Duration
-	// stale is when Ballast's usage was stale or missing because of the
-	// fault: an eviction decided in it is an eviction on stale data.
-	staleFrom, staleTo time.Time
-	pairs              int
-	tooLong            int
-	maxExtra           time.Duration
-	staleEvictions     int
-	evictions          int
-	note               string
+	// usageLost and usageBack bound the time load-watcher served no
+	// usable answer. Ballast's clients keep their last answer until its
+	// newest sample is older than clientStaleAfter: an eviction later than
+	// usageLost+clientStaleAfter and before usageBack was decided on stale
+	// data.
+	usageLost, usageBack time.Time
+	pairs                int
+	tooLong              int
+	maxExtra             time.Duration
+	staleEvictions       int
+	evictions            int
+	note                 string
 }
 
 // TestFaults runs Ballast as a user does — the chart's containers on a real
@@ -160,7 +168,7 @@ func TestFaults(t *testing.T) {
 			// Pods created up to now have had the fault's whole effect;
 			// give the last ones the time the goal allows.
 			r.end = time.Now()
-			time.Sleep(extraWaitGoal + 5*time.Second)
+			time.Sleep(extraWaitGoal + 2*time.Second)
 		})
 	}
 	s.Stop()
@@ -185,7 +193,7 @@ func TestFaults(t *testing.T) {
 				continue
 			}
 			r.evictions++
-			if !r.staleFrom.IsZero() && !at.Before(r.staleFrom) && !at.After(r.staleTo) {
+			if !r.usageLost.IsZero() && at.After(r.usageLost.Add(clientStaleAfter)) && at.Before(r.usageBack) {
 				r.staleEvictions++
 				t.Errorf("%s: an eviction at %s was decided while usage was stale", r.name, at.Format(time.TimeOnly))
 			}

@@ -1,6 +1,6 @@
 // Command e2e-images builds the images the real-node lane runs besides
-// Ballast's own — the pod sandbox (pause), metrics-server, CoreDNS and the
-// memory hog — from the static binaries of `make e2e-bins`, with the same
+// Ballast's own — the pod sandbox (pause), metrics-server, CoreDNS, the
+// memory hog and a hostile stand-in for load-watcher — from the static binaries of `make e2e-bins`, with the same
 // builder as Ballast's images, into one docker-archive tarball that the lane
 // imports into its node's containerd.
 //
@@ -29,7 +29,7 @@ const (
 )
 
 // programs are the binaries to wrap, by image name.
-var programs = []string{"pause", "hog", "metrics-server", "coredns"}
+var programs = []string{"pause", "hog", "hostile", "metrics-server", "coredns"}
 
 func main() {
 	bin := flag.String("bin", "_output/e2e/bin", "directory holding the static binaries")
