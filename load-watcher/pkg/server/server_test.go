@@ -29,14 +29,19 @@ var now = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 
 // fakeSource serves a fixed snapshot and status.
 type fakeSource struct {
-	snap   *usage.Snapshot
-	status collector.Status
+	snap    *usage.Snapshot
+	status  collector.Status
+	windows []usage.Window // usage.DefaultWindows when nil
 }
 
 func (f *fakeSource) Snapshot() *usage.Snapshot { return f.snap }
 func (f *fakeSource) Status() collector.Status  { return f.status }
 func (f *fakeSource) Config() collector.Config {
-	return collector.Config{Period: 15 * time.Second, StaleAfter: 45 * time.Second, Windows: usage.DefaultWindows}
+	windows := f.windows
+	if windows == nil {
+		windows = usage.DefaultWindows
+	}
+	return collector.Config{Period: 15 * time.Second, StaleAfter: 45 * time.Second, Windows: windows}
 }
 
 func stats(avg, std, maxV, p95, latest float64, n int) usage.Stats {
