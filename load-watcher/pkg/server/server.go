@@ -102,10 +102,10 @@ type Handler struct {
 	s *server
 }
 
-// warmInterval is how often WarmLoop looks for a new snapshot.
+// warmInterval is how often WarmLoop looks for a new round.
 const warmInterval = 250 * time.Millisecond
 
-// publisher is implemented by sources that announce new statistics.
+// publisher is implemented by sources that announce new rounds.
 type publisher interface {
 	Published() <-chan struct{}
 }
