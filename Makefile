@@ -105,6 +105,14 @@ vulncheck-lint:
 bench: ## Benchmarks of every module (figures go to docs/performance.md).
 	@for m in $(GO_MODULES); do echo "== bench $$m"; (cd $$m && $(GO) test $(BENCH_FLAGS) ./...); done
 
+.PHONY: bench-load-watcher
+bench-load-watcher: ## load-watcher at 1 000 and 5 000 nodes: request latency, ingest, memory of 15 minutes of samples, process RSS (docs/performance.md).
+	cd load-watcher && $(GO) test -run '^$$' -bench . -benchmem -count 3 ./pkg/server/ ./pkg/collector/
+	cd load-watcher && $(GO) test -run '^$$' -bench 'Usage/nodes=5000' -benchmem -count 3 -benchtime 3s ./pkg/server/
+	cd load-watcher && for i in 1 2 3; do $(GO) test -run '^$$' -bench ServeRSS ./cmd/load-watcher/app/ || exit 1; done # one process per run
+	cd load-watcher && $(GO) build -o $(CURDIR)/_output/bench/load-watcher ./cmd/load-watcher
+	for i in 1 2 3; do hack/load-watcher-rss.sh _output/bench/load-watcher || exit 1; done
+
 .PHONY: bench-balance
 bench-balance: ## Balance of every shipped scenario: default scheduler, upstream load-aware peer (needs peers-bins; ~1.5 h) and Ballast (docs/performance.md).
 	cd simulator && $(GO) run ./cmd/bench-balance

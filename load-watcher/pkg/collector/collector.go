@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,21 +28,28 @@ type Collector struct {
 	mu          sync.Mutex // guards the fields below
 	series      map[string]*nodeSeries
 	noSamples   []string
+	joined      bool // a node got its first samples since the last publication
 	lastSuccess time.Time
 	lastErr     error
 	rounds      int
+	seq         uint64 // of the last published Round
 	scratch     []float64
 	sorted      []float64
 
-	// base is the latest published statistics, Stale not yet evaluated.
-	base atomic.Pointer[published]
+	// round is the latest published statistics.
+	round atomic.Pointer[Round]
 	// published is signalled (without blocking) after each publish.
 	published chan struct{}
 }
 
+// nodeSeries is one node's samples and where its statistics were published.
 type nodeSeries struct {
-	ring  ring
-	usage usage.NodeUsage
+	ring ring
+	// version is the seq of the round in which the newest point arrived:
+	// the statistics are computed again only in that round.
+	version uint64
+	// index is the node's position in the latest published Round.
+	index int
 }
 
 // New validates cfg and returns a Collector that has not sampled yet.
@@ -127,8 +135,9 @@ func (c *Collector) Collect(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rounds++
-	c.pruneLocked(nodes)
-	c.ingestLocked(nodes, samples)
+	byName := index(nodes)
+	c.pruneLocked(nodes, byName)
+	c.ingestLocked(nodes, byName, samples)
 	c.publishLocked()
 	if perr != nil {
 		c.lastErr = perr
@@ -159,19 +168,25 @@ func (c *Collector) Prune() {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pruneLocked(nodes) {
+	if c.pruneLocked(nodes, index(nodes)) {
 		c.publishLocked()
 	}
 }
 
-// pruneLocked frees buffers of deleted nodes; it reports whether any went.
-func (c *Collector) pruneLocked(nodes []provider.Node) bool {
+// index maps the names of nodes to their entries.
+func index(nodes []provider.Node) map[string]*provider.Node {
+	byName := make(map[string]*provider.Node, len(nodes))
+	for i := range nodes {
+		byName[nodes[i].Name] = &nodes[i]
+	}
+	return byName
+}
+
+// pruneLocked frees buffers of deleted nodes (those not in exists, the
+// index of nodes); it reports whether any went.
+func (c *Collector) pruneLocked(nodes []provider.Node, exists map[string]*provider.Node) bool {
 	if len(c.series) == 0 {
 		return false
-	}
-	exists := make(map[string]struct{}, len(nodes))
-	for _, n := range nodes {
-		exists[n.Name] = struct{}{}
 	}
 	pruned := false
 	for name := range c.series {
@@ -186,11 +201,7 @@ func (c *Collector) pruneLocked(nodes []provider.Node) bool {
 	return pruned
 }
 
-func (c *Collector) ingestLocked(nodes []provider.Node, samples []provider.Sample) {
-	byName := make(map[string]*provider.Node, len(nodes))
-	for i := range nodes {
-		byName[nodes[i].Name] = &nodes[i]
-	}
+func (c *Collector) ingestLocked(nodes []provider.Node, byName map[string]*provider.Node, samples []provider.Sample) {
 	now := c.now()
 	for _, s := range samples {
 		n, ok := byName[s.Node]
@@ -211,17 +222,17 @@ func (c *Collector) ingestLocked(nodes []provider.Node, samples []provider.Sampl
 		if math.IsNaN(cpu) && math.IsNaN(memory) {
 			continue
 		}
-		p := point{unixNano: unixNano, cpu: float32(cpu), memory: float32(memory)}
 		ns := c.series[s.Node]
 		if ns == nil {
-			ns = &nodeSeries{ring: newRing(c.capacity)}
+			ns = &nodeSeries{ring: newRing(c.capacity), index: -1}
 			c.series[s.Node] = ns
+			c.joined = true
 		}
-		if last, ok := ns.ring.newest(); ok && p.unixNano <= last.unixNano {
+		if last, ok := ns.ring.newestTime(); ok && unixNano <= last {
 			continue // the source has nothing newer (metrics-server resolution > period)
 		}
-		ns.ring.push(p)
-		ns.usage = c.statsLocked(s.Node, &ns.ring)
+		ns.ring.push(unixNano, float32(cpu), float32(memory))
+		ns.version = c.seq + 1 // the round about to be published
 	}
 	c.noSamples = c.noSamplesLocked(nodes)
 }
@@ -239,30 +250,20 @@ func (c *Collector) sanitize(r usage.Resource, v, ceiling float64) float64 {
 	return out
 }
 
-// statsLocked computes every window of one node, anchored at its newest
-// sample so a silent provider leaves the last statistics in place.
-func (c *Collector) statsLocked(name string, r *ring) usage.NodeUsage {
-	newest, _ := r.newest()
-	u := usage.NodeUsage{
-		Node:       name,
-		SampleTime: time.Unix(0, newest.unixNano),
-		Windows:    make(map[usage.Window]map[usage.Resource]usage.Stats, len(c.cfg.Windows)),
-	}
-	for _, w := range c.cfg.Windows {
-		cutoff := newest.unixNano - int64(w.Duration())
-		byRes := make(map[usage.Resource]usage.Stats, 2)
-		for _, res := range usage.Resources {
+// statsLocked computes every window of one node into dst (laid out as in
+// Round.stats), anchored at its newest sample so a silent provider leaves
+// the last statistics in place.
+func (c *Collector) statsLocked(dst []usage.Stats, r *ring) {
+	newest, _ := r.newestTime()
+	for wi, w := range c.cfg.Windows {
+		cutoff := newest - int64(w.Duration())
+		for ri, res := range usage.Resources {
 			c.scratch = r.since(c.scratch[:0], cutoff, res == usage.CPU)
-			if len(c.scratch) == 0 {
-				continue
-			}
 			var st usage.Stats
 			st, c.sorted = summarize(c.scratch, c.sorted)
-			byRes[res] = st
+			dst[wi*len(usage.Resources)+ri] = st
 		}
-		u.Windows[w] = byRes
 	}
-	return u
 }
 
 func (c *Collector) noSamplesLocked(nodes []provider.Node) []string {
@@ -275,17 +276,54 @@ func (c *Collector) noSamplesLocked(nodes []provider.Node) []string {
 	return out
 }
 
-// publishLocked makes the current statistics visible to Snapshot.
+// publishLocked publishes a new Round. Only nodes with a new point get
+// their statistics computed; the others are copied from the previous round.
 func (c *Collector) publishLocked() {
-	nodes := make(map[string]usage.NodeUsage, len(c.series))
-	for name, ns := range c.series {
-		nodes[name] = ns.usage
+	prev := c.round.Load()
+	c.seq++
+	r := newRound(c.seq, c.cfg.Provider.Name(), c.cfg.Windows, c.cfg.StaleAfter, len(c.series))
+	if prev != nil && !c.joined && len(prev.names) == len(c.series) {
+		r.names = prev.names // same nodes: share the sorted names
+	} else {
+		r.names = make([]string, 0, len(c.series))
+		for name := range c.series {
+			r.names = append(r.names, name)
+		}
+		slices.Sort(r.names)
 	}
-	c.base.Store(&published{nodes: nodes})
+	r.without = slices.Sorted(slices.Values(c.noSamples))
+	for i, name := range r.names {
+		ns := c.series[name]
+		if ns.version == c.seq || ns.index < 0 {
+			c.statsLocked(r.nodeStats(i), &ns.ring)
+		} else {
+			copy(r.nodeStats(i), prev.nodeStats(ns.index))
+		}
+		r.times[i], _ = ns.ring.newestTime()
+		r.versions[i] = ns.version
+		ns.index = i
+	}
+	c.joined = false
+	c.round.Store(r)
 	select {
 	case c.published <- struct{}{}:
 	default:
 	}
+}
+
+// Round returns the latest published statistics; nil before the first
+// round produced data. It never blocks on sampling.
+func (c *Collector) Round() *Round { return c.round.Load() }
+
+// Snapshot returns the latest statistics with Stale evaluated now; nil
+// before the first round produced data. It never blocks on sampling. The
+// result is shared between callers: treat it as read-only.
+func (c *Collector) Snapshot() *usage.Snapshot {
+	r := c.round.Load()
+	if r == nil {
+		return nil
+	}
+	return r.Snapshot(c.now())
 }
 
 // Published is signalled after new statistics are published, so the API

@@ -72,13 +72,13 @@ func newSampleAgeCollector(c *Collector, constLabels prometheus.Labels) *sampleA
 func (s *sampleAgeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
 
 func (s *sampleAgeCollector) Collect(ch chan<- prometheus.Metric) {
-	snap := s.c.Snapshot()
-	if snap == nil {
+	r := s.c.Round()
+	if r == nil {
 		return
 	}
 	now := s.c.now()
-	for name, n := range snap.Nodes {
-		ch <- prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, now.Sub(n.SampleTime).Seconds(), name)
+	for i := range r.Len() {
+		ch <- prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, now.Sub(r.SampleTime(i)).Seconds(), r.Name(i))
 	}
 }
 

@@ -78,21 +78,3 @@ func seq(from, to int) []float64 {
 	}
 	return out
 }
-
-func TestRingKeepsNewestInOrder(t *testing.T) {
-	r := newRing(3)
-	for i := int64(1); i <= 5; i++ {
-		r.push(point{unixNano: i, cpu: float32(10 * i), memory: float32(i)})
-	}
-	// Capacity 3: points 3, 4, 5 remain, oldest first.
-	if diff := cmp.Diff([]float64{30, 40, 50}, r.since(nil, 0, true)); diff != "" {
-		t.Errorf("cpu values (-want,+got):\n%s", diff)
-	}
-	// Strictly after the cutoff: unixNano 4 excludes point 4.
-	if diff := cmp.Diff([]float64{5}, r.since(nil, 4, false)); diff != "" {
-		t.Errorf("memory after cutoff 4 (-want,+got):\n%s", diff)
-	}
-	if p, _ := r.newest(); p.unixNano != 5 {
-		t.Errorf("newest = %d, want 5", p.unixNano)
-	}
-}

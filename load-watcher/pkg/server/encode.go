@@ -10,70 +10,7 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/klog/v2"
-
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
-
-// fragmentCache keeps each node's encoded statistics until the node gets a
-// new sample. Statistics only change with a new sample, so a request at
-// 5 000 nodes copies cached bytes instead of formatting ~150 000 floats.
-type fragmentCache struct {
-	mu sync.Mutex
-	m  map[fragmentKey]fragment
-}
-
-type fragmentKey struct {
-	node string
-	kind string // which encoding: compat window or usage window filter
-}
-
-type fragment struct {
-	sampleTime time.Time
-	body       []byte
-}
-
-func newFragmentCache() *fragmentCache {
-	return &fragmentCache{m: map[fragmentKey]fragment{}}
-}
-
-// bodies returns the fragment (a JSON object) of every name, building
-// missing or outdated ones with encode. Fragments are never modified once
-// built, so callers may write them out after the lock is released.
-func (c *fragmentCache) bodies(names []string, nodes map[string]usage.NodeUsage, kind string,
-	encode func(usage.NodeUsage) ([]byte, error)) ([][]byte, error) {
-	out := make([][]byte, len(names))
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, name := range names {
-		n := nodes[name]
-		key := fragmentKey{node: name, kind: kind}
-		f, ok := c.m[key]
-		if !ok || !f.sampleTime.Equal(n.SampleTime) {
-			body, err := encode(n)
-			if err != nil {
-				return nil, err
-			}
-			f = fragment{sampleTime: n.SampleTime, body: body}
-			c.m[key] = f
-		}
-		out[i] = f.body
-	}
-	c.trimLocked(nodes)
-	return out, nil
-}
-
-// trimLocked forgets deleted nodes once the cache holds far more entries
-// than there are live nodes.
-func (c *fragmentCache) trimLocked(nodes map[string]usage.NodeUsage) {
-	if len(c.m) <= 8*len(nodes)+64 {
-		return
-	}
-	for k := range c.m {
-		if _, live := nodes[k.node]; !live {
-			delete(c.m, k)
-		}
-	}
-}
 
 // streamWriter writes a JSON answer in pieces through a pooled buffer, so
 // a 5 000-node answer never sits in memory whole.
@@ -101,28 +38,6 @@ func startStream(w http.ResponseWriter) *streamWriter {
 // makes the rest no-ops.
 func (sw *streamWriter) write(b []byte) { _, _ = sw.bw.Write(b) }
 
-// nodes writes `"name":fragment` pairs. A non-nil header writes per-request
-// fields into scratch: it must open the object and end with a comma, and
-// the fragment's own opening brace is then skipped.
-func (sw *streamWriter) nodes(names []string, bodies [][]byte, nodes map[string]usage.NodeUsage, header func([]byte, usage.NodeUsage) []byte) {
-	for i, name := range names {
-		b := sw.scratch[:0]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, name)
-		b = append(b, ':')
-		body := bodies[i]
-		if header != nil {
-			b = header(b, nodes[name])
-			body = body[1:]
-		}
-		sw.write(b)
-		sw.write(body)
-		sw.scratch = b
-	}
-}
-
 // end flushes the body and returns the writer to the pool.
 func (sw *streamWriter) end() {
 	if err := sw.bw.Flush(); err != nil {
@@ -130,38 +45,6 @@ func (sw *streamWriter) end() {
 	}
 	sw.bw.Reset(nil)
 	streamPool.Put(sw)
-}
-
-// refresh encodes the fragments of names that are missing or outdated,
-// outside the lock so concurrent requests are not held up.
-func (c *fragmentCache) refresh(names []string, nodes map[string]usage.NodeUsage, kind string, encode func(usage.NodeUsage) ([]byte, error)) {
-	var todo []string
-	c.mu.Lock()
-	for _, name := range names {
-		f, ok := c.m[fragmentKey{node: name, kind: kind}]
-		if !ok || !f.sampleTime.Equal(nodes[name].SampleTime) {
-			todo = append(todo, name)
-		}
-	}
-	c.trimLocked(nodes)
-	c.mu.Unlock()
-	if len(todo) == 0 {
-		return
-	}
-	built := make([]fragment, 0, len(todo))
-	for _, name := range todo {
-		n := nodes[name]
-		body, err := encode(n)
-		if err != nil {
-			return
-		}
-		built = append(built, fragment{sampleTime: n.SampleTime, body: body})
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, name := range todo {
-		c.m[fragmentKey{node: name, kind: kind}] = built[i]
-	}
 }
 
 // appendString appends s as a JSON string.

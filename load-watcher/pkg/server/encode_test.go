@@ -2,11 +2,8 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"testing"
-
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 func TestAppendPercent(t *testing.T) {
@@ -55,31 +52,4 @@ func FuzzAppendString(f *testing.F) {
 			t.Fatalf("appendString(%q) decodes to %q, encoding/json's to %q", s, got, want)
 		}
 	})
-}
-
-func TestFragmentCacheForgetsDeletedNodes(t *testing.T) {
-	c := newFragmentCache()
-	enc := func(usage.NodeUsage) ([]byte, error) { return []byte("{}"), nil }
-	many := map[string]usage.NodeUsage{}
-	for i := 0; i < 100; i++ {
-		many[fmt.Sprintf("n%d", i)] = usage.NodeUsage{}
-	}
-	c.refresh(keys(many), many, kindUsage, enc)
-	if len(c.m) != 100 {
-		t.Fatalf("cache holds %d fragments, want 100", len(c.m))
-	}
-	// 99 nodes deleted: 100 entries > 8·1+64, so the dead ones go.
-	one := map[string]usage.NodeUsage{"n0": {}}
-	c.refresh([]string{"n0"}, one, kindUsage, enc)
-	if len(c.m) != 1 {
-		t.Errorf("after deleting 99 nodes the cache holds %d fragments, want 1", len(c.m))
-	}
-}
-
-func keys(m map[string]usage.NodeUsage) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }

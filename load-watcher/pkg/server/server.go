@@ -6,10 +6,9 @@ package server
 import (
 	"context"
 	"net/http"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
-	"weak"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -29,9 +28,11 @@ const (
 	UsagePath         = apiv1.Path
 )
 
-// Source is what the API serves: a collector, or anything shaped like one.
+// Source is what the API serves: a collector, or anything shaped like one
+// (collector.RoundOf turns a snapshot into a Round).
 type Source interface {
-	Snapshot() *usage.Snapshot
+	// Round returns the latest statistics; nil before there are any.
+	Round() *collector.Round
 	Status() collector.Status
 	Config() collector.Config
 }
@@ -55,37 +56,43 @@ type server struct {
 	windowNames []string // windows' String forms
 	period      time.Duration
 	staleAfter  time.Duration
-	fragments   *fragmentCache
 
-	namesMu sync.Mutex
-	// namesSnap is weak so the cache does not keep an old snapshot, and
-	// with it a whole generation of statistics, alive.
-	namesSnap weak.Pointer[usage.Snapshot]
-	all       []string // sorted names of namesSnap's nodes
-	fresh     []string // sorted names of its nodes that are not stale
+	// answers is what /api/v1/usage serves: the newest round encoded.
+	answers  atomic.Pointer[answers]
+	encodeMu sync.Mutex // one encoding at a time
+	// warmLoops counts running WarmLoops: while one runs, requests leave
+	// encoding to it.
+	warmLoops atomic.Int32
 }
 
-// sortedNames returns the sorted node names of snap, all and fresh ones,
-// computed once per snapshot: sorting 5 000 names per request would cost
-// more than the rest of a cached answer.
-func (s *server) sortedNames(snap *usage.Snapshot) (all, fresh []string) {
-	s.namesMu.Lock()
-	defer s.namesMu.Unlock()
-	if snap != s.namesSnap.Value() {
-		s.all = make([]string, 0, len(snap.Nodes))
-		for name := range snap.Nodes {
-			s.all = append(s.all, name)
-		}
-		slices.Sort(s.all)
-		s.fresh = make([]string, 0, len(s.all))
-		for _, name := range s.all {
-			if !snap.Nodes[name].Stale {
-				s.fresh = append(s.fresh, name)
-			}
-		}
-		s.namesSnap = weak.Make(snap)
+// current returns the answers to serve: those of the source's latest
+// round or, while a warm loop is still encoding that round, those of the
+// previous one, whole — a request never waits for nor repeats the warm
+// loop's work. Without a warm loop the first request after a round encodes
+// it. nil before the source has a round.
+func (s *server) current() *answers {
+	r := s.src.Round()
+	if r == nil {
+		return nil
 	}
-	return s.all, s.fresh
+	if a := s.answers.Load(); a != nil && (a.from.Value() == r || s.warmLoops.Load() > 0) {
+		return a
+	}
+	return s.encode(r)
+}
+
+// encode makes r's answers current, unless those of r or of a newer round
+// already are, and returns the current answers.
+func (s *server) encode(r *collector.Round) *answers {
+	s.encodeMu.Lock()
+	defer s.encodeMu.Unlock()
+	prev := s.answers.Load()
+	if prev != nil && (prev.from.Value() == r || prev.nodes.Seq() > r.Seq()) {
+		return prev
+	}
+	a := encodeAnswers(r, prev, s.windows, s.windowNames)
+	s.answers.Store(a)
+	return a
 }
 
 // Handler serves the API. Run WarmLoop beside it to encode fresh
@@ -95,30 +102,31 @@ type Handler struct {
 	s *server
 }
 
-// warmInterval is how often WarmLoop looks for a new snapshot.
+// warmInterval is how often WarmLoop looks for a new round.
 const warmInterval = 250 * time.Millisecond
 
-// publisher is implemented by sources that announce new statistics.
+// publisher is implemented by sources that announce new rounds.
 type publisher interface {
 	Published() <-chan struct{}
 }
 
-// WarmLoop encodes every node's statistics right after each sampling round
+// WarmLoop encodes each round's answers as soon as the round is published
 // (or within warmInterval for sources that do not announce rounds), until
-// ctx ends, so that requests only copy cached bytes: without it the first
-// request after a round encodes all nodes itself.
+// ctx ends. Meanwhile requests are served the previous round's answers, so
+// no request encodes a round: without WarmLoop the first request after
+// each round does.
 func (h *Handler) WarmLoop(ctx context.Context) {
+	h.s.warmLoops.Add(1)
+	defer h.s.warmLoops.Add(-1)
 	t := time.NewTicker(warmInterval)
 	defer t.Stop()
 	var announced <-chan struct{}
 	if p, ok := h.s.src.(publisher); ok {
 		announced = p.Published()
 	}
-	var last weak.Pointer[usage.Snapshot] // weak: do not pin old statistics
 	for {
-		if snap := h.s.src.Snapshot(); snap != nil && snap != last.Value() {
-			h.s.warm(snap)
-			last = weak.Make(snap)
+		if r := h.s.src.Round(); r != nil {
+			h.s.encode(r)
 		}
 		select {
 		case <-ctx.Done():
@@ -129,16 +137,6 @@ func (h *Handler) WarmLoop(ctx context.Context) {
 	}
 }
 
-// warm encodes the fragments of /api/v1/usage's default answer. /watcher
-// needs no cache: six numbers per node format faster than a lookup costs.
-func (s *server) warm(snap *usage.Snapshot) {
-	all, _ := s.sortedNames(snap)
-	s.fragments.refresh(all, snap.Nodes, kindUsage, func(n usage.NodeUsage) ([]byte, error) { return encodeUsage(n, s.windows, s.windowNames) })
-}
-
-// kindUsage is the fragment kind of /api/v1/usage with every window.
-const kindUsage = "usage"
-
 // NewHandler returns the API on a fresh mux.
 func NewHandler(opts Options) *Handler {
 	cfg := opts.Source.Config()
@@ -148,7 +146,6 @@ func NewHandler(opts Options) *Handler {
 		windows:    sortedWindows(cfg.Windows),
 		period:     cfg.Period,
 		staleAfter: cfg.StaleAfter,
-		fragments:  newFragmentCache(),
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,14 +30,29 @@ var now = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 
 // fakeSource serves a fixed snapshot and status.
 type fakeSource struct {
-	snap   *usage.Snapshot
-	status collector.Status
+	snap    *usage.Snapshot
+	status  collector.Status
+	windows []usage.Window // usage.DefaultWindows when nil
+
+	once  sync.Once
+	round *collector.Round
 }
 
-func (f *fakeSource) Snapshot() *usage.Snapshot { return f.snap }
-func (f *fakeSource) Status() collector.Status  { return f.status }
+func (f *fakeSource) Round() *collector.Round {
+	f.once.Do(func() {
+		if f.snap != nil {
+			f.round = collector.RoundOf(f.Config(), f.snap, f.status.NodesWithoutSamples)
+		}
+	})
+	return f.round
+}
+func (f *fakeSource) Status() collector.Status { return f.status }
 func (f *fakeSource) Config() collector.Config {
-	return collector.Config{Period: 15 * time.Second, StaleAfter: 45 * time.Second, Windows: usage.DefaultWindows}
+	windows := f.windows
+	if windows == nil {
+		windows = usage.DefaultWindows
+	}
+	return collector.Config{Period: 15 * time.Second, StaleAfter: 45 * time.Second, Windows: windows}
 }
 
 func stats(avg, std, maxV, p95, latest float64, n int) usage.Stats {
@@ -310,22 +326,18 @@ func TestWarmLoopEncodesAhead(t *testing.T) {
 	done := make(chan struct{})
 	go func() { h.WarmLoop(ctx); close(done) }()
 	deadline := time.Now().Add(5 * time.Second)
-	for {
-		h.s.fragments.mu.Lock()
-		// Every node, stale included, for /api/v1/usage.
-		n := len(h.s.fragments.m)
-		h.s.fragments.mu.Unlock()
-		if n == 3 {
-			break
-		}
+	for h.s.answers.Load() == nil {
 		if time.Now().After(deadline) {
-			t.Fatalf("warm loop encoded %d fragments, want 3", n)
+			t.Fatal("the warm loop encoded nothing")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
 	<-done
-	// Answers built from warmed fragments equal the golden ones.
+	if got := h.s.answers.Load().from.Value(); got != src.Round() {
+		t.Fatalf("the warm loop encoded round %p, want the source's %p", got, src.Round())
+	}
+	// Answers built from the warm loop's encoding equal the golden ones.
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/usage", nil))
 	golden(t, "usage.golden.json", rec.Body.Bytes())

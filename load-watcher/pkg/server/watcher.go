@@ -3,8 +3,10 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/api/watcher"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
@@ -17,32 +19,29 @@ func (s *server) watcher(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, e)
 		return
 	}
-	snap := s.src.Snapshot()
-	if snap == nil || len(snap.Nodes) == 0 {
+	round := s.src.Round()
+	if round == nil || round.Len() == 0 {
 		writeError(w, http.StatusServiceUnavailable, "NoData", because("no usage collected yet", s.src.Status().Reason))
 		return
 	}
-	var names []string
+	now := s.now()
+	from, to := 0, round.Len()
 	if q.host != "" {
-		n, ok := snap.Nodes[q.host]
+		i, ok := round.Find(q.host)
 		switch {
 		case !ok:
 			writeError(w, http.StatusNotFound, "UnknownHost", "no usage for host "+q.host)
 			return
-		case n.Stale:
+		case round.Stale(i, now):
 			writeError(w, http.StatusNotFound, "StaleUsage", "usage of host "+q.host+" is stale")
 			return
 		}
-		names = []string{q.host}
-	} else {
-		_, names = s.sortedNames(snap)
-		if len(names) == 0 {
-			writeError(w, http.StatusServiceUnavailable, "StaleUsage", because("usage of every node is stale", s.src.Status().Reason))
-			return
-		}
+		from, to = i, i+1
+	} else if !anyFresh(round, now) {
+		writeError(w, http.StatusServiceUnavailable, "StaleUsage", because("usage of every node is stale", s.src.Status().Reason))
+		return
 	}
 
-	now := s.now()
 	b := make([]byte, 0, 192)
 	b = append(b, `{"timestamp":`...)
 	b = strconv.AppendInt(b, now.Unix(), 10)
@@ -53,33 +52,48 @@ func (s *server) watcher(w http.ResponseWriter, r *http.Request) {
 	b = append(b, `,"end":`...)
 	b = strconv.AppendInt(b, now.Unix(), 10)
 	b = append(b, `},"source":`...)
-	b = appendString(b, snap.Source)
+	b = appendString(b, round.Source())
 	b = append(b, `,"data":{"NodeMetricsMap":{`...)
 	sw := startStream(w)
 	sw.write(b)
-	for i, name := range names {
+	first := true
+	for i := from; i < to; i++ {
+		if round.Stale(i, now) {
+			continue
+		}
 		b = b[:0]
-		if i > 0 {
+		if !first {
 			b = append(b, ',')
 		}
-		b = appendString(b, name)
+		first = false
+		b = appendString(b, round.Name(i))
 		b = append(b, ':')
-		b = s.appendCompat(b, snap.Nodes[name])
+		b = s.appendCompat(b, round, i)
 		sw.write(b)
 	}
 	sw.write([]byte("}}}"))
 	sw.end()
 }
 
+// anyFresh reports whether some node of round is not stale at now.
+func anyFresh(round *collector.Round, now time.Time) bool {
+	for i := range round.Len() {
+		if !round.Stale(i, now) {
+			return true
+		}
+	}
+	return false
+}
+
 var compatTypes = map[usage.Resource]string{usage.CPU: watcher.TypeCPU, usage.Memory: watcher.TypeMemory}
 
 // appendCompat encodes one node's watcher.NodeMetrics by hand (the field
 // order of pkg/api/watcher): AVG, STD and Latest per resource with samples.
-func (s *server) appendCompat(b []byte, n usage.NodeUsage) []byte {
+func (s *server) appendCompat(b []byte, round *collector.Round, i int) []byte {
 	b = append(b, `{"metrics":[`...)
 	first := true
 	for _, res := range usage.Resources {
-		st, ok := n.Get(s.compat, res)
+		st, ok := round.Stats(i, s.compat, res)
 		if !ok {
 			continue
 		}

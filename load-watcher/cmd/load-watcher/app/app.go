@@ -87,10 +87,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 	if err != nil {
 		return err
 	}
-	handler := server.NewHandler(server.Options{Source: col, Gatherer: reg})
+	// With a metrics port of its own, the API serves no /metrics.
+	apiOpts := server.Options{Source: col, Gatherer: reg}
+	if o.metricsAddress != "" {
+		apiOpts.Gatherer = nil
+	}
+	handler := server.NewHandler(apiOpts)
 	servers := []*served{{name: "API", addr: o.bound(o.listenAddress), handler: handler}}
 	if o.metricsAddress != "" {
-		servers[0].handler = server.NewHandler(server.Options{Source: col})
 		servers = append(servers, &served{name: "metrics", addr: o.bound(o.metricsAddress), handler: server.NewMetricsHandler(reg)})
 	}
 	for _, s := range servers {

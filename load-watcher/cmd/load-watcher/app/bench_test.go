@@ -32,8 +32,11 @@ import (
 //     followed by the warm-up and a request to /watcher and /api/v1/usage
 //     over loopback HTTP.
 //
-// Reported: rss-MiB (VmRSS at the end) and peak-rss-MiB (VmHWM during the
-// steady state), with the GC settings the process runs with (GOGC).
+// Reported: rss-MiB (VmRSS at the end), peak-rss-MiB (VmHWM during the
+// steady state) and their anonymous and file-backed parts (RssAnon: the Go
+// runtime's memory; RssFile: pages of this test binary, larger than those
+// of the load-watcher binary), with the GC settings the process runs with
+// (GOGC, GOMEMLIMIT).
 func BenchmarkServeRSS(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		var mu sync.Mutex
@@ -93,6 +96,7 @@ func BenchmarkServeRSS(b *testing.B) {
 		b.ReportMetric(float64(procStatus("VmRSS:"))/(1<<20), "rss-MiB")
 		b.ReportMetric(float64(procStatus("VmHWM:"))/(1<<20), "peak-rss-MiB")
 		b.ReportMetric(float64(procStatus("RssAnon:"))/(1<<20), "anon-rss-MiB")
+		b.ReportMetric(float64(procStatus("RssFile:"))/(1<<20), "file-rss-MiB")
 		cancel()
 		_ = srv.Close()
 	}
