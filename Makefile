@@ -14,6 +14,15 @@ PEER_MODULES := peers/trimaran
 # Modules that hold Go code yet (a new module starts with its go.mod alone).
 GO_MODULES = $(foreach m,$(MODULES),$(if $(shell find $(m) -name '*.go' -print -quit),$(m)))
 BIN     := $(CURDIR)/bin
+# Every build, vet and test is static (no cgo), as the images must be, so one
+# compilation of each package serves the tests, the real-node lane's binaries
+# and the lane's images; with the components' dependencies held at the
+# workspace's versions (hack/update-component-deps.sh), a cold `make test`
+# compiles client-go, apiserver and the scheduler framework once, not twice.
+# (Tests cannot take -trimpath: kube-apiserver's test server finds its
+# fixtures through its source path. The release images do; the lane's are
+# built with --keep-paths to match the tests.)
+export CGO_ENABLED ?= 0
 # Kubernetes test binaries link at ~2.5 GB each: keep two at a time at most.
 GOTEST_FLAGS ?= -count=1 -p 2 -timeout 30m
 BENCH_FLAGS  ?= -run '^$$' -bench . -benchmem
@@ -68,10 +77,11 @@ test-unit: ## Fast unit tests only (-short: no control plane, no Prometheus).
 	@for m in $(GO_MODULES); do echo "== unit $$m"; (cd $$m && $(GO) test -short $(GOTEST_FLAGS) ./...); done
 
 .PHONY: lint
-lint: ## gofmt check, go vet, the generated replace blocks up to date, workflow actions pinned by commit, and vulncheck when its database answers.
+lint: ## gofmt check, go vet, the generated replace blocks and the components' dependencies up to date, workflow actions pinned by commit, and vulncheck when its database answers.
 	@bad=$$(gofmt -l $(MODULES) $(PEER_MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 	@for m in $(GO_MODULES); do echo "== vet $$m"; (cd $$m && $(GO) vet ./...); done
 	@hack/update-k8s-replace.sh --verify
+	@hack/update-component-deps.sh --verify
 	@hack/verify-action-pins.sh
 	@$(MAKE) --no-print-directory vulncheck-lint
 
@@ -121,25 +131,23 @@ bench-balance: ## Balance of every shipped scenario: default scheduler, upstream
 update-replace: ## Regenerate the Kubernetes replace blocks from hack/k8s-version.
 	hack/update-k8s-replace.sh
 
-# The real-node e2e lane's binaries, all static (CGO_ENABLED=0) and built from
-# Go modules. Kubernetes comes from the e2e module (on the project's Kubernetes
-# line); containerd, metrics-server and CoreDNS from their own modules under
+# The real-node e2e lane's binaries, all static and built from Go modules.
+# Kubernetes comes from the e2e module (on the project's Kubernetes line);
+# containerd, metrics-server and CoreDNS from their own modules under
 # e2e/build/, outside go.work, because they pin other Kubernetes lines. Their
 # modules pin what they share with the component images to the images'
-# versions (hack/update-e2e-build-pins.sh), and both build with CGO_ENABLED=0
-# -trimpath, so client-go, apiserver, grpc and friends compile once. One
-# binary per `go build` keeps this build at one ~2.5 GB link at a time.
+# versions (hack/update-e2e-build-pins.sh), and everything builds with the
+# settings of the tests (CGO_ENABLED=0 exported above, no -trimpath), so
+# client-go, apiserver, grpc and friends compile once for the tests, the lane
+# and the lane's images. One binary per `go build` keeps
+# this build at one ~2.5 GB link at a time.
 E2E_BIN     := $(CURDIR)/_output/e2e/bin
-E2E_GOBUILD  = CGO_ENABLED=0 $(GO) build -trimpath
+E2E_GOBUILD  = $(GO) build
 K8S_VERSION  = $(shell tr -d '[:space:]' <hack/k8s-version)
 # What Kubernetes's own build stamps into its binaries (hack/lib/version.sh):
 # without it they report v0.0.0-master to the API server.
 K8S_LDFLAGS  = $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=$(patsubst v%,%,$(word 1,$(subst ., ,$(K8S_VERSION)))) -X $(p).gitMinor=$(word 2,$(subst ., ,$(K8S_VERSION))) -X $(p).gitTreeState=clean)
 E2E_K8S_CMDS := kubelet kube-proxy kube-apiserver kube-controller-manager kube-scheduler
-# Programs that run on the host need not be static: built as `go test` builds
-# (default cgo setting, no -trimpath, which changes every package's build ID)
-# they share the compiled Kubernetes packages with the tests.
-E2E_HOSTBUILD = $(GO) build
 CONTAINERD   := github.com/containerd/containerd/v2
 # urfave_cli_no_docs, and no_grpc for the shim, are the tags containerd's own
 # Makefile builds with. No tag is needed for CGO_ENABLED=0: btrfs, the one cgo
@@ -151,8 +159,8 @@ MODVERSION   = GOWORK=off $(GO) list -m -f '{{.Version}}'
 e2e-bins: ## Build the real-node e2e lane's binaries (Kubernetes, containerd, metrics-server, CoreDNS, pause, hog, hostile) into _output/e2e/bin/.
 	@mkdir -p $(E2E_BIN)
 	@for c in $(E2E_K8S_CMDS); do echo "build $$c"; \
-		(cd e2e && $(E2E_HOSTBUILD) -ldflags "-s -w $(K8S_LDFLAGS)" -o $(E2E_BIN)/$$c k8s.io/kubernetes/cmd/$$c); done
-	@echo "build ballast-node"; cd e2e && $(E2E_HOSTBUILD) -o $(E2E_BIN)/ballast-node ./cmd/ballast-node
+		(cd e2e && $(E2E_GOBUILD) -ldflags "-s -w $(K8S_LDFLAGS)" -o $(E2E_BIN)/$$c k8s.io/kubernetes/cmd/$$c); done
+	@echo "build ballast-node"; cd e2e && $(E2E_GOBUILD) -o $(E2E_BIN)/ballast-node ./cmd/ballast-node
 	@for c in pause hog hostile; do echo "build $$c"; (cd e2e && $(E2E_GOBUILD) -ldflags "-s -w" -o $(E2E_BIN)/$$c ./cmd/$$c); done
 	@cd e2e/build/containerd && v=$$($(MODVERSION) $(CONTAINERD)) && \
 	for c in containerd ctr containerd-shim-runc-v2; do echo "build $$c $$v"; \
@@ -179,7 +187,7 @@ peers-bins: ## Build the upstream load-aware peer (scheduler-plugins' Trimaran k
 	@mkdir -p $(PEERS_BIN)
 	@cd peers/trimaran && v=$$($(MODVERSION) sigs.k8s.io/scheduler-plugins) && k=$$($(MODVERSION) k8s.io/kubernetes) && \
 		echo "build trimaran-scheduler (scheduler-plugins $$v, Kubernetes $$k)" && \
-		GOWORK=off $(E2E_HOSTBUILD) -ldflags "-s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$$k)" \
+		GOWORK=off $(E2E_GOBUILD) -ldflags "-s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$$k)" \
 			-o $(PEERS_BIN)/trimaran-scheduler . && \
 		GOWORK=off $(GO) vet .
 
@@ -195,7 +203,7 @@ E2E_TEST = cd e2e && PATH="$$PATH:/usr/sbin:/sbin" BALLAST_E2E_BIN=$(E2E_BIN) BA
 
 .PHONY: e2e-prep
 e2e-prep: e2e-bins
-	$(MAKE) images PLATFORMS=linux/$(HOST_ARCH)
+	cd images && $(GO) run ./cmd/ballast-images --root $(CURDIR) --platforms linux/$(HOST_ARCH) --keep-paths
 	cd e2e && $(GO) run ./cmd/e2e-images -bin $(E2E_BIN) -out $(E2E_OUT)/images.tar
 	cd installer && $(GO) build -o $(E2E_BIN)/ballast ./cmd/ballast
 

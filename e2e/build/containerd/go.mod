@@ -130,15 +130,15 @@ require (
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.10.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
-	golang.org/x/crypto v0.53.0 // indirect
+	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/exp v0.0.0-20241108190413-2d47ceb2692f // indirect
-	golang.org/x/mod v0.37.0 // indirect
-	golang.org/x/net v0.56.0 // indirect
+	golang.org/x/mod v0.39.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260414002931-afd174a4e478 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260414002931-afd174a4e478 // indirect
@@ -165,7 +165,6 @@ require (
 // BEGIN pins to the component images' versions (hack/update-e2e-build-pins.sh)
 replace (
 	buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go => buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go v1.36.6-20250425153114-8976f5be98c1.1
-	cel.dev/expr => cel.dev/expr v0.25.1
 	dario.cat/mergo => dario.cat/mergo v1.0.1
 	github.com/BurntSushi/toml => github.com/BurntSushi/toml v1.6.0
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/detectors/gcp => github.com/GoogleCloudPlatform/opentelemetry-operations-go/detectors/gcp v1.32.0
@@ -175,8 +174,6 @@ replace (
 	github.com/coreos/go-systemd/v22 => github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/cpuguy83/go-md2man/v2 => github.com/cpuguy83/go-md2man/v2 v2.0.6
 	github.com/cyphar/filepath-securejoin => github.com/cyphar/filepath-securejoin v0.7.0
-	github.com/davecgh/go-spew => github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc
-	github.com/envoyproxy/go-control-plane => github.com/envoyproxy/go-control-plane v0.14.0
 	github.com/envoyproxy/go-control-plane/envoy => github.com/envoyproxy/go-control-plane/envoy v1.37.0
 	github.com/envoyproxy/protoc-gen-validate => github.com/envoyproxy/protoc-gen-validate v1.3.3
 	github.com/go-logfmt/logfmt => github.com/go-logfmt/logfmt v0.6.0
@@ -188,12 +185,10 @@ replace (
 	github.com/google/gofuzz => github.com/google/gofuzz v1.0.0
 	github.com/google/pprof => github.com/google/pprof v0.0.0-20260115054156-294ebfa9ad83
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 => github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.3
-	github.com/grpc-ecosystem/grpc-gateway/v2 => github.com/grpc-ecosystem/grpc-gateway/v2 v2.28.0
-	github.com/klauspost/compress => github.com/klauspost/compress v1.18.0
+	github.com/klauspost/compress => github.com/klauspost/compress v1.19.2
 	github.com/matttproud/golang_protobuf_extensions => github.com/matttproud/golang_protobuf_extensions v1.0.1
 	github.com/onsi/ginkgo/v2 => github.com/onsi/ginkgo/v2 v2.28.1
 	github.com/onsi/gomega => github.com/onsi/gomega v1.39.1
-	github.com/pmezard/go-difflib => github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
 	github.com/prometheus/common => github.com/prometheus/common v0.67.5
 	github.com/prometheus/procfs => github.com/prometheus/procfs v0.20.1
 	github.com/sirupsen/logrus => github.com/sirupsen/logrus v1.9.4
@@ -202,41 +197,23 @@ replace (
 	go.opentelemetry.io/contrib/detectors/gcp => go.opentelemetry.io/contrib/detectors/gcp v1.43.0
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc => go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.65.0
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp => go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.68.0
-	go.opentelemetry.io/otel => go.opentelemetry.io/otel v1.44.0
-	go.opentelemetry.io/otel/exporters/otlp/otlptrace => go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.43.0
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc => go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.43.0
-	go.opentelemetry.io/otel/metric => go.opentelemetry.io/otel/metric v1.44.0
-	go.opentelemetry.io/otel/sdk => go.opentelemetry.io/otel/sdk v1.43.0
-	go.opentelemetry.io/otel/sdk/metric => go.opentelemetry.io/otel/sdk/metric v1.43.0
-	go.opentelemetry.io/otel/trace => go.opentelemetry.io/otel/trace v1.44.0
-	go.opentelemetry.io/proto/otlp => go.opentelemetry.io/proto/otlp v1.10.0
 	go.yaml.in/yaml/v2 => go.yaml.in/yaml/v2 v2.4.4
-	golang.org/x/crypto => golang.org/x/crypto v0.54.0
+	golang.org/x/crypto => golang.org/x/crypto v0.55.0
 	golang.org/x/exp => golang.org/x/exp v0.0.0-20251219203646-944ab1f22d93
-	golang.org/x/mod => golang.org/x/mod v0.37.0
-	golang.org/x/net => golang.org/x/net v0.56.0
-	golang.org/x/oauth2 => golang.org/x/oauth2 v0.36.0
-	golang.org/x/sync => golang.org/x/sync v0.22.0
-	golang.org/x/sys => golang.org/x/sys v0.47.0
-	golang.org/x/telemetry => golang.org/x/telemetry v0.0.0-20260625142307-59b4966ccb57
-	golang.org/x/term => golang.org/x/term v0.45.0
-	golang.org/x/text => golang.org/x/text v0.40.0
-	golang.org/x/tools => golang.org/x/tools v0.47.0
-	gonum.org/v1/gonum => gonum.org/v1/gonum v0.17.0
-	google.golang.org/genproto/googleapis/api => google.golang.org/genproto/googleapis/api v0.0.0-20260414002931-afd174a4e478
-	google.golang.org/genproto/googleapis/rpc => google.golang.org/genproto/googleapis/rpc v0.0.0-20260414002931-afd174a4e478
+	golang.org/x/mod => golang.org/x/mod v0.39.0
+	golang.org/x/net => golang.org/x/net v0.58.0
+	golang.org/x/telemetry => golang.org/x/telemetry v0.0.0-20260811182544-a038080d80e5
+	golang.org/x/text => golang.org/x/text v0.41.0
+	golang.org/x/tools => golang.org/x/tools v0.49.0
+	golang.org/x/tools/go/expect => golang.org/x/tools/go/expect v0.1.1-deprecated
 	google.golang.org/grpc => google.golang.org/grpc v1.82.1
-	gopkg.in/evanphx/json-patch.v4 => gopkg.in/evanphx/json-patch.v4 v4.13.0
-	k8s.io/api => k8s.io/api v0.36.3
-	k8s.io/apimachinery => k8s.io/apimachinery v0.36.3
 	k8s.io/client-go => k8s.io/client-go v0.36.3
 	k8s.io/cri-api => k8s.io/cri-api v0.36.3
-	k8s.io/klog/v2 => k8s.io/klog/v2 v2.140.0
+	k8s.io/gengo/v2 => k8s.io/gengo/v2 v2.0.0-20250922181213-ec3ebc5fd46b
 	k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20260512234627-ef417d054102
 	k8s.io/utils => k8s.io/utils v0.0.0-20260507154919-ff6756f316d2
-	sigs.k8s.io/json => sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
 	sigs.k8s.io/knftables => sigs.k8s.io/knftables v0.0.21
-	sigs.k8s.io/structured-merge-diff/v6 => sigs.k8s.io/structured-merge-diff/v6 v6.3.3
 )
 
 // END pins

@@ -80,14 +80,14 @@ require (
 	go.uber.org/zap v1.28.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/crypto v0.53.0 // indirect
+	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/exp v0.0.0-20260529124908-c761662dc8c9 // indirect
-	golang.org/x/net v0.56.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260615183401-62b3387ff324 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260610212136-7ab31c22f7ad // indirect
@@ -149,7 +149,7 @@ replace (
 	github.com/google/gnostic-models => github.com/google/gnostic-models v0.7.0
 	github.com/google/pprof => github.com/google/pprof v0.0.0-20260115054156-294ebfa9ad83
 	github.com/grpc-ecosystem/grpc-gateway/v2 => github.com/grpc-ecosystem/grpc-gateway/v2 v2.28.0
-	github.com/klauspost/compress => github.com/klauspost/compress v1.18.0
+	github.com/klauspost/compress => github.com/klauspost/compress v1.19.2
 	github.com/mattn/go-colorable => github.com/mattn/go-colorable v0.1.13
 	github.com/mattn/go-isatty => github.com/mattn/go-isatty v0.0.17
 	github.com/onsi/ginkgo/v2 => github.com/onsi/ginkgo/v2 v2.28.1
@@ -168,28 +168,20 @@ replace (
 	go.opentelemetry.io/otel/sdk => go.opentelemetry.io/otel/sdk v1.43.0
 	go.opentelemetry.io/otel/sdk/metric => go.opentelemetry.io/otel/sdk/metric v1.43.0
 	go.uber.org/zap => go.uber.org/zap v1.27.1
-	golang.org/x/crypto => golang.org/x/crypto v0.54.0
+	golang.org/x/crypto => golang.org/x/crypto v0.55.0
 	golang.org/x/exp => golang.org/x/exp v0.0.0-20251219203646-944ab1f22d93
-	golang.org/x/mod => golang.org/x/mod v0.37.0
-	golang.org/x/sync => golang.org/x/sync v0.22.0
-	golang.org/x/sys => golang.org/x/sys v0.47.0
-	golang.org/x/term => golang.org/x/term v0.45.0
-	golang.org/x/text => golang.org/x/text v0.40.0
+	golang.org/x/mod => golang.org/x/mod v0.39.0
+	golang.org/x/net => golang.org/x/net v0.58.0
+	golang.org/x/text => golang.org/x/text v0.41.0
 	golang.org/x/time => golang.org/x/time v0.14.0
-	golang.org/x/tools => golang.org/x/tools v0.47.0
+	golang.org/x/tools => golang.org/x/tools v0.49.0
 	google.golang.org/genproto/googleapis/api => google.golang.org/genproto/googleapis/api v0.0.0-20260414002931-afd174a4e478
 	google.golang.org/genproto/googleapis/rpc => google.golang.org/genproto/googleapis/rpc v0.0.0-20260414002931-afd174a4e478
 	google.golang.org/grpc => google.golang.org/grpc v1.82.1
-	k8s.io/api => k8s.io/api v0.36.3
-	k8s.io/apimachinery => k8s.io/apimachinery v0.36.3
 	k8s.io/apiserver => k8s.io/apiserver v0.36.3
-	k8s.io/client-go => k8s.io/client-go v0.36.3
 	k8s.io/code-generator => k8s.io/code-generator v0.36.3
-	k8s.io/component-base => k8s.io/component-base v0.36.3
-	k8s.io/kms => k8s.io/kms v0.36.3
 	k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20260512234627-ef417d054102
 	k8s.io/metrics => k8s.io/metrics v0.36.3
-	k8s.io/streaming => k8s.io/streaming v0.36.3
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client => sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.34.0
 	sigs.k8s.io/structured-merge-diff/v6 => sigs.k8s.io/structured-merge-diff/v6 v6.3.3
 )

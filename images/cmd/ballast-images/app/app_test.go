@@ -255,6 +255,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{name: "version with a v", args: []string{"--version=v0.1.0"}, want: []string{"--version", "drop the leading v"}},
 		{name: "version not semver", args: []string{"--version=latest"}, want: []string{`--version: "latest"`}},
 		{name: "bad registry", args: []string{"--registry=Ghcr.io/UPPER"}, want: []string{"--registry"}},
+		{name: "local paths pushed", args: []string{"--keep-paths", "--push"}, want: []string{"--keep-paths"}},
 		{name: "no output directory", args: []string{"--out="}, want: []string{"--out: required"}},
 		{name: "every error at once", args: []string{"--platforms=linux/mips", "--version=1.0"},
 			want: []string{"--platforms", "--version"}},

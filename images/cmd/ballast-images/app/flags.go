@@ -25,6 +25,7 @@ type flagpole struct {
 	Version   string
 	Registry  string
 	Push      bool
+	KeepPaths bool
 }
 
 // defaultPlatforms are the platforms of the release: PCs, 64-bit and 32-bit
@@ -45,6 +46,7 @@ func newFlagSet(f *flagpole) *pflag.FlagSet {
 	fs.StringSliceVar(&f.Platforms, "platforms", defaultPlatforms, "platforms to build, comma separated; one of "+strings.Join(supportedPlatforms(), ", "))
 	fs.StringVar(&f.Version, "version", "", "version the binaries report and the images' tag, X.Y.Z[-pre] without a v (default: the chart's appVersion, the tag the chart pulls)")
 	fs.StringVar(&f.Registry, "registry", "", "registry and path prefix of the image names (default: the chart's global.image.registry)")
+	fs.BoolVar(&f.KeepPaths, "keep-paths", false, "build without -trimpath, so a build reuses the packages `go test` compiled (the binaries then hold local source paths: for test lanes, never for a release; refused with --push)")
 	fs.BoolVar(&f.Push, "push", false, "also push each multi-platform index to the registry (default keychain: docker login credentials); a release version X.Y.Z is also tagged X.Y")
 	return fs
 }
@@ -57,6 +59,7 @@ type config struct {
 	version    string
 	registry   string
 	push       bool
+	keepPaths  bool
 	chart      chartDefaults
 	components []component
 }
@@ -77,7 +80,10 @@ func (f *flagpole) complete(fs *pflag.FlagSet) (*config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--root %s: %w", root, err)
 	}
-	cfg := &config{root: root, push: f.Push, chart: *chart, components: chart.components}
+	cfg := &config{root: root, push: f.Push, keepPaths: f.KeepPaths, chart: *chart, components: chart.components}
+	if f.KeepPaths && f.Push {
+		errs = append(errs, errors.New("--keep-paths: binaries holding local source paths are never pushed; drop --keep-paths or --push"))
+	}
 
 	seen := map[string]bool{}
 	if len(f.Platforms) == 0 {

@@ -41,7 +41,7 @@ func ldflags(version, revision string) string {
 
 // goBuildAll cross-compiles every job, linkJobs at a time, and returns the
 // first error.
-func goBuildAll(ctx context.Context, p *progress, root, version, revision string, jobs []binaryJob) error {
+func goBuildAll(ctx context.Context, p *progress, root, version, revision string, keepPaths bool, jobs []binaryJob) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sem := make(chan struct{}, linkJobs)
@@ -57,7 +57,7 @@ func goBuildAll(ctx context.Context, p *progress, root, version, revision string
 				return
 			}
 			start := time.Now()
-			if errs[i] = goBuild(ctx, root, version, revision, j); errs[i] != nil {
+			if errs[i] = goBuild(ctx, root, version, revision, keepPaths, j); errs[i] != nil {
 				cancel()
 				return
 			}
@@ -69,11 +69,16 @@ func goBuildAll(ctx context.Context, p *progress, root, version, revision string
 }
 
 // goBuild cross-compiles one binary: static (no cgo), without local paths
-// or symbol tables, from the component's own module (GOWORK=off, as the
-// release builds the CLI) so its go.mod alone decides the dependencies.
-func goBuild(ctx context.Context, root, version, revision string, j binaryJob) error {
+// (unless keepPaths) or symbol tables, from the component's own module
+// (GOWORK=off, as the release builds the CLI) so its go.mod alone decides the
+// dependencies.
+func goBuild(ctx context.Context, root, version, revision string, keepPaths bool, j binaryJob) error {
 	gp := platforms[j.platform.String()]
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags(version, revision), "-o", j.out, j.component.pkg)
+	args := []string{"build", "-ldflags", ldflags(version, revision), "-o", j.out, j.component.pkg}
+	if !keepPaths {
+		args = append([]string{"build", "-trimpath"}, args[1:]...)
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = filepath.Join(root, j.component.module)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOOS="+j.platform.OS, "GOARCH="+gp.goarch, "GOARM="+gp.goarm)
 	out, err := cmd.CombinedOutput()

@@ -87,7 +87,7 @@ func buildImages(ctx context.Context, streams Streams, cfg *config) error {
 		}
 	}
 	p.logf("building %d binaries of version %s (revision %s), created %s", len(jobs), cfg.version, orNone(rev), created.Format("2006-01-02T15:04:05Z"))
-	if err := goBuildAll(ctx, p, cfg.root, cfg.version, rev, jobs); err != nil {
+	if err := goBuildAll(ctx, p, cfg.root, cfg.version, rev, cfg.keepPaths, jobs); err != nil {
 		return err
 	}
 
