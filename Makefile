@@ -58,7 +58,7 @@ images: ## Cross-compile the three components and build their images into _outpu
 	cd images && $(GO) run ./cmd/ballast-images --root $(CURDIR) --platforms $(PLATFORMS) $(if $(VERSION),--version $(VERSION))
 
 .PHONY: test
-test: lint test-all e2e test-faults ## Lint, every unit and integration test of every module, then the real-node lane: a user's journey and the fault suite (what CI runs).
+test: lint test-all lane ## Lint, every unit and integration test of every module, then the real-node lane: a user's journey and the fault suite (what CI runs).
 
 .PHONY: test-all
 test-all: ## Unit and integration tests of every module.
@@ -214,6 +214,11 @@ e2e: e2e-prep ## The real-node lane (docs/e2e.md; needs root): the host's images
 .PHONY: test-faults
 test-faults: e2e-prep ## Faults on the real-node lane (docs/reliability.md; needs root): Ballast under a pod stream while its parts crash and restart.
 	$(E2E_TEST) -run TestFaults .
+
+# `make test` runs both lane tests from one preparation and one test binary.
+.PHONY: lane
+lane: e2e-prep
+	$(E2E_TEST) -run '^(TestUserJourney|TestFaults)$$' .
 
 .PHONY: clean
 clean: ## Remove built binaries and images.
