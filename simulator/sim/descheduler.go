@@ -23,8 +23,8 @@ import (
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
 	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 

@@ -53,6 +53,8 @@ func SetDefaults_LoadAwareBalanceArgs(obj runtime.Object) {
 	if args.MaxEvictionsPerCycle == nil {
 		args.MaxEvictionsPerCycle = ptrTo(defaultMaxEvictionsPerCycle)
 	}
+	// The scheduler's LoadAware defaults its statistics the same way.
+	args.ThresholdStatistics = args.ThresholdStatistics.Complete()
 	if args.Window == nil {
 		args.Window = &metav1.Duration{Duration: defaultWindow}
 	}

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/descheduler/pkg/api"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
@@ -29,6 +30,7 @@ func TestSetDefaults(t *testing.T) {
 				MaxEvictionsPerNamespace: ptrTo(int32(5)),
 				MaxEvictionsPerCycle:     ptrTo(int32(5)),
 				Window:                   &metav1.Duration{Duration: 5 * time.Minute},
+				ThresholdStatistics:      loadscore.Statistics{usage.CPU: loadscore.Average, usage.Memory: loadscore.Latest},
 				Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
 				SchedulerNames:           []string{"ballast-scheduler"},
 			},
@@ -44,6 +46,7 @@ func TestSetDefaults(t *testing.T) {
 				MaxEvictionsPerNamespace: ptrTo(int32(8)),
 				MaxEvictionsPerCycle:     ptrTo(int32(9)),
 				Window:                   &metav1.Duration{Duration: 15 * time.Minute},
+				ThresholdStatistics:      loadscore.Statistics{usage.Memory: loadscore.P95},
 				DryRun:                   true,
 				Namespaces:               &api.Namespaces{Include: []string{"apps"}},
 				SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
@@ -57,9 +60,11 @@ func TestSetDefaults(t *testing.T) {
 				MaxEvictionsPerNamespace: ptrTo(int32(8)),
 				MaxEvictionsPerCycle:     ptrTo(int32(9)),
 				Window:                   &metav1.Duration{Duration: 15 * time.Minute},
-				DryRun:                   true,
-				Namespaces:               &api.Namespaces{Include: []string{"apps"}},
-				SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
+				// A resource the args do not name gets its default statistic.
+				ThresholdStatistics: loadscore.Statistics{usage.CPU: loadscore.Average, usage.Memory: loadscore.P95},
+				DryRun:              true,
+				Namespaces:          &api.Namespaces{Include: []string{"apps"}},
+				SchedulerNames:      []string{"ballast-scheduler", "default-scheduler"},
 			},
 		},
 		{

@@ -10,7 +10,7 @@ import (
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
-	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
 )
 
 // Complete checks the dependencies plugin needs and fills the optional ones

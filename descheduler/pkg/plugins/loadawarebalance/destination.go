@@ -11,7 +11,7 @@ import (
 	nodeutil "sigs.k8s.io/descheduler/pkg/descheduler/node"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 )
 
 // destination is where a moved pod is expected to land.

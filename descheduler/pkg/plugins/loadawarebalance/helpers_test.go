@@ -31,8 +31,8 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/plugins/defaultevictor"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 const mib = 1 << 20

@@ -5,8 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 // NodeLoad is usage per resource in percent of a node's allocatable.
@@ -52,17 +52,18 @@ type LoadModel interface {
 	Place(amount loadscore.Amount, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement
 }
 
-// ReadLoad returns the window average of every resource in want, and false
-// when the node is missing, stale or lacks samples for one of them.
-func ReadLoad(snap *usage.Snapshot, node string, w usage.Window, want ...ResourceThresholds) (NodeLoad, bool) {
-	return readStat(snap, node, w, func(s usage.Stats) float64 { return s.Avg }, want...)
+// ReadLoad returns, for every resource in want, the statistic stats names
+// for it (the one the scheduler's LoadAware compares with its thresholds), and
+// false when the node is missing, stale or lacks samples for one of them.
+func ReadLoad(snap *usage.Snapshot, node string, w usage.Window, stats loadscore.Statistics, want ...ResourceThresholds) (NodeLoad, bool) {
+	return readStat(snap, node, w, stats.Pick, want...)
 }
 
 // ReadPeak returns the window maximum of every resource in want, like
 // ReadLoad: what a destination must stay under, so that a node whose load
 // comes and goes is not taken for a cool one between two peaks.
 func ReadPeak(snap *usage.Snapshot, node string, w usage.Window, want ...ResourceThresholds) (NodeLoad, bool) {
-	return readStat(snap, node, w, func(s usage.Stats) float64 { return s.Max }, want...)
+	return readStat(snap, node, w, func(_ usage.Resource, s usage.Stats) float64 { return s.Max }, want...)
 }
 
 // SkipReason is the reason label for a node ReadLoad found no usable usage
@@ -75,7 +76,7 @@ func SkipReason(snap *usage.Snapshot, node string) string {
 	return skipStale
 }
 
-func readStat(snap *usage.Snapshot, node string, w usage.Window, stat func(usage.Stats) float64, want ...ResourceThresholds) (NodeLoad, bool) {
+func readStat(snap *usage.Snapshot, node string, w usage.Window, stat func(usage.Resource, usage.Stats) float64, want ...ResourceThresholds) (NodeLoad, bool) {
 	nu, ok := snap.Node(node)
 	if !ok {
 		return nil, false
@@ -87,7 +88,7 @@ func readStat(snap *usage.Snapshot, node string, w usage.Window, stat func(usage
 			if !ok {
 				return nil, false
 			}
-			load[r] = stat(s)
+			load[r] = stat(r, s)
 		}
 	}
 	return load, true

@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
-	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
 )
 
 // PluginName is the name of the plugin in a descheduler policy.
@@ -145,7 +145,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	inFlight := map[string]NodeLoad{}
 	for _, n := range nodes {
 		present[n.Name] = true
-		load, ok := ReadLoad(snap, n.Name, window, p.args.HighThresholds, p.args.LowThresholds, p.args.DeviationThresholds)
+		load, ok := ReadLoad(snap, n.Name, window, p.args.ThresholdStatistics, p.args.HighThresholds, p.args.LowThresholds, p.args.DeviationThresholds)
 		if !ok {
 			// Unknown usage is neither hot nor a destination.
 			s.streaks.observe(n.Name, false)

@@ -3,8 +3,8 @@ package loadawarebalance
 import (
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 // SchedulerModel is the LoadModel of the Ballast scheduler: it estimates
@@ -35,14 +35,8 @@ func (m SchedulerModel) weights() []loadscore.ResourceWeight {
 	return m.Weights
 }
 
-func allocatable(node *v1.Node, r usage.Resource) int64 {
-	switch r {
-	case usage.CPU:
-		return node.Status.Allocatable.Cpu().MilliValue()
-	case usage.Memory:
-		return node.Status.Allocatable.Memory().Value()
-	}
-	return 0
+func allocatableOf(node *v1.Node) loadscore.Amount {
+	return loadscore.Amount{MilliCPU: node.Status.Allocatable.Cpu().MilliValue(), Memory: node.Status.Allocatable.Memory().Value()}
 }
 
 // EstimatePod is the scheduler's estimate of pod.
@@ -54,7 +48,7 @@ func (m SchedulerModel) EstimatePod(pod *v1.Pod) loadscore.Amount {
 func (m SchedulerModel) Share(amount loadscore.Amount, node *v1.Node) NodeLoad {
 	out := NodeLoad{}
 	for _, r := range usage.Resources {
-		out[r] = loadscore.Percent(amount.Of(r), allocatable(node, r))
+		out[r] = loadscore.Percent(amount.Of(r), allocatableOf(node).Of(r))
 	}
 	return out
 }
@@ -62,17 +56,17 @@ func (m SchedulerModel) Share(amount loadscore.Amount, node *v1.Node) NodeLoad {
 // Place predicts node's usage with a pod using est on it, rejects it when a
 // high threshold would be exceeded and otherwise scores it least-loaded first.
 func (m SchedulerModel) Place(est loadscore.Amount, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement {
-	preds := make([]loadscore.Prediction, 0, len(usage.Resources))
+	var known []usage.Resource
 	for _, r := range usage.Resources {
-		cur, known := current[r]
-		if !known {
-			continue
+		if _, ok := current[r]; ok {
+			known = append(known, r)
 		}
-		p, ok := loadscore.Predict(r, cur, 0, est.Of(r), allocatable(node, r))
-		if !ok {
-			return Placement{Reason: "invalid usage of " + string(r)}
-		}
-		preds = append(preds, p)
+	}
+	read := func(r usage.Resource) (float64, bool) { return current[r], true }
+	preds, ok := loadscore.Predict(make([]loadscore.Prediction, 0, len(known)), known, read, loadscore.Amount{}, est, allocatableOf(node))
+	if !ok {
+		// Predict stops at the first resource whose usage is not a number.
+		return Placement{Reason: "invalid usage of " + string(known[len(preds)])}
 	}
 	if v := loadscore.CheckThresholds(preds, high); len(v) > 0 {
 		return Placement{Reason: v[0].Reason()}

@@ -1,9 +1,12 @@
+//go:generate go run k8s.io/code-generator/cmd/deepcopy-gen@v0.36.3 --output-file zz_generated.deepcopy.go --go-header-file /dev/null .
+
 package loadawarebalance
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/descheduler/pkg/api"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
@@ -33,8 +36,8 @@ type LoadAwareBalanceArgs struct {
 	DeviationThresholds ResourceThresholds `json:"deviationThresholds,omitempty"`
 	// ConsecutiveHotCycles is how many descheduling cycles in a row a node
 	// must be above a high threshold before it counts as hot. Defaults to 1:
-	// hot is judged on the window average, which already ignores spikes
-	// shorter than the window.
+	// hot is judged on the window's statistics (thresholdStatistics), and
+	// the average already ignores spikes shorter than the window.
 	ConsecutiveHotCycles *int32 `json:"consecutiveHotCycles,omitempty"`
 	// EvictionCooldown is how long pods of a workload are not evicted from a
 	// node they were moved onto (or whose replacement landed back), nor moved
@@ -48,9 +51,14 @@ type LoadAwareBalanceArgs struct {
 	MaxEvictionsPerNamespace *int32 `json:"maxEvictionsPerNamespace,omitempty"`
 	// MaxEvictionsPerCycle caps this plugin's evictions per cycle. Defaults to 5.
 	MaxEvictionsPerCycle *int32 `json:"maxEvictionsPerCycle,omitempty"`
-	// Window selects which load-watcher window's average is used.
+	// Window selects which load-watcher window is read.
 	// Defaults to 5m.
 	Window *metav1.Duration `json:"window,omitempty"`
+	// ThresholdStatistics says, per resource, which number of the window is
+	// compared with the thresholds: Average, Latest (newest sample) or P95.
+	// Defaults to {cpu: Average, memory: Latest}, as the scheduler's
+	// LoadAware, so both call the same node hot.
+	ThresholdStatistics loadscore.Statistics `json:"thresholdStatistics,omitempty"`
 	// DryRun logs the evictions the plugin would make instead of making them.
 	DryRun bool `json:"dryRun,omitempty"`
 	// Namespaces restricts which namespaces pods are moved from; at most one

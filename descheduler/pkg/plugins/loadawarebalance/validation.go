@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/descheduler/pkg/api"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
@@ -48,7 +49,7 @@ func validateArgs(path *field.Path, args *LoadAwareBalanceArgs) field.ErrorList 
 	}
 	errs = append(errs, ValidateEvictionSettings(path, EvictionSettings{
 		Cooldown: args.EvictionCooldown.Duration, Window: args.Window.Duration,
-		Namespaces: args.Namespaces, SchedulerNames: args.SchedulerNames,
+		Namespaces: args.Namespaces, SchedulerNames: args.SchedulerNames, Statistics: args.ThresholdStatistics,
 		PerNode: *args.MaxEvictionsPerNode, PerNamespace: *args.MaxEvictionsPerNamespace, PerCycle: *args.MaxEvictionsPerCycle,
 	})...)
 	return SortByField(errs)
@@ -83,13 +84,14 @@ func sortedResources(t ResourceThresholds) []usage.Resource {
 	return out
 }
 
-// EvictionSettings are the limits, cooldown, window, namespaces and
-// scheduler names every Ballast balance plugin takes.
+// EvictionSettings are the limits, cooldown, window, statistics, namespaces
+// and scheduler names every Ballast balance plugin takes.
 type EvictionSettings struct {
 	Cooldown, Window                time.Duration
 	PerNode, PerNamespace, PerCycle int32
 	Namespaces                      *api.Namespaces
 	SchedulerNames                  []string
+	Statistics                      loadscore.Statistics
 }
 
 // ValidateEvictionSettings checks the settings shared by Ballast's balance
@@ -114,6 +116,7 @@ func ValidateEvictionSettings(path *field.Path, s EvictionSettings) field.ErrorL
 	if ns := s.Namespaces; ns != nil && len(ns.Include) > 0 && len(ns.Exclude) > 0 {
 		errs = append(errs, field.Invalid(path.Child("namespaces"), "include and exclude", "only one of include and exclude may be set"))
 	}
+	errs = append(errs, loadscore.ValidateStatistics(path.Child("thresholdStatistics"), s.Statistics)...)
 	return append(errs, validateSchedulerNames(path.Child("schedulerNames"), s.SchedulerNames)...)
 }
 

@@ -6,6 +6,7 @@
 package loadawarebalance
 
 import (
+	loadscore "github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	api "sigs.k8s.io/descheduler/pkg/api"
@@ -65,6 +66,13 @@ func (in *LoadAwareBalanceArgs) DeepCopyInto(out *LoadAwareBalanceArgs) {
 		in, out := &in.Window, &out.Window
 		*out = new(v1.Duration)
 		**out = **in
+	}
+	if in.ThresholdStatistics != nil {
+		in, out := &in.ThresholdStatistics, &out.ThresholdStatistics
+		*out = make(loadscore.Statistics, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
 	}
 	if in.Namespaces != nil {
 		in, out := &in.Namespaces, &out.Namespaces

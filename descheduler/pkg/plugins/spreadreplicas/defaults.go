@@ -20,13 +20,13 @@ func SetDefaults_SpreadReplicasArgs(obj runtime.Object) {
 		HighThresholds: args.HighThresholds, EvictionCooldown: args.EvictionCooldown, Window: args.Window,
 		MaxEvictionsPerNode: args.MaxEvictionsPerNode, MaxEvictionsPerNamespace: args.MaxEvictionsPerNamespace,
 		MaxEvictionsPerCycle: args.MaxEvictionsPerCycle, Namespaces: args.Namespaces,
-		SchedulerNames: args.SchedulerNames,
+		SchedulerNames: args.SchedulerNames, ThresholdStatistics: args.ThresholdStatistics,
 	}
 	lab.SetDefaults_LoadAwareBalanceArgs(shared)
 	args.HighThresholds, args.EvictionCooldown, args.Window = shared.HighThresholds, shared.EvictionCooldown, shared.Window
 	args.MaxEvictionsPerNode, args.MaxEvictionsPerNamespace = shared.MaxEvictionsPerNode, shared.MaxEvictionsPerNamespace
 	args.MaxEvictionsPerCycle, args.Namespaces = shared.MaxEvictionsPerCycle, shared.Namespaces
-	args.SchedulerNames = shared.SchedulerNames
+	args.SchedulerNames, args.ThresholdStatistics = shared.SchedulerNames, shared.ThresholdStatistics
 }
 
 func ptrTo[T any](v T) *T { return &v }

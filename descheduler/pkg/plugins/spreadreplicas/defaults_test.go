@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/api"
 
 	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 )
 
 func TestSetDefaults(t *testing.T) {
@@ -20,6 +21,7 @@ func TestSetDefaults(t *testing.T) {
 		MaxEvictionsPerNamespace: ptrTo(int32(5)),
 		MaxEvictionsPerCycle:     ptrTo(int32(5)),
 		Window:                   &metav1.Duration{Duration: 5 * time.Minute},
+		ThresholdStatistics:      loadscore.Statistics{"cpu": loadscore.Average, "memory": loadscore.Latest},
 		Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
 		SchedulerNames:           []string{"ballast-scheduler"},
 	}
@@ -30,6 +32,7 @@ func TestSetDefaults(t *testing.T) {
 		MaxEvictionsPerNamespace: ptrTo(int32(1)),
 		MaxEvictionsPerCycle:     ptrTo(int32(1)),
 		Window:                   &metav1.Duration{Duration: time.Minute},
+		ThresholdStatistics:      loadscore.Statistics{"cpu": loadscore.P95, "memory": loadscore.Average},
 		Namespaces:               &api.Namespaces{Include: []string{"apps"}},
 		SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
 	}

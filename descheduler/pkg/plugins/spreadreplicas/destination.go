@@ -11,7 +11,7 @@ import (
 	nodeutil "sigs.k8s.io/descheduler/pkg/descheduler/node"
 
 	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 )
 
 // candidate is a node that may receive the replica.

@@ -16,8 +16,8 @@ import (
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 // PluginName is the name of the plugin in a descheduler policy.
@@ -132,7 +132,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 	snap := p.deps.Usage.Snapshot()
 	window := usage.Window(p.args.Window.Duration)
 	for _, n := range nodes {
-		load, ok := lab.ReadLoad(snap, n.Name, window, p.args.HighThresholds)
+		load, ok := lab.ReadLoad(snap, n.Name, window, p.args.ThresholdStatistics, p.args.HighThresholds)
 		if !ok {
 			// Unknown usage never makes a node a destination.
 			p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, lab.SkipReason(snap, n.Name)).Inc()

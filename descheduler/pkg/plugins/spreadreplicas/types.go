@@ -1,3 +1,5 @@
+//go:generate go run k8s.io/code-generator/cmd/deepcopy-gen@v0.36.3 --output-file zz_generated.deepcopy.go --go-header-file /dev/null .
+
 package spreadreplicas
 
 import (
@@ -5,7 +7,11 @@ import (
 	"sigs.k8s.io/descheduler/pkg/api"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 )
+
+// +k8s:deepcopy-gen=true
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // SpreadReplicasArgs configures the SpreadReplicas plugin.
 type SpreadReplicasArgs struct {
@@ -27,9 +33,14 @@ type SpreadReplicasArgs struct {
 	MaxEvictionsPerNamespace *int32 `json:"maxEvictionsPerNamespace,omitempty"`
 	// MaxEvictionsPerCycle caps this plugin's evictions per cycle. Defaults to 5.
 	MaxEvictionsPerCycle *int32 `json:"maxEvictionsPerCycle,omitempty"`
-	// Window selects which load-watcher window's average is used.
+	// Window selects which load-watcher window is read.
 	// Defaults to 5m.
 	Window *metav1.Duration `json:"window,omitempty"`
+	// ThresholdStatistics says, per resource, which number of the window is
+	// compared with the high thresholds: Average, Latest (newest sample) or P95.
+	// Defaults to {cpu: Average, memory: Latest}, as the scheduler's
+	// LoadAware, so both call the same node hot.
+	ThresholdStatistics loadscore.Statistics `json:"thresholdStatistics,omitempty"`
 	// DryRun logs the evictions the plugin would make instead of making them.
 	DryRun bool `json:"dryRun,omitempty"`
 	// Namespaces restricts which namespaces pods are moved from; at most one

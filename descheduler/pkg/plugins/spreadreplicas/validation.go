@@ -25,7 +25,7 @@ func validateArgs(path *field.Path, args *SpreadReplicasArgs) field.ErrorList {
 	errs := loadawarebalance.ValidateThresholds(path.Child("highThresholds"), args.HighThresholds)
 	errs = append(errs, loadawarebalance.ValidateEvictionSettings(path, loadawarebalance.EvictionSettings{
 		Cooldown: args.EvictionCooldown.Duration, Window: args.Window.Duration,
-		Namespaces: args.Namespaces, SchedulerNames: args.SchedulerNames,
+		Namespaces: args.Namespaces, SchedulerNames: args.SchedulerNames, Statistics: args.ThresholdStatistics,
 		PerNode: *args.MaxEvictionsPerNode, PerNamespace: *args.MaxEvictionsPerNamespace, PerCycle: *args.MaxEvictionsPerCycle,
 	})...)
 	return loadawarebalance.SortByField(errs)

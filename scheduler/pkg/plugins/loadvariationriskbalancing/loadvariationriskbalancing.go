@@ -16,9 +16,9 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 )
 

@@ -10,46 +10,69 @@ import (
 )
 
 func TestPredict(t *testing.T) {
+	both := []usage.Resource{usage.CPU, usage.Memory}
+	alloc := Amount{MilliCPU: 4000, Memory: 1000}
 	tests := []struct {
-		name        string
-		current     float64
-		pending     int64
-		pod         int64
-		allocatable int64
-		want        Prediction
-		wantOK      bool
-		wantTotal   float64
+		name      string
+		current   map[usage.Resource]float64
+		pending   Amount
+		pod       Amount
+		alloc     Amount
+		want      []Prediction
+		wantOK    bool
+		wantTotal []float64
 	}{
 		{
-			// 40 + 100×400/4000 + 100×200/4000 = 40 + 10 + 5 = 55
-			name: "sample plus pending plus pod", current: 40, pending: 400, pod: 200, allocatable: 4000,
-			want: Prediction{Resource: usage.CPU, Current: 40, Pending: 10, Pod: 5}, wantOK: true, wantTotal: 55,
+			// cpu: 40 + 100×400/4000 + 100×200/4000 = 55; memory: 60 + 0 + 100×50/1000 = 65
+			name: "usage plus pending plus pod", current: map[usage.Resource]float64{usage.CPU: 40, usage.Memory: 60},
+			pending: Amount{MilliCPU: 400}, pod: Amount{MilliCPU: 200, Memory: 50}, alloc: alloc,
+			want: []Prediction{
+				{Resource: usage.CPU, Current: 40, Pending: 10, Pod: 5},
+				{Resource: usage.Memory, Current: 60, Pod: 5},
+			},
+			wantOK: true, wantTotal: []float64{55, 65},
 		},
 		{
-			// 120 + 0 + 100×100/1000 = 130: over 100 % stays visible
-			name: "usage above 100 percent is kept", current: 120, pod: 100, allocatable: 1000,
-			want: Prediction{Resource: usage.CPU, Current: 120, Pod: 10}, wantOK: true, wantTotal: 130,
+			// cpu: 120 + 100×400/4000 = 130
+			name: "usage above 100 percent is kept", current: map[usage.Resource]float64{usage.CPU: 120, usage.Memory: 0},
+			pod: Amount{MilliCPU: 400}, alloc: alloc,
+			want:   []Prediction{{Resource: usage.CPU, Current: 120, Pod: 10}, {Resource: usage.Memory}},
+			wantOK: true, wantTotal: []float64{130, 0},
 		},
 		{
-			// allocatable 0: amounts cannot be converted and count as 0
-			name: "zero allocatable", current: 10, pod: 100, allocatable: 0,
-			want: Prediction{Resource: usage.CPU, Current: 10}, wantOK: true, wantTotal: 10,
+			name: "zero allocatable", current: map[usage.Resource]float64{usage.CPU: 10, usage.Memory: 20},
+			pod:    Amount{MilliCPU: 100, Memory: 1},
+			want:   []Prediction{{Resource: usage.CPU, Current: 10}, {Resource: usage.Memory, Current: 20}},
+			wantOK: true, wantTotal: []float64{10, 20},
 		},
-		{name: "NaN sample", current: math.NaN(), pod: 1, allocatable: 1, want: Prediction{Resource: usage.CPU}},
-		{name: "infinite sample", current: math.Inf(1), pod: 1, allocatable: 1, want: Prediction{Resource: usage.CPU}},
-		{name: "negative sample", current: -3, pod: 1, allocatable: 1, want: Prediction{Resource: usage.CPU}},
+		{
+			name: "missing resource", current: map[usage.Resource]float64{usage.CPU: 10}, alloc: alloc,
+			want: []Prediction{{Resource: usage.CPU, Current: 10}},
+		},
+		{name: "NaN usage", current: map[usage.Resource]float64{usage.CPU: math.NaN(), usage.Memory: 1}, alloc: alloc},
+		{name: "infinite usage", current: map[usage.Resource]float64{usage.CPU: math.Inf(1), usage.Memory: 1}, alloc: alloc},
+		{name: "negative usage", current: map[usage.Resource]float64{usage.CPU: -3, usage.Memory: 1}, alloc: alloc},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := Predict(usage.CPU, tt.current, tt.pending, tt.pod, tt.allocatable)
+			current := func(r usage.Resource) (float64, bool) {
+				v, ok := tt.current[r]
+				return v, ok
+			}
+			got, ok := Predict(nil, both, current, tt.pending, tt.pod, tt.alloc)
 			if ok != tt.wantOK {
 				t.Fatalf("Predict() ok = %v, want %v", ok, tt.wantOK)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Predict() mismatch (-want,+got):\n%s", diff)
 			}
-			if ok && got.Total() != tt.wantTotal {
-				t.Errorf("Total() = %v, want %v", got.Total(), tt.wantTotal)
+			if !ok {
+				return
+			}
+			for i, p := range got {
+				if p.Total() != tt.wantTotal[i] {
+					t.Errorf("%s Total() = %v, want %v", p.Resource, p.Total(), tt.wantTotal[i])
+				}
 			}
 		})
 	}

@@ -31,7 +31,8 @@ func Valid(percent float64) bool {
 type Prediction struct {
 	// Resource is the resource predicted.
 	Resource usage.Resource
-	// Current is the node's measured usage from the newest sample.
+	// Current is the node's measured usage: the statistic configured for the
+	// resource, from the newest window.
 	Current float64
 	// Pending is the estimated usage of pods bound after that sample, which
 	// the sample cannot contain yet (anti-herding).
@@ -43,24 +44,30 @@ type Prediction struct {
 // Total returns the predicted usage: Current + Pending + Pod.
 func (p Prediction) Total() float64 { return p.Current + p.Pending + p.Pod }
 
-// Predict builds the prediction of resource r for a node whose measured usage
-// is current percent, with pending and pod amounts in absolute units against
-// allocatable:
+// Predict appends to preds, for each of resources, the node's predicted
+// usage once a pod lands: its current usage (current(r), in percent of
+// allocatable) plus the pending and pod amounts against allocatable:
 //
 //	total = current + 100 × pending / allocatable + 100 × pod / allocatable
 //
-// ok is false when current is not Valid; callers then treat the node as
-// having no usage data.
-func Predict(r usage.Resource, current float64, pending, pod, allocatable int64) (p Prediction, ok bool) {
-	if !Valid(current) {
-		return Prediction{Resource: r}, false
+// ok is false, and the predictions so far are returned, when current has no
+// figure for a resource or the figure is not a valid number. Callers pass a
+// small stack buffer (preds[:0]) so predicting a node does not allocate.
+func Predict(preds []Prediction, resources []usage.Resource, current func(usage.Resource) (float64, bool),
+	pending, pod, allocatable Amount) (_ []Prediction, ok bool) {
+	for _, r := range resources {
+		cur, ok := current(r)
+		if !ok || !Valid(cur) {
+			return preds, false
+		}
+		preds = append(preds, Prediction{
+			Resource: r,
+			Current:  cur,
+			Pending:  Percent(pending.Of(r), allocatable.Of(r)),
+			Pod:      Percent(pod.Of(r), allocatable.Of(r)),
+		})
 	}
-	return Prediction{
-		Resource: r,
-		Current:  current,
-		Pending:  Percent(pending, allocatable),
-		Pod:      Percent(pod, allocatable),
-	}, true
+	return preds, true
 }
 
 // clampPercent bounds p to [0, 100]; NaN counts as fully used.

@@ -1,4 +1,5 @@
-// Package plugintest builds what the Ballast plugin tests need: a real
+// Package plugintest builds what tests of the Ballast plugins need (here and
+// in modules that check other components against them): a real
 // scheduler framework over a snapshot of nodes and pods, nodes and pods with
 // resources, and a static usage source.
 package plugintest

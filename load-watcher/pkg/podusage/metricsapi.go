@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 )
 
 // Source reports what a running pod really uses.
