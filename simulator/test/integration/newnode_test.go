@@ -7,7 +7,7 @@ import (
 )
 
 // shippedPolicyPath is Ballast's default policy file.
-const shippedPolicyPath = "../../config/policy.yaml"
+const shippedPolicyPath = "../../../descheduler/config/policy.yaml"
 
 // shippedPolicy writes the shipped policy with its 5m statistics window
 // scaled to the test's: a descheduling cycle runs every few hundred
