@@ -14,6 +14,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
@@ -111,13 +112,13 @@ func schedulerHot(t *testing.T, snap *usage.Snapshot, stats loadscore.Statistics
 // args defaulted and validated as the descheduler's scheme does them.
 func deschedulerHot(t *testing.T, snap *usage.Snapshot, stats loadscore.Statistics) []usage.Resource {
 	t.Helper()
-	args := &loadawarebalance.LoadAwareBalanceArgs{HighThresholds: thresholds, ThresholdStatistics: stats}
+	args := &loadawarebalance.LoadAwareBalanceArgs{HighThresholds: thresholds, EvictionArgs: balance.EvictionArgs{ThresholdStatistics: stats}}
 	loadawarebalance.SetDefaults_LoadAwareBalanceArgs(args)
-	args.LowThresholds = loadawarebalance.ResourceThresholds{usage.CPU: 50, usage.Memory: 60}
+	args.LowThresholds = balance.ResourceThresholds{usage.CPU: 50, usage.Memory: 60}
 	if err := loadawarebalance.ValidateLoadAwareBalanceArgs(args); err != nil {
 		t.Fatalf("descheduler args: %v", err)
 	}
-	load, ok := loadawarebalance.ReadLoad(snap, "n", usage.Window(args.Window.Duration), args.ThresholdStatistics, args.HighThresholds)
+	load, ok := balance.ReadLoad(snap, "n", usage.Window(args.Window.Duration), args.ThresholdStatistics, args.HighThresholds)
 	if !ok {
 		t.Fatal("no usage for the node")
 	}

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/features"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
@@ -81,8 +82,8 @@ type env struct {
 	lw       *client.InProcess
 	// base is each node's usage without the test's pods, in percent.
 	base    map[string][2]float64
-	store   *loadawarebalance.Store
-	metrics *loadawarebalance.Metrics
+	store   *balance.Store
+	metrics *balance.Metrics
 	logs    *syncBuffer
 }
 
@@ -101,7 +102,7 @@ func newEnv(t *testing.T, nodes ...cluster.NodeSpec) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	e := &env{t: t, ctx: ctx, c: c, provider: static.New(), base: map[string][2]float64{},
-		store: loadawarebalance.NewStore(), metrics: loadawarebalance.NewMetrics(), logs: &syncBuffer{}}
+		store: balance.NewStore(), metrics: balance.NewMetrics(), logs: &syncBuffer{}}
 	for _, n := range nodes {
 		if _, err := c.AddNode(ctx, n); err != nil {
 			t.Fatal(err)
@@ -175,10 +176,10 @@ func (e *env) runFor(policyPath string, dryRun bool, interval, d time.Duration) 
 // deschedulerFor sets up the upstream plugin registry with Ballast's plugins
 // and returns the server options and policy of one descheduler run. A nil
 // store leaves the plugin its own memory.
-func (e *env) deschedulerFor(policyPath string, dryRun bool, store *loadawarebalance.Store) (*options.DeschedulerServer, *api.DeschedulerPolicy) {
+func (e *env) deschedulerFor(policyPath string, dryRun bool, store *balance.Store) (*options.DeschedulerServer, *api.DeschedulerPolicy) {
 	e.t.Helper()
 	descheduler.SetupPlugins()
-	deps := loadawarebalance.Deps{Usage: e.lw, Model: loadawarebalance.SchedulerModel{}, Metrics: e.metrics, Store: store}
+	deps := balance.Deps{Usage: e.lw, Model: balance.SchedulerModel{}, Metrics: e.metrics, Store: store}
 	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(deps), &loadawarebalance.LoadAwareBalance{},
 		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
 		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, pluginregistry.PluginRegistry)

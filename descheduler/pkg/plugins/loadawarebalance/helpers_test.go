@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -32,97 +29,21 @@ import (
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
 )
 
-const mib = 1 << 20
+const mib = balancetest.MiB
 
-// Test nodes have 4 CPUs and 1000 MiB, so 10 MiB of memory is 1 %.
-func node(name string, apply ...func(*v1.Node)) *v1.Node {
-	n := &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}},
-		Status: v1.NodeStatus{
-			Allocatable: v1.ResourceList{
-				v1.ResourceCPU:    resource.MustParse("4"),
-				v1.ResourceMemory: *resource.NewQuantity(1000*mib, resource.BinarySI),
-				v1.ResourcePods:   resource.MustParse("110"),
-			},
-			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
-		},
-	}
-	n.Status.Capacity = n.Status.Allocatable
-	for _, a := range apply {
-		a(n)
-	}
-	return n
-}
+// The builders and the usage source every balance plugin's tests share.
+var (
+	node  = balancetest.Node
+	pod   = balancetest.Pod
+	loads = balancetest.Loads
+)
 
-// pod is a ReplicaSet pod requesting 100m CPU (2.5 %) and memMiB MiB.
-// Ballast's scheduler placed it.
-func pod(name, nodeName, rs string, memMiB int64, apply ...func(*v1.Pod)) *v1.Pod {
-	p := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: "default", Name: name, UID: k8stypes.UID("uid-" + name),
-			CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs, UID: k8stypes.UID("rs-" + rs), Controller: ptrTo(true),
-			}},
-		},
-		Spec: v1.PodSpec{
-			NodeName:      nodeName,
-			SchedulerName: "ballast-scheduler",
-			Containers: []v1.Container{{Name: "c", Image: "img", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
-				v1.ResourceCPU:    resource.MustParse("100m"),
-				v1.ResourceMemory: *resource.NewQuantity(memMiB*mib, resource.BinarySI),
-			}}}},
-		},
-		Status: v1.PodStatus{Phase: v1.PodRunning},
-	}
-	for _, a := range apply {
-		a(p)
-	}
-	return p
-}
-
-// staticSource serves a snapshot set by the test.
-type staticSource struct {
-	mu   sync.Mutex
-	snap *usage.Snapshot
-	// peaks are window maxima above the average, per node; a node not in
-	// it peaks at its average.
-	peaks map[string]NodeLoad
-}
-
-func (s *staticSource) Snapshot() *usage.Snapshot {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.snap
-}
-
-// set publishes usage per node as the 5m window average; nodes listed in
-// stale are marked stale.
-func (s *staticSource) set(at time.Time, loads map[string]NodeLoad, stale ...string) {
-	snap := &usage.Snapshot{Time: at, Source: "test", Nodes: map[string]usage.NodeUsage{}}
-	for name, l := range loads {
-		stats := map[usage.Resource]usage.Stats{}
-		for r, v := range l {
-			peak := v
-			if p, ok := s.peaks[name][r]; ok {
-				peak = p
-			}
-			stats[r] = usage.Stats{Avg: v, Latest: v, Max: peak, P95: peak, Samples: 20}
-		}
-		snap.Nodes[name] = usage.NodeUsage{Node: name, SampleTime: at, Windows: map[usage.Window]map[usage.Resource]usage.Stats{usage.Window5m: stats}}
-	}
-	for _, name := range stale {
-		n := snap.Nodes[name]
-		n.Stale = true
-		snap.Nodes[name] = n
-	}
-	s.mu.Lock()
-	s.snap = snap
-	s.mu.Unlock()
-}
+type staticSource = balancetest.StaticSource
 
 // harness runs the plugin over a fake clientset whose evictions delete the
 // pod, as the Eviction API does.
@@ -133,7 +54,7 @@ type harness struct {
 	plugin  *LoadAwareBalance
 	source  *staticSource
 	clock   *testingclock.FakeClock
-	metrics *Metrics
+	metrics *balance.Metrics
 	nodes   []*v1.Node
 	evicted []string
 	// refuse makes the Eviction API answer 429 for these pods.
@@ -156,7 +77,7 @@ func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 		objs = append(objs, p)
 	}
 	h := &harness{t: t, ctx: ctx, client: fake.NewClientset(objs...), source: &staticSource{},
-		clock: testingclock.NewFakeClock(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)), metrics: NewMetrics(), nodes: nodes, refuse: map[string]bool{},
+		clock: testingclock.NewFakeClock(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)), metrics: balance.NewMetrics(), nodes: nodes, refuse: map[string]bool{},
 		podUsage: map[string]loadscore.Amount{}}
 	h.client.PrependReactor("create", "pods", func(action core.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() != "eviction" {
@@ -173,7 +94,7 @@ func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 	reg := metrics.NewKubeRegistry()
 	reg.MustRegister(h.metrics.Collectors()...)
 	handle := h.frameworkHandle(ctx)
-	plugin, err := New(ctx, args, handle, Deps{Usage: h.source, Model: SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, PodUsage: h})
+	plugin, err := New(ctx, args, handle, balance.Deps{Usage: h.source, Model: balance.SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, PodUsage: h})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -259,9 +180,9 @@ func (h *harness) recordedEvents() []string {
 
 // cycle runs one Balance with usage loads, then waits until the informer
 // has seen every eviction.
-func (h *harness) cycle(loads map[string]NodeLoad, stale ...string) {
+func (h *harness) cycle(loads map[string]balance.NodeLoad, stale ...string) {
 	h.t.Helper()
-	h.source.set(h.clock.Now(), loads, stale...)
+	h.source.Set(h.clock.Now(), loads, stale...)
 	h.plugin.Balance(h.ctx, h.nodes)
 	h.waitGone(h.evicted...)
 	h.clock.Step(time.Minute)
@@ -321,10 +242,4 @@ func (h *harness) counter(c *metrics.CounterVec, labels ...string) float64 {
 	return v
 }
 
-func loads(kv ...any) map[string]NodeLoad {
-	out := map[string]NodeLoad{}
-	for i := 0; i < len(kv); i += 3 {
-		out[kv[i].(string)] = NodeLoad{usage.CPU: float64(kv[i+1].(int)), usage.Memory: float64(kv[i+2].(int))}
-	}
-	return out
-}
+func ptrTo[T any](v T) *T { return &v }

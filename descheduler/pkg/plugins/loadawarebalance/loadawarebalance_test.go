@@ -12,6 +12,8 @@ import (
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 // args returns defaulted args changed by edit.
@@ -113,7 +115,7 @@ func TestBalanceNeedsADestination(t *testing.T) {
 		name  string
 		nodes []*v1.Node
 		pods  []*v1.Pod
-		usage map[string]NodeLoad
+		usage map[string]balance.NodeLoad
 	}{
 		{
 			name:  "other nodes are warm, not cool",
@@ -162,7 +164,7 @@ func TestBalanceNeedsADestination(t *testing.T) {
 			if len(h.evicted) != 0 {
 				t.Errorf("evicted %v without a destination", h.evicted)
 			}
-			if got := h.skipped(skipNoDestination); got < 1 {
+			if got := h.skipped(balance.SkipNoDestination); got < 1 {
 				t.Errorf("skipped{reason=no-destination} = %v, want at least 1", got)
 			}
 		})
@@ -179,8 +181,8 @@ func tiny(n *v1.Node) {
 func TestBalanceChoosesTheBestScoredDestination(t *testing.T) {
 	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, hotPods()...)
 	h.cycle(hotUsage)
-	m := h.plugin.deps.Store.moves
-	if len(m) != 1 || m[0].destination != "cool-a" {
+	m := h.plugin.deps.Store.Destinations()
+	if len(m) != 1 || m[0] != "cool-a" {
 		t.Fatalf("moves %+v, want one to cool-a (memory 20 %% beats 30 %%)", m)
 	}
 }
@@ -192,21 +194,21 @@ func TestBalanceStaleUsage(t *testing.T) {
 		if len(h.evicted) != 0 {
 			t.Errorf("evicted %v from a node with stale usage", h.evicted)
 		}
-		if got := h.skipped(skipStale); got != 1 {
+		if got := h.skipped(balance.SkipStale); got != 1 {
 			t.Errorf("skipped{reason=stale} = %v, want 1", got)
 		}
 	})
 	t.Run("hot node whose data the client refused is not hot", func(t *testing.T) {
 		h := newHarness(t, args(eager), threeNodes, hotPods()...)
-		h.source.set(h.clock.Now(), hotUsage)
-		n := h.source.snap.Nodes["hot"]
+		h.source.Set(h.clock.Now(), hotUsage)
+		n := h.source.Snapshot().Nodes["hot"]
 		n.Stale, n.Invalid = true, "nodes[hot].windows[5m][cpu].latest: Invalid value: 3700: above 500 % of allocatable"
-		h.source.snap.Nodes["hot"] = n
+		h.source.Snapshot().Nodes["hot"] = n
 		h.plugin.Balance(h.ctx, h.nodes)
 		if len(h.evicted) != 0 {
 			t.Errorf("evicted %v from a node with refused usage", h.evicted)
 		}
-		if got := h.skipped(skipInvalid); got != 1 {
+		if got := h.skipped(balance.SkipInvalid); got != 1 {
 			t.Errorf("skipped{reason=invalid} = %v, want 1", got)
 		}
 	})
@@ -247,7 +249,7 @@ func TestBalanceCooldownAndPingPong(t *testing.T) {
 	if len(h.evicted) != 1 {
 		t.Errorf("evicted %v within the cooldown, want only the first pod", h.evicted)
 	}
-	if got := h.skipped(skipCooldown); got < 2 {
+	if got := h.skipped(balance.SkipCooldown); got < 2 {
 		t.Errorf("skipped{reason=cooldown} = %v, want at least 2", got)
 	}
 	if got := h.counter(h.metrics.PingPong, PluginName, "hot"); got != 1 {
@@ -292,7 +294,7 @@ func TestBalanceFallsBackToRequestsWithoutPodMetrics(t *testing.T) {
 // destination, nothing evicted.
 func TestBalanceSkipsDestinationsThatPeak(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
-	h.source.peaks = map[string]NodeLoad{"cool-a": {usage.Memory: 90}, "cool-b": {usage.CPU: 85}}
+	h.source.Peaks = map[string]balance.NodeLoad{"cool-a": {usage.Memory: 90}, "cool-b": {usage.CPU: 85}}
 	h.cycle(hotUsage)
 	if len(h.evicted) != 0 {
 		t.Fatalf("evicted %v towards nodes that peak over the high thresholds", h.evicted)
@@ -309,7 +311,7 @@ func TestBalanceMovesPodsOffANodeFarAboveTheMean(t *testing.T) {
 	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
 	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
 		unlimited(a)
-		a.DeviationThresholds = ResourceThresholds{"memory": 20}
+		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
 	}), threeNodes, hotPods()...)
 	h.cycle(usage)
 	if len(h.evicted) != 2 {
@@ -334,7 +336,7 @@ func TestBalanceMovesPodsOffANodeFarAboveTheMean(t *testing.T) {
 func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
 	deviation := func(a *LoadAwareBalanceArgs) {
 		unlimited(a)
-		a.DeviationThresholds = ResourceThresholds{"cpu": 20, "memory": 20}
+		a.DeviationThresholds = balance.ResourceThresholds{"cpu": 20, "memory": 20}
 	}
 	// Mean cpu 35, memory 36.7: the node's memory (60) is over 56.7.
 	usage := loads("hot", 40, 60, "cool-a", 25, 25, "cool-b", 40, 25)
@@ -365,7 +367,7 @@ func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
 func TestBalanceMovesOnlyTowardsFewerReplicas(t *testing.T) {
 	deviation := func(a *LoadAwareBalanceArgs) {
 		unlimited(a)
-		a.DeviationThresholds = ResourceThresholds{"memory": 20}
+		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
 	}
 	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
 	siblings := []*v1.Pod{pod("web-1", "hot", "rs-web", 40),
@@ -390,7 +392,7 @@ func TestBalanceMovesOnlyToNodesBelowTheMean(t *testing.T) {
 	nodes := []*v1.Node{node("hot"), node("mid"), cordonedCool}
 	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
 		unlimited(a)
-		a.DeviationThresholds = ResourceThresholds{"memory": 20}
+		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
 	}), nodes, hotPods()...)
 	// Mean memory 46.7 %: hot (70) is over 66.7; mid (50) is under the low
 	// thresholds but above the mean; the cool node is cordoned.
@@ -440,7 +442,7 @@ func TestBalanceDryRunEvictsNothing(t *testing.T) {
 	if len(h.evicted) != 0 {
 		t.Errorf("dry run evicted %v", h.evicted)
 	}
-	if n := len(h.plugin.deps.Store.moves); n != 0 {
+	if n := len(h.plugin.deps.Store.Destinations()); n != 0 {
 		t.Errorf("dry run remembered %d moves", n)
 	}
 }
@@ -453,7 +455,7 @@ func TestBalanceDisruptionRefusalTriesNextPod(t *testing.T) {
 	if diff := cmp.Diff([]string{"p-b"}, h.evicted); diff != "" {
 		t.Errorf("evicted (-want,+got):\n%s", diff)
 	}
-	if got := h.skipped(skipPDB); got != 1 {
+	if got := h.skipped(balance.SkipPDB); got != 1 {
 		t.Errorf("skipped{reason=pdb} = %v, want 1", got)
 	}
 }
@@ -533,7 +535,7 @@ func TestBalanceMovesOnlyPodsOfSchedulerNames(t *testing.T) {
 			if diff := cmp.Diff(tc.want, h.evicted); diff != "" {
 				t.Errorf("evicted (-want,+got):\n%s", diff)
 			}
-			if got := h.skipped(skipOtherScheduler); got != tc.wantSkipped {
+			if got := h.skipped(balance.SkipOtherScheduler); got != tc.wantSkipped {
 				t.Errorf("skipped{reason=other-scheduler} = %v, want %v", got, tc.wantSkipped)
 			}
 		})

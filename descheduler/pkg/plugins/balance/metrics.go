@@ -1,4 +1,4 @@
-package loadawarebalance
+package balance
 
 import (
 	"k8s.io/component-base/metrics"
@@ -8,17 +8,17 @@ const metricsSubsystem = "ballast_descheduler"
 
 // Skip reasons, the values of the reason label of skipped candidates.
 const (
-	skipNoDestination = "no-destination"
-	skipPDB           = "pdb"
-	skipCooldown      = "cooldown"
-	skipStale         = "stale"
-	// skipInvalid: the load-watcher client refused the node's data as nonsense.
-	skipInvalid       = "invalid"
-	skipLimit         = "limit"
-	skipFiltered      = "filtered"
-	skipEvictionError = "eviction-error"
-	// skipOtherScheduler: the pod is not placed by one of schedulerNames.
-	skipOtherScheduler = "other-scheduler"
+	SkipNoDestination = "no-destination"
+	SkipPDB           = "pdb"
+	SkipCooldown      = "cooldown"
+	SkipStale         = "stale"
+	// SkipInvalid: the load-watcher client refused the node's data as nonsense.
+	SkipInvalid       = "invalid"
+	SkipLimit         = "limit"
+	SkipFiltered      = "filtered"
+	SkipEvictionError = "eviction-error"
+	// SkipOtherScheduler: the pod is not placed by one of schedulerNames.
+	SkipOtherScheduler = "other-scheduler"
 )
 
 // Metrics are the plugin's Prometheus metrics. One set serves every plugin

@@ -1,4 +1,4 @@
-package loadawarebalance
+package balance
 
 import (
 	v1 "k8s.io/api/core/v1"

@@ -1,4 +1,4 @@
-package loadawarebalance
+package balance
 
 import (
 	"strings"

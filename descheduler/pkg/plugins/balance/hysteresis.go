@@ -1,4 +1,4 @@
-package loadawarebalance
+package balance
 
 // hotStreaks counts, per node, the descheduling cycles in a row it was above
 // a high threshold, so a short spike never triggers evictions.
@@ -22,3 +22,10 @@ func (h hotStreaks) retain(keep map[string]bool) {
 		}
 	}
 }
+
+// ObserveHot records one cycle of node, above a high threshold or not, and
+// returns how many cycles in a row it has been above. Callers hold the lock.
+func (s *Store) ObserveHot(node string, above bool) int32 { return s.streaks.observe(node, above) }
+
+// RetainHot forgets the streaks of nodes not in keep. Callers hold the lock.
+func (s *Store) RetainHot(keep map[string]bool) { s.streaks.retain(keep) }

@@ -1,4 +1,4 @@
-package loadawarebalance
+package balance
 
 import (
 	"slices"
@@ -71,9 +71,9 @@ func ReadPeak(snap *usage.Snapshot, node string, w usage.Window, want ...Resourc
 // (usage.NodeUsage.Invalid), "stale" when it is old or missing.
 func SkipReason(snap *usage.Snapshot, node string) string {
 	if snap != nil && snap.Nodes[node].Invalid != "" {
-		return skipInvalid
+		return SkipInvalid
 	}
-	return skipStale
+	return SkipStale
 }
 
 func readStat(snap *usage.Snapshot, node string, w usage.Window, stat func(usage.Resource, usage.Stats) float64, want ...ResourceThresholds) (NodeLoad, bool) {

@@ -1,6 +1,7 @@
-package loadawarebalance
+package balance
 
 import (
+	"context"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -10,8 +11,42 @@ import (
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
 )
+
+// Deps are what a balance plugin needs from the binary that hosts it.
+type Deps struct {
+	// Usage supplies real node usage. Required.
+	Usage SnapshotSource
+	// Model is the scheduler's load model. Required.
+	Model LoadModel
+	// Metrics receives the plugin's metrics; nil records none.
+	Metrics *Metrics
+	// Clock defaults to the real clock.
+	Clock clock.PassiveClock
+	// Store keeps memory across cycles; nil gives every plugin instance its
+	// own. The descheduler builds plugins once per process, so instance
+	// memory lasts as long as the process.
+	Store *Store
+	// PodUsage reports what pods really use; nil reads metrics.k8s.io
+	// through the descheduler's client.
+	PodUsage podusage.Source
+}
+
+// PodAmount is what pod is expected to free on its node and add to its
+// destination: its measured usage, or the load model's estimate from its
+// requests when the metrics API has none (counted by plugin as
+// pod_usage_estimated_total).
+func (d Deps) PodAmount(ctx context.Context, plugin string, pod *v1.Pod) loadscore.Amount {
+	if d.PodUsage != nil {
+		if a, ok := d.PodUsage.PodUsage(ctx, pod); ok {
+			return a
+		}
+	}
+	d.Metrics.PodUsageEstimated.WithLabelValues(plugin).Inc()
+	return d.Model.EstimatePod(pod)
+}
 
 // Complete checks the dependencies plugin needs and fills the optional ones
 // with their defaults; pod usage comes from metrics.k8s.io through handle's
