@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/descheduler/pkg/api"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
@@ -100,5 +101,22 @@ func PlacedBy(names []string) podutil.FilterFunc {
 			name = v1.DefaultSchedulerName
 		}
 		return set.Has(name)
+	}
+}
+
+// CountPingPong records, under plugin, the replacements of moved pods that
+// landed back on their source node; it also feeds the Store's Bounced.
+// Callers hold the Store's lock.
+func (d Deps) CountPingPong(logger klog.Logger, handle frameworktypes.Handle, plugin string) {
+	podsOn := func(node string) []*v1.Pod {
+		pods, err := handle.GetPodsAssignedToNodeFunc()(node, nil)
+		if err != nil {
+			logger.Error(err, "Listing pods for ping-pong detection", "node", node)
+		}
+		return pods
+	}
+	for node, n := range d.Store.LandedBack(podsOn) {
+		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)
+		d.Metrics.PingPong.WithLabelValues(plugin, node).Add(float64(n))
 	}
 }

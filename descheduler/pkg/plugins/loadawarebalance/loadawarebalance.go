@@ -104,7 +104,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 
 	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
-	p.countPingPong(logger, s)
+	p.deps.CountPingPong(logger, p.handle, PluginName)
 
 	snap := p.deps.Usage.Snapshot()
 	window := usage.Window(p.args.Window.Duration)
@@ -388,21 +388,6 @@ func isDisruptionRefusal(err error) bool {
 func (p *LoadAwareBalance) skip(logger klog.Logger, reason, msg string, kv ...any) {
 	p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, reason).Inc()
 	logger.V(2).Info("Skipping eviction candidate: "+msg, append([]any{"skipReason", reason}, kv...)...)
-}
-
-// countPingPong records replacements that landed back on their source node.
-func (p *LoadAwareBalance) countPingPong(logger klog.Logger, s *balance.Store) {
-	podsOn := func(node string) []*v1.Pod {
-		pods, err := p.handle.GetPodsAssignedToNodeFunc()(node, nil)
-		if err != nil {
-			logger.Error(err, "Listing pods for ping-pong detection", "node", node)
-		}
-		return pods
-	}
-	for node, n := range s.LandedBack(podsOn) {
-		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)
-		p.deps.Metrics.PingPong.WithLabelValues(PluginName, node).Add(float64(n))
-	}
 }
 
 // eventReason says why the pod is evicted and where it should go, short

@@ -8,24 +8,11 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
-	core "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/component-base/featuregate"
 	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/testutil"
 	testingclock "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
-	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
-	"sigs.k8s.io/descheduler/pkg/features"
-	frameworkfake "sigs.k8s.io/descheduler/pkg/framework/fake"
-	"sigs.k8s.io/descheduler/pkg/framework/plugins/defaultevictor"
-	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
@@ -64,16 +51,15 @@ func replicaPods(rs, nodeName string, n int) []*v1.Pod {
 // harness runs the plugin over a fake clientset whose evictions delete the
 // pod, as the Eviction API does.
 type harness struct {
-	t       testing.TB
-	ctx     context.Context
-	client  *fake.Clientset
+	t   testing.TB
+	ctx context.Context
+	*balancetest.Cluster
 	plugin  *SpreadReplicas
 	source  *staticSource
 	clock   *testingclock.FakeClock
 	metrics *balance.Metrics
 	store   *balance.Store
 	nodes   []*v1.Node
-	evicted []string
 	// podUsage is what the metrics API reports for every pod; zero means
 	// no metrics.
 	podUsage loadscore.Amount
@@ -90,19 +76,11 @@ func newHarness(t testing.TB, args *SpreadReplicasArgs, nodes []*v1.Node, pods .
 	for _, p := range pods {
 		objs = append(objs, p)
 	}
-	h := &harness{t: t, ctx: ctx, client: fake.NewClientset(objs...), source: &staticSource{},
+	h := &harness{t: t, ctx: ctx, Cluster: balancetest.NewCluster(t, objs...), source: &staticSource{},
 		clock:   testingclock.NewFakeClock(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)),
 		metrics: balance.NewMetrics(), store: balance.NewStore(), nodes: nodes}
-	h.client.PrependReactor("create", "pods", func(action core.Action) (bool, runtime.Object, error) {
-		if action.GetSubresource() != "eviction" {
-			return false, nil, nil
-		}
-		ev := action.(core.CreateAction).GetObject().(*policyv1.Eviction)
-		h.evicted = append(h.evicted, ev.Name)
-		return true, nil, h.client.Tracker().Delete(v1.SchemeGroupVersion.WithResource("pods"), ev.Namespace, ev.Name)
-	})
 	metrics.NewKubeRegistry().MustRegister(h.metrics.Collectors()...)
-	plugin, err := New(ctx, args, h.frameworkHandle(ctx),
+	plugin, err := New(ctx, args, h.Handle(ctx),
 		balance.Deps{Usage: h.source, Model: balance.SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, Store: h.store, PodUsage: h})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -117,68 +95,15 @@ func (h *harness) PodUsage(context.Context, *v1.Pod) (loadscore.Amount, bool) {
 	return h.podUsage, h.podUsage != (loadscore.Amount{})
 }
 
-func (h *harness) frameworkHandle(ctx context.Context) *frameworkfake.HandleImpl {
-	h.t.Helper()
-	factory := informers.NewSharedInformerFactory(h.client, 0)
-	podInformer := factory.Core().V1().Pods().Informer()
-	podsOn, err := podutil.BuildGetPodsAssignedToNodeFunc(podInformer)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	h.waitWatching(ctx, factory)
-	gates := featuregate.NewFeatureGate()
-	if err := gates.Add(map[featuregate.Feature]featuregate.FeatureSpec{
-		features.EvictionsInBackground: {Default: false, PreRelease: featuregate.Alpha},
-	}); err != nil {
-		h.t.Fatal(err)
-	}
-	evictor, err := evictions.NewPodEvictor(ctx, h.client, events.NewFakeRecorder(100), podInformer, gates, nil)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	base := &frameworkfake.HandleImpl{ClientsetImpl: h.client, GetPodsAssignedToNodeFuncImpl: podsOn, SharedInformerFactoryImpl: factory}
-	filter, err := defaultevictor.New(ctx, &defaultevictor.DefaultEvictorArgs{}, base)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	base.PodEvictorImpl = evictor
-	base.EvictorFilterImpl = filter.(frameworktypes.EvictorPlugin)
-	return base
-}
-
-// waitWatching returns once the pod informer's watch delivers events: the
-// fake clientset drops events sent before a watch exists.
-func (h *harness) waitWatching(ctx context.Context, factory informers.SharedInformerFactory) {
-	h.t.Helper()
-	lister := factory.Core().V1().Pods().Lister()
-	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		name := fmt.Sprintf("watch-probe-%d", time.Now().UnixNano())
-		probe := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "watch-probe", Name: name}}
-		if _, err := h.client.CoreV1().Pods("watch-probe").Create(ctx, probe, metav1.CreateOptions{}); err != nil {
-			return false, err
-		}
-		seen := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 200*time.Millisecond, true, func(context.Context) (bool, error) {
-			_, err := lister.Pods("watch-probe").Get(name)
-			return err == nil, nil
-		}) == nil
-		return seen, h.client.CoreV1().Pods("watch-probe").Delete(ctx, name, metav1.DeleteOptions{})
-	})
-	if err != nil {
-		h.t.Fatalf("pod informer never watched: %v", err)
-	}
-}
-
 // cycle runs one Balance with usage loads, waits until the informer has
 // seen every eviction and returns the pods evicted in this cycle.
 func (h *harness) cycle(loads map[string]balance.NodeLoad, stale ...string) []string {
 	h.t.Helper()
-	before := len(h.evicted)
+	before := len(h.Evicted)
 	h.source.Set(h.clock.Now(), loads, stale...)
 	h.plugin.Balance(h.ctx, h.nodes)
 	h.waitInformer(func(get func(string) bool) bool {
-		for _, n := range h.evicted {
+		for _, n := range h.Evicted {
 			if get(n) {
 				return false
 			}
@@ -186,7 +111,7 @@ func (h *harness) cycle(loads map[string]balance.NodeLoad, stale ...string) []st
 		return true
 	})
 	h.clock.Step(time.Minute)
-	out := append([]string(nil), h.evicted[before:]...)
+	out := append([]string(nil), h.Evicted[before:]...)
 	sort.Strings(out)
 	return out
 }
@@ -196,7 +121,7 @@ func (h *harness) cycle(loads map[string]balance.NodeLoad, stale ...string) []st
 func (h *harness) add(p *v1.Pod) {
 	h.t.Helper()
 	p.CreationTimestamp = metav1.NewTime(h.clock.Now().Add(time.Second))
-	if _, err := h.client.CoreV1().Pods(p.Namespace).Create(h.ctx, p, metav1.CreateOptions{}); err != nil {
+	if _, err := h.Client.CoreV1().Pods(p.Namespace).Create(h.ctx, p, metav1.CreateOptions{}); err != nil {
 		h.t.Fatal(err)
 	}
 	h.waitInformer(func(get func(string) bool) bool { return get(p.Name) })
@@ -211,13 +136,4 @@ func (h *harness) waitInformer(done func(get func(name string) bool) bool) {
 	}); err != nil {
 		h.t.Fatalf("informer did not catch up: %v", err)
 	}
-}
-
-func (h *harness) counter(c *metrics.CounterVec, labels ...string) float64 {
-	h.t.Helper()
-	v, err := testutil.GetCounterMetricValue(c.WithLabelValues(labels...))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return v
 }

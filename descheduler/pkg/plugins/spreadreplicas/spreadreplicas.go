@@ -116,7 +116,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 
 	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, reported: map[string]balance.NodeLoad{}, peaks: map[string]balance.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
-	p.countPingPong(logger)
+	p.deps.CountPingPong(logger, p.handle, PluginName)
 
 	snap := p.deps.Usage.Snapshot()
 	window := usage.Window(p.args.Window.Duration)
@@ -294,22 +294,6 @@ func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle
 func (p *SpreadReplicas) skip(logger klog.Logger, reason, msg string, kv ...any) {
 	p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, reason).Inc()
 	logger.V(2).Info("Skipping eviction candidate: "+msg, append([]any{"skipReason", reason}, kv...)...)
-}
-
-// countPingPong records replacements that landed back on their source node;
-// it also feeds the Store's Bounced.
-func (p *SpreadReplicas) countPingPong(logger klog.Logger) {
-	podsOn := func(node string) []*v1.Pod {
-		pods, err := p.handle.GetPodsAssignedToNodeFunc()(node, nil)
-		if err != nil {
-			logger.Error(err, "Listing pods for ping-pong detection", "node", node)
-		}
-		return pods
-	}
-	for node, n := range p.deps.Store.LandedBack(podsOn) {
-		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)
-		p.deps.Metrics.PingPong.WithLabelValues(PluginName, node).Add(float64(n))
-	}
 }
 
 // eventReason says why the pod is evicted and where it should go, e.g.

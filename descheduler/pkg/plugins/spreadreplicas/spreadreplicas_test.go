@@ -47,7 +47,7 @@ func TestSpreadsReplicasOntoNewNode(t *testing.T) {
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v at 3/3", got)
 	}
-	if v := h.counter(h.metrics.Evictions, PluginName, "spread", "node-a"); v != 3 {
+	if v := h.Counter(h.metrics.Evictions, PluginName, "spread", "node-a"); v != 3 {
 		t.Errorf("evictions metric = %v, want 3", v)
 	}
 }
@@ -60,7 +60,7 @@ func TestLeavesANodeThatPeaksAlone(t *testing.T) {
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v towards a node that peaks over the high threshold", got)
 	}
-	if v := h.counter(h.metrics.SkippedCandidates, PluginName, "no-destination"); v == 0 {
+	if v := h.Counter(h.metrics.SkippedCandidates, PluginName, "no-destination"); v == 0 {
 		t.Error("no skipped{reason=no-destination} for the peaking node")
 	}
 }
@@ -137,7 +137,7 @@ func TestEvictsNothingWithoutAGoodDestination(t *testing.T) {
 func TestNoDestinationIsCounted(t *testing.T) {
 	h := newHarness(t, args(nil), twoNodes, replicaPods("web", "node-a", 6)...)
 	h.cycle(loads("node-a", 20, 30, "node-b", 5, 90))
-	if v := h.counter(h.metrics.SkippedCandidates, PluginName, balance.SkipNoDestination); v == 0 {
+	if v := h.Counter(h.metrics.SkippedCandidates, PluginName, balance.SkipNoDestination); v == 0 {
 		t.Error("no skipped candidate recorded with reason no-destination")
 	}
 }
@@ -224,7 +224,7 @@ func TestMovesOnlyReplicasOfSchedulerNames(t *testing.T) {
 				t.Errorf("evicted %d replicas of ballast-scheduler and %d of default-scheduler, want %d and %d",
 					ballast, other, tc.wantBallast, tc.wantOther)
 			}
-			if got := h.counter(h.metrics.SkippedCandidates, PluginName, balance.SkipOtherScheduler); got != tc.wantSkipped {
+			if got := h.Counter(h.metrics.SkippedCandidates, PluginName, balance.SkipOtherScheduler); got != tc.wantSkipped {
 				t.Errorf("skipped{reason=other-scheduler} = %v, want %v", got, tc.wantSkipped)
 			}
 		})
@@ -244,7 +244,7 @@ func TestStopsAfterAReplacementLandsBack(t *testing.T) {
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v again from the node its replacement landed back on", got)
 	}
-	if v := h.counter(h.metrics.PingPong, PluginName, "node-a"); v != 1 {
+	if v := h.Counter(h.metrics.PingPong, PluginName, "node-a"); v != 1 {
 		t.Errorf("ping-pong = %v, want 1", v)
 	}
 	// Once the cooldown is over, the node may be tried again.
@@ -275,8 +275,8 @@ func TestPrefersTheNodeWithFewestReplicas(t *testing.T) {
 	now := h.clock.Now()
 	h.cycle(loads("node-a", 20, 30, "node-b", 5, 10, "node-c", 5, 30))
 	// 5/2/0 → 4/2/1: node-a reached its limit and 2 − 1 leaves node-b alone.
-	if len(h.evicted) != 1 || !allFrom("node-a", h.evicted) {
-		t.Fatalf("evicted %v, want one pod from node-a", h.evicted)
+	if len(h.Evicted) != 1 || !allFrom("node-a", h.Evicted) {
+		t.Fatalf("evicted %v, want one pod from node-a", h.Evicted)
 	}
 	h.store.Lock()
 	defer h.store.Unlock()
