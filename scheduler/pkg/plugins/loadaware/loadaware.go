@@ -73,19 +73,9 @@ func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
 
 // New builds the plugin from its args, defaulting and validating them.
 func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*LoadAware, error) {
-	args := &config.LoadAwareArgs{}
-	switch in := obj.(type) {
-	case nil:
-	case *config.LoadAwareArgs:
-		if in != nil {
-			args = in.DeepCopy()
-		}
-	default:
-		return nil, fmt.Errorf("want args to be of type LoadAwareArgs, got %T", obj)
-	}
-	config.SetDefaults_LoadAwareArgs(args)
-	if err := config.ValidateLoadAwareArgs(nil, args); err != nil {
-		return nil, fmt.Errorf("invalid %s args: %w", Name, err)
+	args, err := config.DecodeArgs(Name, obj, config.SetDefaults_LoadAwareArgs, config.ValidateLoadAwareArgs)
+	if err != nil {
+		return nil, err
 	}
 	if tracker == nil {
 		return nil, fmt.Errorf("%s needs a usage tracker", Name)

@@ -62,19 +62,9 @@ func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
 
 // New builds the plugin from its args, defaulting and validating them.
 func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*UsageAwareFit, error) {
-	args := &config.UsageAwareFitArgs{}
-	switch in := obj.(type) {
-	case nil:
-	case *config.UsageAwareFitArgs:
-		if in != nil {
-			args = in.DeepCopy()
-		}
-	default:
-		return nil, fmt.Errorf("want args to be of type UsageAwareFitArgs, got %T", obj)
-	}
-	config.SetDefaults_UsageAwareFitArgs(args)
-	if err := config.ValidateUsageAwareFitArgs(nil, args); err != nil {
-		return nil, fmt.Errorf("invalid %s args: %w", Name, err)
+	args, err := config.DecodeArgs(Name, obj, config.SetDefaults_UsageAwareFitArgs, config.ValidateUsageAwareFitArgs)
+	if err != nil {
+		return nil, err
 	}
 	if tracker == nil {
 		return nil, fmt.Errorf("%s needs a usage tracker", Name)
