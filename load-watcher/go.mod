@@ -149,7 +149,6 @@ require (
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/pod-security-admission v0.0.0 // indirect
 	k8s.io/streaming v0.36.3 // indirect
-	k8s.io/utils v0.0.0-20260507154919-ff6756f316d2 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.34.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
@@ -161,6 +160,7 @@ require (
 	github.com/ballast-sched/ballast/simulator v0.0.0
 	github.com/google/go-cmp v0.7.0
 	github.com/spf13/pflag v1.0.10
+	k8s.io/utils v0.0.0-20260507154919-ff6756f316d2
 )
 
 replace (

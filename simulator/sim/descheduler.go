@@ -20,11 +20,12 @@ import (
 	"sigs.k8s.io/descheduler/pkg/features"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
 	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 
@@ -35,7 +36,7 @@ import (
 // next, as a long-running descheduler process would.
 type deschedulerRunner struct {
 	c          *cluster.Cluster
-	deps       loadawarebalance.Deps
+	deps       balance.Deps
 	policyPath string
 	// metrics is the metrics.k8s.io client a policy with a KubernetesMetrics
 	// provider reads, as the descheduler binary builds one for it.
@@ -56,12 +57,12 @@ func newDescheduler(c *cluster.Cluster, usage *collector.Collector, metricsClien
 	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the descheduler policy: %w", err)
 	}
-	m := loadawarebalance.NewMetrics()
+	m := balance.NewMetrics()
 	registry := metrics.NewKubeRegistry()
 	registry.MustRegister(m.Collectors()...)
 	return &deschedulerRunner{
 		c: c,
-		deps: loadawarebalance.Deps{Usage: usage, Model: loadawarebalance.SchedulerModel{}, Clock: clock, Store: loadawarebalance.NewStore(),
+		deps: balance.Deps{Usage: usage, Model: balance.SchedulerModel{}, Clock: clock, Store: balance.NewStore(),
 			PodUsage: podusage.MetricsAPI{Client: metricsClient.MetricsV1beta1().RESTClient()}, Metrics: m},
 		policyPath: path,
 		metrics:    metricsClient,

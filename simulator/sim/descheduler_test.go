@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/descheduler/pkg/api"
 
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	"github.com/ballast-sched/ballast/simulator/scenario"
@@ -29,8 +30,8 @@ func TestPlacedByDefaultScheduler(t *testing.T) {
 			want: []string{"ballast-scheduler", "default-scheduler"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lab := &loadawarebalance.LoadAwareBalanceArgs{SchedulerNames: tc.in}
-			sr := &spreadreplicas.SpreadReplicasArgs{SchedulerNames: tc.in}
+			lab := &loadawarebalance.LoadAwareBalanceArgs{EvictionArgs: balance.EvictionArgs{SchedulerNames: tc.in}}
+			sr := &spreadreplicas.SpreadReplicasArgs{EvictionArgs: balance.EvictionArgs{SchedulerNames: tc.in}}
 			in := append([]string(nil), tc.in...)
 			placedByDefaultScheduler(&api.DeschedulerPolicy{Profiles: []api.DeschedulerProfile{{
 				PluginConfigs: []api.PluginConfig{{Name: loadawarebalance.PluginName, Args: lab}, {Name: spreadreplicas.PluginName, Args: sr}},

@@ -1,18 +1,19 @@
 package sim
 
-import _ "embed"
+import (
+	_ "embed"
 
-// schedulerConfig is scheduler/config/default-scheduler.yaml: Ballast as the
-// cluster's default-scheduler profile. profiles_test.go keeps the copy equal
-// to the shipped file.
-//
-//go:embed profiles/scheduler.yaml
-var schedulerConfig string
+	deschedconfig "github.com/ballast-sched/ballast/descheduler/config"
+	schedconfig "github.com/ballast-sched/ballast/scheduler/config"
+)
 
-// deschedulerPolicy is descheduler/config/policy.yaml, the shipped policy.
-//
-//go:embed profiles/policy.yaml
-var deschedulerPolicy string
+// schedulerConfig is the shipped scheduler/config/default-scheduler.yaml:
+// Ballast as the cluster's default-scheduler profile, so a simulation runs
+// what users install.
+var schedulerConfig = schedconfig.DefaultScheduler
+
+// deschedulerPolicy is the shipped descheduler/config/policy.yaml.
+var deschedulerPolicy = deschedconfig.Policy
 
 // peerSchedulerConfig is the upstream load-aware peer's
 // KubeSchedulerConfiguration for scheduler-plugins' Trimaran, a template of

@@ -20,11 +20,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
-	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
 	"github.com/ballast-sched/ballast/simulator/cluster"
 	"github.com/ballast-sched/ballast/simulator/metricsapi"
 	"github.com/ballast-sched/ballast/simulator/scenario"

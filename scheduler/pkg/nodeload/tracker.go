@@ -12,9 +12,9 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
-	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
 )
 
 // Source is where usage comes from: load-watcher's HTTP client or its

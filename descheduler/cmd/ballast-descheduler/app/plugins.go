@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
@@ -22,14 +23,14 @@ import (
 // plugin needing it is built, so a policy without Ballast's plugins never
 // talks to load-watcher.
 type UsageSource interface {
-	loadawarebalance.SnapshotSource
+	balance.SnapshotSource
 	Start(ctx context.Context)
 }
 
 var registerMetrics sync.Once
 
 // pluginMetrics is registered with the descheduler's /metrics once per process.
-var pluginMetrics = loadawarebalance.NewMetrics()
+var pluginMetrics = balance.NewMetrics()
 
 // RegisterPlugins adds Ballast's plugins to registry, reading usage from src.
 func RegisterPlugins(registry pluginregistry.Registry, src UsageSource) {
@@ -39,7 +40,7 @@ func RegisterPlugins(registry pluginregistry.Registry, src UsageSource) {
 		utilruntime.Must(spreadreplicas.AddToScheme(scheme.Scheme))
 	})
 	// One memory for both plugins: neither undoes or repeats the other's moves.
-	deps := loadawarebalance.Deps{Usage: src, Model: loadawarebalance.SchedulerModel{}, Metrics: pluginMetrics, Store: loadawarebalance.NewStore()}
+	deps := balance.Deps{Usage: src, Model: balance.SchedulerModel{}, Metrics: pluginMetrics, Store: balance.NewStore()}
 	build := func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
 		src.Start(ctx)
 		return loadawarebalance.New(ctx, args, handle, deps)

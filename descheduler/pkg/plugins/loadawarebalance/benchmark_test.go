@@ -6,6 +6,8 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 // BenchmarkBalance measures one cycle over a cluster where a tenth of the
@@ -17,7 +19,7 @@ func BenchmarkBalance(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d/pods=%d", size.nodes, size.nodes*size.podsPerNode), func(b *testing.B) {
 			var nodes []*v1.Node
 			var pods []*v1.Pod
-			usage := map[string]NodeLoad{}
+			usage := map[string]balance.NodeLoad{}
 			for i := range size.nodes {
 				name := fmt.Sprintf("node-%03d", i)
 				nodes = append(nodes, node(name))
@@ -25,16 +27,16 @@ func BenchmarkBalance(b *testing.B) {
 					pods = append(pods, pod(fmt.Sprintf("p-%03d-%02d", i, j), name, fmt.Sprintf("rs-%03d-%02d", i, j), 20))
 				}
 				if i%10 == 0 {
-					usage[name] = NodeLoad{"cpu": 40, "memory": 95}
+					usage[name] = balance.NodeLoad{"cpu": 40, "memory": 95}
 				} else {
-					usage[name] = NodeLoad{"cpu": 20, "memory": 30}
+					usage[name] = balance.NodeLoad{"cpu": 20, "memory": 30}
 				}
 			}
 			h := newHarness(b, args(func(a *LoadAwareBalanceArgs) {
 				unlimited(a)
 				a.DryRun = true
 			}), nodes, pods...)
-			h.source.set(h.clock.Now(), usage)
+			h.source.Set(h.clock.Now(), usage)
 			// Measure the decisions, not the log lines a dry run writes.
 			h.plugin.logger = logr.Discard()
 			b.ReportAllocs()

@@ -8,7 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/descheduler/pkg/api"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 func TestSetDefaults(t *testing.T) {
@@ -21,51 +24,61 @@ func TestSetDefaults(t *testing.T) {
 			name: "everything unset",
 			in:   &LoadAwareBalanceArgs{},
 			want: &LoadAwareBalanceArgs{
-				HighThresholds:           ResourceThresholds{usage.CPU: 80, usage.Memory: 85},
-				LowThresholds:            ResourceThresholds{usage.CPU: 50, usage.Memory: 60},
-				ConsecutiveHotCycles:     ptrTo(int32(1)),
-				EvictionCooldown:         &metav1.Duration{Duration: 10 * time.Minute},
-				MaxEvictionsPerNode:      ptrTo(int32(2)),
-				MaxEvictionsPerNamespace: ptrTo(int32(5)),
-				MaxEvictionsPerCycle:     ptrTo(int32(5)),
-				Window:                   &metav1.Duration{Duration: 5 * time.Minute},
-				Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
-				SchedulerNames:           []string{"ballast-scheduler"},
+				HighThresholds:       balance.ResourceThresholds{usage.CPU: 80, usage.Memory: 85},
+				LowThresholds:        balance.ResourceThresholds{usage.CPU: 50, usage.Memory: 60},
+				ConsecutiveHotCycles: ptrTo(int32(1)),
+				EvictionArgs: balance.EvictionArgs{
+					EvictionCooldown:         &metav1.Duration{Duration: 10 * time.Minute},
+					MaxEvictionsPerNode:      ptrTo(int32(2)),
+					MaxEvictionsPerNamespace: ptrTo(int32(5)),
+					MaxEvictionsPerCycle:     ptrTo(int32(5)),
+					Window:                   &metav1.Duration{Duration: 5 * time.Minute},
+					ThresholdStatistics:      loadscore.Statistics{usage.CPU: loadscore.Average, usage.Memory: loadscore.Latest},
+					Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
+					SchedulerNames:           []string{"ballast-scheduler"},
+				},
 			},
 		},
 		{
 			name: "set fields are kept",
 			in: &LoadAwareBalanceArgs{
-				HighThresholds:           ResourceThresholds{usage.Memory: 90},
-				LowThresholds:            ResourceThresholds{usage.Memory: 40},
-				ConsecutiveHotCycles:     ptrTo(int32(1)),
-				EvictionCooldown:         &metav1.Duration{Duration: time.Hour},
-				MaxEvictionsPerNode:      ptrTo(int32(7)),
-				MaxEvictionsPerNamespace: ptrTo(int32(8)),
-				MaxEvictionsPerCycle:     ptrTo(int32(9)),
-				Window:                   &metav1.Duration{Duration: 15 * time.Minute},
-				DryRun:                   true,
-				Namespaces:               &api.Namespaces{Include: []string{"apps"}},
-				SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
+				HighThresholds:       balance.ResourceThresholds{usage.Memory: 90},
+				LowThresholds:        balance.ResourceThresholds{usage.Memory: 40},
+				ConsecutiveHotCycles: ptrTo(int32(1)),
+				EvictionArgs: balance.EvictionArgs{
+					EvictionCooldown:         &metav1.Duration{Duration: time.Hour},
+					MaxEvictionsPerNode:      ptrTo(int32(7)),
+					MaxEvictionsPerNamespace: ptrTo(int32(8)),
+					MaxEvictionsPerCycle:     ptrTo(int32(9)),
+					Window:                   &metav1.Duration{Duration: 15 * time.Minute},
+					ThresholdStatistics:      loadscore.Statistics{usage.Memory: loadscore.P95},
+					DryRun:                   true,
+					Namespaces:               &api.Namespaces{Include: []string{"apps"}},
+					SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
+				},
 			},
 			want: &LoadAwareBalanceArgs{
-				HighThresholds:           ResourceThresholds{usage.Memory: 90},
-				LowThresholds:            ResourceThresholds{usage.Memory: 40},
-				ConsecutiveHotCycles:     ptrTo(int32(1)),
-				EvictionCooldown:         &metav1.Duration{Duration: time.Hour},
-				MaxEvictionsPerNode:      ptrTo(int32(7)),
-				MaxEvictionsPerNamespace: ptrTo(int32(8)),
-				MaxEvictionsPerCycle:     ptrTo(int32(9)),
-				Window:                   &metav1.Duration{Duration: 15 * time.Minute},
-				DryRun:                   true,
-				Namespaces:               &api.Namespaces{Include: []string{"apps"}},
-				SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
+				HighThresholds:       balance.ResourceThresholds{usage.Memory: 90},
+				LowThresholds:        balance.ResourceThresholds{usage.Memory: 40},
+				ConsecutiveHotCycles: ptrTo(int32(1)),
+				EvictionArgs: balance.EvictionArgs{
+					// A resource the args do not name gets its default statistic.
+					ThresholdStatistics:      loadscore.Statistics{usage.CPU: loadscore.Average, usage.Memory: loadscore.P95},
+					EvictionCooldown:         &metav1.Duration{Duration: time.Hour},
+					MaxEvictionsPerNode:      ptrTo(int32(7)),
+					MaxEvictionsPerNamespace: ptrTo(int32(8)),
+					MaxEvictionsPerCycle:     ptrTo(int32(9)),
+					Window:                   &metav1.Duration{Duration: 15 * time.Minute},
+					DryRun:                   true,
+					Namespaces:               &api.Namespaces{Include: []string{"apps"}},
+					SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
+				},
 			},
 		},
 		{
 			// Validation refuses it; defaulting must not hide it.
 			name: "an empty scheduler list stays empty",
-			in:   &LoadAwareBalanceArgs{SchedulerNames: []string{}},
+			in:   &LoadAwareBalanceArgs{EvictionArgs: balance.EvictionArgs{SchedulerNames: []string{}}},
 			want: func() *LoadAwareBalanceArgs {
 				a := &LoadAwareBalanceArgs{}
 				SetDefaults_LoadAwareBalanceArgs(a)

@@ -11,7 +11,9 @@ import (
 	nodeutil "sigs.k8s.io/descheduler/pkg/descheduler/node"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 // destination is where a moved pod is expected to land.
@@ -34,7 +36,7 @@ type destination struct {
 // narrows, when not nil, must also accept the node: a move for balance alone
 // must leave the two nodes closer together than it found them.
 func pickDestination(ctx context.Context, pod *v1.Pod, amount loadscore.Amount, source string, cool []*v1.Node, undoes func(node string) bool,
-	narrows func(dest *v1.Node) bool, loads map[string]NodeLoad, limits map[string]ResourceThresholds, low ResourceThresholds, model LoadModel,
+	narrows func(dest *v1.Node) bool, loads map[string]balance.NodeLoad, limits map[string]balance.ResourceThresholds, low balance.ResourceThresholds, model balance.LoadModel,
 	podsOn podutil.GetPodsAssignedToNodeFunc) (*destination, string) {
 	var ranked []destination
 	var rejected []string

@@ -12,15 +12,15 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
-	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 // PluginName is the name of the plugin in a descheduler policy.
@@ -31,46 +31,13 @@ const maxEventReason = 128
 
 var _ frameworktypes.BalancePlugin = &LoadAwareBalance{}
 
-// Deps are what the plugin needs from the binary that hosts it.
-type Deps struct {
-	// Usage supplies real node usage. Required.
-	Usage SnapshotSource
-	// Model is the scheduler's load model. Required.
-	Model LoadModel
-	// Metrics receives the plugin's metrics; nil records none.
-	Metrics *Metrics
-	// Clock defaults to the real clock.
-	Clock clock.PassiveClock
-	// Store keeps memory across cycles; nil gives every plugin instance its
-	// own. The descheduler builds plugins once per process, so instance
-	// memory lasts as long as the process.
-	Store *Store
-	// PodUsage reports what pods really use; nil reads metrics.k8s.io
-	// through the descheduler's client.
-	PodUsage podusage.Source
-}
-
-// PodAmount is what pod is expected to free on its node and add to its
-// destination: its measured usage, or the load model's estimate from its
-// requests when the metrics API has none (counted by plugin as
-// pod_usage_estimated_total).
-func (d Deps) PodAmount(ctx context.Context, plugin string, pod *v1.Pod) loadscore.Amount {
-	if d.PodUsage != nil {
-		if a, ok := d.PodUsage.PodUsage(ctx, pod); ok {
-			return a
-		}
-	}
-	d.Metrics.PodUsageEstimated.WithLabelValues(plugin).Inc()
-	return d.Model.EstimatePod(pod)
-}
-
 // LoadAwareBalance evicts pods from nodes hot by real usage when a cool node
 // can take them, and remembers its moves so they are not undone.
 type LoadAwareBalance struct {
 	logger    klog.Logger
 	handle    frameworktypes.Handle
 	args      *LoadAwareBalanceArgs
-	deps      Deps
+	deps      balance.Deps
 	podFilter podutil.FilterFunc
 	// placedByBallast accepts the pods of args.SchedulerNames.
 	placedByBallast podutil.FilterFunc
@@ -78,14 +45,14 @@ type LoadAwareBalance struct {
 
 // NewBuilder returns the descheduler plugin builder for LoadAwareBalance
 // bound to deps.
-func NewBuilder(deps Deps) pluginregistry.PluginBuilder {
+func NewBuilder(deps balance.Deps) pluginregistry.PluginBuilder {
 	return func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
 		return New(ctx, args, handle, deps)
 	}
 }
 
 // New builds the plugin from its args.
-func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle, deps Deps) (*LoadAwareBalance, error) {
+func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle, deps balance.Deps) (*LoadAwareBalance, error) {
 	lbArgs, ok := args.(*LoadAwareBalanceArgs)
 	if !ok {
 		return nil, fmt.Errorf("want args to be of type LoadAwareBalanceArgs, got %T", args)
@@ -99,7 +66,7 @@ func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle,
 	if err != nil {
 		return nil, err
 	}
-	podFilter, err := NewPodFilter(handle, lbArgs.Namespaces, PluginName)
+	podFilter, err := balance.NewPodFilter(handle, lbArgs.Namespaces, PluginName)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +76,7 @@ func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle,
 		args:            lbArgs,
 		deps:            deps,
 		podFilter:       podFilter,
-		placedByBallast: PlacedBy(lbArgs.SchedulerNames),
+		placedByBallast: balance.PlacedBy(lbArgs.SchedulerNames),
 	}, nil
 }
 
@@ -119,10 +86,10 @@ func (p *LoadAwareBalance) Name() string { return PluginName }
 // cycle is the state of one Balance call.
 type cycle struct {
 	now   time.Time
-	loads map[string]NodeLoad
+	loads map[string]balance.NodeLoad
 	// limits are the thresholds each node is held under: HighThresholds,
 	// lowered to the cluster mean plus DeviationThresholds when set.
-	limits      map[string]ResourceThresholds
+	limits      map[string]balance.ResourceThresholds
 	evicted     int32
 	byNamespace map[string]int32
 	stopped     bool
@@ -132,25 +99,25 @@ type cycle struct {
 func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.Status {
 	logger := p.logger.WithValues("ExtensionPoint", frameworktypes.BalanceExtensionPoint)
 	s := p.deps.Store
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Lock()
+	defer s.Unlock()
 
-	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]NodeLoad{}, limits: map[string]ResourceThresholds{}, byNamespace: map[string]int32{}}
+	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
-	p.countPingPong(logger, s)
+	p.deps.CountPingPong(logger, p.handle, PluginName)
 
 	snap := p.deps.Usage.Snapshot()
 	window := usage.Window(p.args.Window.Duration)
 	present := map[string]bool{}
-	inFlight := map[string]NodeLoad{}
+	inFlight := map[string]balance.NodeLoad{}
 	for _, n := range nodes {
 		present[n.Name] = true
-		load, ok := ReadLoad(snap, n.Name, window, p.args.HighThresholds, p.args.LowThresholds, p.args.DeviationThresholds)
+		load, ok := balance.ReadLoad(snap, n.Name, window, p.args.ThresholdStatistics, p.args.HighThresholds, p.args.LowThresholds, p.args.DeviationThresholds)
 		if !ok {
 			// Unknown usage is neither hot nor a destination.
-			s.streaks.observe(n.Name, false)
-			p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, SkipReason(snap, n.Name)).Inc()
-			logger.V(3).Info("Node has no fresh usage; neither hot nor a destination", "node", klog.KObj(n), "reason", SkipReason(snap, n.Name))
+			s.ObserveHot(n.Name, false)
+			p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, balance.SkipReason(snap, n.Name)).Inc()
+			logger.V(3).Info("Node has no fresh usage; neither hot nor a destination", "node", klog.KObj(n), "reason", balance.SkipReason(snap, n.Name))
 			continue
 		}
 		inFlight[n.Name] = s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration())
@@ -165,7 +132,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		}
 		limit := p.limit(mean)
 		c.limits[n.Name] = limit
-		streak := s.streaks.observe(n.Name, len(limit.Above(load)) > 0)
+		streak := s.ObserveHot(n.Name, len(limit.Above(load)) > 0)
 		switch {
 		case streak >= *p.args.ConsecutiveHotCycles:
 			hot = append(hot, n)
@@ -175,7 +142,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 			cool = append(cool, n)
 		}
 	}
-	s.streaks.retain(present)
+	s.RetainHot(present)
 	p.deps.Metrics.HotNodes.WithLabelValues(PluginName).Set(float64(len(hot)))
 	if len(c.loads) == 0 {
 		logger.Info("Usage is stale or missing for every node; evicting nothing this cycle", "nodes", len(nodes))
@@ -199,8 +166,8 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 
 // limit is the thresholds a node is held under this cycle: HighThresholds,
 // each lowered to the cluster mean plus its DeviationThresholds when set.
-func (p *LoadAwareBalance) limit(mean NodeLoad) ResourceThresholds {
-	out := make(ResourceThresholds, len(p.args.HighThresholds)+len(p.args.DeviationThresholds))
+func (p *LoadAwareBalance) limit(mean balance.NodeLoad) balance.ResourceThresholds {
+	out := make(balance.ResourceThresholds, len(p.args.HighThresholds)+len(p.args.DeviationThresholds))
 	for r, v := range p.args.HighThresholds {
 		out[r] = v
 	}
@@ -215,7 +182,7 @@ func (p *LoadAwareBalance) limit(mean NodeLoad) ResourceThresholds {
 // belowMean reports whether load is under the cluster mean for every
 // resource with a deviation threshold: only such nodes receive pods moved
 // for balance.
-func (p *LoadAwareBalance) belowMean(load, mean NodeLoad) bool {
+func (p *LoadAwareBalance) belowMean(load, mean balance.NodeLoad) bool {
 	for r := range p.args.DeviationThresholds {
 		if !(load[r] < mean[r]) {
 			return false
@@ -231,7 +198,7 @@ func (p *LoadAwareBalance) belowMean(load, mean NodeLoad) bool {
 // makes the destination the busier of the two (a 1.2-core media server
 // between two 4-core Pis 16 points apart), and the next cycle would move it
 // back.
-func (p *LoadAwareBalance) narrows(source, dest, fromSource, toDest NodeLoad) bool {
+func (p *LoadAwareBalance) narrows(source, dest, fromSource, toDest balance.NodeLoad) bool {
 	var before, after float64
 	for r := range p.args.DeviationThresholds {
 		gap := source[r] - dest[r]
@@ -246,14 +213,14 @@ func (p *LoadAwareBalance) narrows(source, dest, fromSource, toDest NodeLoad) bo
 // only to a node with fewer of them than the source: kube-scheduler spreads
 // a workload's replicas over nodes (PodTopologySpread's system default), so
 // the replacement of a pod moved towards more of its siblings is pulled back.
-func (p *LoadAwareBalance) replicasOn(node string, w Workload) int {
+func (p *LoadAwareBalance) replicasOn(node string, w balance.Workload) int {
 	pods, err := p.handle.GetPodsAssignedToNodeFunc()(node, nil)
 	if err != nil {
 		return 0
 	}
 	var n int
 	for _, pod := range pods {
-		if pw, ok := WorkloadOf(pod); ok && pw == w && pod.DeletionTimestamp == nil {
+		if pw, ok := balance.WorkloadOf(pod); ok && pw == w && pod.DeletionTimestamp == nil {
 			n++
 		}
 	}
@@ -261,8 +228,8 @@ func (p *LoadAwareBalance) replicasOn(node string, w Workload) int {
 }
 
 // meanLoad is the mean of every resource over the nodes with usage.
-func meanLoad(loads map[string]NodeLoad) NodeLoad {
-	out := NodeLoad{}
+func meanLoad(loads map[string]balance.NodeLoad) balance.NodeLoad {
+	out := balance.NodeLoad{}
 	for _, l := range loads {
 		for r, v := range l {
 			out[r] += v / float64(len(loads))
@@ -274,8 +241,8 @@ func meanLoad(loads map[string]NodeLoad) NodeLoad {
 // calmAtPeak reports whether node's window maximum, corrected for moves in
 // flight, stays under every high threshold: a node whose load comes and
 // goes (a backup job, a cron) is no destination between two peaks.
-func (p *LoadAwareBalance) calmAtPeak(snap *usage.Snapshot, node string, window usage.Window, inFlight NodeLoad) bool {
-	peak, ok := ReadPeak(snap, node, window, p.args.HighThresholds)
+func (p *LoadAwareBalance) calmAtPeak(snap *usage.Snapshot, node string, window usage.Window, inFlight balance.NodeLoad) bool {
+	peak, ok := balance.ReadPeak(snap, node, window, p.args.HighThresholds)
 	return ok && len(p.args.HighThresholds.Above(peak.Add(inFlight, 1))) == 0
 }
 
@@ -322,21 +289,21 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		}
 		podLogger := logger.WithValues("pod", klog.KObj(pod))
 		if !p.placedByBallast(pod) {
-			p.skip(podLogger, skipOtherScheduler, "pod is placed by another scheduler, which would not place its replacement by real usage",
+			p.skip(podLogger, balance.SkipOtherScheduler, "pod is placed by another scheduler, which would not place its replacement by real usage",
 				"schedulerName", pod.Spec.SchedulerName)
 			continue
 		}
 		if c.byNamespace[pod.Namespace] >= *p.args.MaxEvictionsPerNamespace {
-			p.skip(podLogger, skipLimit, "namespace eviction limit reached")
+			p.skip(podLogger, balance.SkipLimit, "namespace eviction limit reached")
 			continue
 		}
-		wl, ok := WorkloadOf(pod)
+		wl, ok := balance.WorkloadOf(pod)
 		if !ok {
-			p.skip(podLogger, skipFiltered, "pod has no controller to replace it")
+			p.skip(podLogger, balance.SkipFiltered, "pod has no controller to replace it")
 			continue
 		}
 		if s.MovedOnto(wl, node.Name, c.now, p.args.EvictionCooldown.Duration) || s.Bounced(wl, node.Name, c.now, p.args.EvictionCooldown.Duration) {
-			p.skip(podLogger, skipCooldown, "workload was moved onto this node, or its replacement landed back here, within the cooldown", "workload", wl)
+			p.skip(podLogger, balance.SkipCooldown, "workload was moved onto this node, or its replacement landed back here, within the cooldown", "workload", wl)
 			continue
 		}
 		undoes := func(dest string) bool { return s.MovedOff(wl, dest, c.now, p.args.EvictionCooldown.Duration) }
@@ -354,11 +321,11 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, cool, undoes, narrows, c.loads, c.limits, p.args.LowThresholds, p.deps.Model,
 			p.handle.GetPodsAssignedToNodeFunc())
 		if dest == nil {
-			p.skip(podLogger, skipNoDestination, "no cool node can take the pod", "rejected", why)
+			p.skip(podLogger, balance.SkipNoDestination, "no cool node can take the pod", "rejected", why)
 			continue
 		}
 		if !p.handle.Evictor().PreEvictionFilter(pod) {
-			p.skip(podLogger, skipFiltered, "pre-eviction filter refused the pod")
+			p.skip(podLogger, balance.SkipFiltered, "pre-eviction filter refused the pod")
 			continue
 		}
 		reason := eventReason(over, c.loads[node.Name], limit, node.Name, dest.node.Name)
@@ -373,18 +340,15 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			podLogger.Info("Evicted pod", "reason", reason, "destination", dest.node.Name, "score", dest.score)
 			p.deps.Metrics.Evictions.WithLabelValues(PluginName, evictionReason(over, c.loads[node.Name], p.args.HighThresholds), node.Name).Inc()
 		}
-		m := &move{
-			workload: wl, source: node.Name, destination: dest.node.Name, at: c.now,
-			sourceLoad:      p.deps.Model.Share(amounts[pod], node),
-			destinationLoad: p.deps.Model.Share(amounts[pod], dest.node),
-		}
-		c.loads[node.Name] = c.loads[node.Name].Add(m.sourceLoad, -1)
-		c.loads[dest.node.Name] = c.loads[dest.node.Name].Add(m.destinationLoad, 1)
+		sourceLoad := p.deps.Model.Share(amounts[pod], node)
+		destinationLoad := p.deps.Model.Share(amounts[pod], dest.node)
+		c.loads[node.Name] = c.loads[node.Name].Add(sourceLoad, -1)
+		c.loads[dest.node.Name] = c.loads[dest.node.Name].Add(destinationLoad, 1)
 		fromNode++
 		c.evicted++
 		c.byNamespace[pod.Namespace]++
 		if !p.args.DryRun {
-			s.remember(m)
+			s.Remember(wl, node.Name, dest.node.Name, c.now, sourceLoad, destinationLoad)
 		}
 	}
 }
@@ -397,19 +361,19 @@ func (p *LoadAwareBalance) evictionFailed(logger klog.Logger, c *cycle, err erro
 	var nsLimit *evictions.EvictionNamespaceLimitError
 	switch {
 	case errors.As(err, &totalLimit):
-		p.skip(logger, skipLimit, "descheduler's total eviction limit reached")
+		p.skip(logger, balance.SkipLimit, "descheduler's total eviction limit reached")
 		c.stopped = true
 		return true
 	case errors.As(err, &nodeLimit):
-		p.skip(logger, skipLimit, "descheduler's node eviction limit reached")
+		p.skip(logger, balance.SkipLimit, "descheduler's node eviction limit reached")
 		return true
 	case errors.As(err, &nsLimit):
-		p.skip(logger, skipLimit, "descheduler's namespace eviction limit reached")
+		p.skip(logger, balance.SkipLimit, "descheduler's namespace eviction limit reached")
 	case isDisruptionRefusal(err):
 		// 429 from the Eviction API: a PodDisruptionBudget forbids it now.
-		p.skip(logger, skipPDB, "eviction refused by a disruption budget; trying the next pod", "err", err.Error())
+		p.skip(logger, balance.SkipPDB, "eviction refused by a disruption budget; trying the next pod", "err", err.Error())
 	default:
-		p.skip(logger, skipEvictionError, "eviction failed; trying the next pod", "err", err.Error())
+		p.skip(logger, balance.SkipEvictionError, "eviction failed; trying the next pod", "err", err.Error())
 	}
 	return false
 }
@@ -426,25 +390,10 @@ func (p *LoadAwareBalance) skip(logger klog.Logger, reason, msg string, kv ...an
 	logger.V(2).Info("Skipping eviction candidate: "+msg, append([]any{"skipReason", reason}, kv...)...)
 }
 
-// countPingPong records replacements that landed back on their source node.
-func (p *LoadAwareBalance) countPingPong(logger klog.Logger, s *Store) {
-	podsOn := func(node string) []*v1.Pod {
-		pods, err := p.handle.GetPodsAssignedToNodeFunc()(node, nil)
-		if err != nil {
-			logger.Error(err, "Listing pods for ping-pong detection", "node", node)
-		}
-		return pods
-	}
-	for node, n := range s.LandedBack(podsOn) {
-		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)
-		p.deps.Metrics.PingPong.WithLabelValues(PluginName, node).Add(float64(n))
-	}
-}
-
 // eventReason says why the pod is evicted and where it should go, short
 // enough for an event's reason and free of format verbs, e.g.
 // "memory 95 over 85 pct on node-a; expected destination node-b".
-func eventReason(over []usage.Resource, load NodeLoad, high ResourceThresholds, source, dest string) string {
+func eventReason(over []usage.Resource, load balance.NodeLoad, high balance.ResourceThresholds, source, dest string) string {
 	parts := make([]string, len(over))
 	for i, r := range over {
 		parts[i] = fmt.Sprintf("%s %.0f over %g pct", r, load[r], high[r])
@@ -459,7 +408,7 @@ func eventReason(over []usage.Resource, load NodeLoad, high ResourceThresholds, 
 // evictionReason is the reason label of an eviction: hot-<resources> when a
 // resource is above its high threshold, above-mean-<resources> when the
 // node is only above the cluster mean plus its deviation.
-func evictionReason(over []usage.Resource, load NodeLoad, high ResourceThresholds) string {
+func evictionReason(over []usage.Resource, load balance.NodeLoad, high balance.ResourceThresholds) string {
 	if len(high.Above(load)) > 0 {
 		return "hot-" + joinResources(over)
 	}
@@ -474,7 +423,7 @@ func joinResources(rs []usage.Resource) string {
 	return strings.Join(parts, "-")
 }
 
-func maxExcess(t ResourceThresholds, l NodeLoad) float64 {
+func maxExcess(t balance.ResourceThresholds, l balance.NodeLoad) float64 {
 	var m float64
 	for r, limit := range t {
 		m = max(m, l[r]-limit)

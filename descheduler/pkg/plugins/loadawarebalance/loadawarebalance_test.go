@@ -10,8 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/descheduler/pkg/api"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 // args returns defaulted args changed by edit.
@@ -55,14 +57,14 @@ func TestBalanceWaitsForConsecutiveHotCycles(t *testing.T) {
 	h := newHarness(t, args(patient), threeNodes, hotPods()...)
 	for i := 1; i <= 2; i++ {
 		h.cycle(hotUsage)
-		if len(h.evicted) != 0 {
-			t.Fatalf("cycle %d: evicted %v before the node was hot for 3 cycles", i, h.evicted)
+		if len(h.Evicted) != 0 {
+			t.Fatalf("cycle %d: evicted %v before the node was hot for 3 cycles", i, h.Evicted)
 		}
 	}
 	h.cycle(hotUsage)
 	// 2 = maxEvictionsPerNode; 95 − 2×4 = 87 % is still hot.
-	if len(h.evicted) != 2 {
-		t.Fatalf("third hot cycle evicted %v, want 2 pods", h.evicted)
+	if len(h.Evicted) != 2 {
+		t.Fatalf("third hot cycle evicted %v, want 2 pods", h.Evicted)
 	}
 }
 
@@ -73,8 +75,8 @@ func TestBalanceSpikeResetsHysteresis(t *testing.T) {
 	h.cycle(loads("hot", 40, 70, "cool-a", 10, 20, "cool-b", 10, 30))
 	h.cycle(hotUsage)
 	h.cycle(hotUsage)
-	if len(h.evicted) != 0 {
-		t.Fatalf("evicted %v although the node was never hot 3 cycles in a row", h.evicted)
+	if len(h.Evicted) != 0 {
+		t.Fatalf("evicted %v although the node was never hot 3 cycles in a row", h.Evicted)
 	}
 }
 
@@ -82,8 +84,8 @@ func TestBalanceStopsOnceProjectedUnderHighThreshold(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
 	h.cycle(hotUsage)
 	// 95 → 91 → 87 → 83: the third eviction brings memory under 85 %.
-	if len(h.evicted) != 3 {
-		t.Fatalf("evicted %v, want 3 pods", h.evicted)
+	if len(h.Evicted) != 3 {
+		t.Fatalf("evicted %v, want 3 pods", h.Evicted)
 	}
 }
 
@@ -100,7 +102,7 @@ func TestBalanceEvictsInCandidateOrder(t *testing.T) {
 	h.cycle(hotUsage)
 	// Burstable before Guaranteed, the larger first: 95 − 8 = 87, − 2 = 85
 	// (not above 85 %, done). Priority 1000 would go last.
-	if diff := cmp.Diff([]string{"burstable-big", "burstable-small"}, h.evicted); diff != "" {
+	if diff := cmp.Diff([]string{"burstable-big", "burstable-small"}, h.Evicted); diff != "" {
 		t.Errorf("evicted (-want,+got):\n%s", diff)
 	}
 }
@@ -113,7 +115,7 @@ func TestBalanceNeedsADestination(t *testing.T) {
 		name  string
 		nodes []*v1.Node
 		pods  []*v1.Pod
-		usage map[string]NodeLoad
+		usage map[string]balance.NodeLoad
 	}{
 		{
 			name:  "other nodes are warm, not cool",
@@ -159,10 +161,10 @@ func TestBalanceNeedsADestination(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, args(eager), tc.nodes, tc.pods...)
 			h.cycle(tc.usage)
-			if len(h.evicted) != 0 {
-				t.Errorf("evicted %v without a destination", h.evicted)
+			if len(h.Evicted) != 0 {
+				t.Errorf("evicted %v without a destination", h.Evicted)
 			}
-			if got := h.skipped(skipNoDestination); got < 1 {
+			if got := h.skipped(balance.SkipNoDestination); got < 1 {
 				t.Errorf("skipped{reason=no-destination} = %v, want at least 1", got)
 			}
 		})
@@ -179,8 +181,8 @@ func tiny(n *v1.Node) {
 func TestBalanceChoosesTheBestScoredDestination(t *testing.T) {
 	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, hotPods()...)
 	h.cycle(hotUsage)
-	m := h.plugin.deps.Store.moves
-	if len(m) != 1 || m[0].destination != "cool-a" {
+	m := h.plugin.deps.Store.Destinations()
+	if len(m) != 1 || m[0] != "cool-a" {
 		t.Fatalf("moves %+v, want one to cool-a (memory 20 %% beats 30 %%)", m)
 	}
 }
@@ -189,46 +191,46 @@ func TestBalanceStaleUsage(t *testing.T) {
 	t.Run("stale hot node is not hot", func(t *testing.T) {
 		h := newHarness(t, args(eager), threeNodes, hotPods()...)
 		h.cycle(hotUsage, "hot")
-		if len(h.evicted) != 0 {
-			t.Errorf("evicted %v from a node with stale usage", h.evicted)
+		if len(h.Evicted) != 0 {
+			t.Errorf("evicted %v from a node with stale usage", h.Evicted)
 		}
-		if got := h.skipped(skipStale); got != 1 {
+		if got := h.skipped(balance.SkipStale); got != 1 {
 			t.Errorf("skipped{reason=stale} = %v, want 1", got)
 		}
 	})
 	t.Run("hot node whose data the client refused is not hot", func(t *testing.T) {
 		h := newHarness(t, args(eager), threeNodes, hotPods()...)
-		h.source.set(h.clock.Now(), hotUsage)
-		n := h.source.snap.Nodes["hot"]
+		h.source.Set(h.clock.Now(), hotUsage)
+		n := h.source.Snapshot().Nodes["hot"]
 		n.Stale, n.Invalid = true, "nodes[hot].windows[5m][cpu].latest: Invalid value: 3700: above 500 % of allocatable"
-		h.source.snap.Nodes["hot"] = n
+		h.source.Snapshot().Nodes["hot"] = n
 		h.plugin.Balance(h.ctx, h.nodes)
-		if len(h.evicted) != 0 {
-			t.Errorf("evicted %v from a node with refused usage", h.evicted)
+		if len(h.Evicted) != 0 {
+			t.Errorf("evicted %v from a node with refused usage", h.Evicted)
 		}
-		if got := h.skipped(skipInvalid); got != 1 {
+		if got := h.skipped(balance.SkipInvalid); got != 1 {
 			t.Errorf("skipped{reason=invalid} = %v, want 1", got)
 		}
 	})
 	t.Run("stale cool nodes are no destination", func(t *testing.T) {
 		h := newHarness(t, args(eager), threeNodes, hotPods()...)
 		h.cycle(hotUsage, "cool-a", "cool-b")
-		if len(h.evicted) != 0 {
-			t.Errorf("evicted %v towards nodes with stale usage", h.evicted)
+		if len(h.Evicted) != 0 {
+			t.Errorf("evicted %v towards nodes with stale usage", h.Evicted)
 		}
 	})
 	t.Run("no snapshot at all", func(t *testing.T) {
 		h := newHarness(t, args(eager), threeNodes, hotPods()...)
 		h.plugin.Balance(h.ctx, h.nodes)
-		if len(h.evicted) != 0 {
-			t.Errorf("evicted %v without any usage", h.evicted)
+		if len(h.Evicted) != 0 {
+			t.Errorf("evicted %v without any usage", h.Evicted)
 		}
 	})
 	t.Run("window missing from the snapshot", func(t *testing.T) {
 		h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.Window = &metav1.Duration{Duration: time.Minute} }), threeNodes, hotPods()...)
 		h.cycle(hotUsage)
-		if len(h.evicted) != 0 {
-			t.Errorf("evicted %v although the 1m window had no samples", h.evicted)
+		if len(h.Evicted) != 0 {
+			t.Errorf("evicted %v although the 1m window had no samples", h.Evicted)
 		}
 	})
 }
@@ -237,26 +239,26 @@ func TestBalanceCooldownAndPingPong(t *testing.T) {
 	pods := []*v1.Pod{pod("web-1", "hot", "web", 40), pod("web-2", "hot", "web", 40), pod("web-3", "hot", "web", 40)}
 	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, pods...)
 	h.cycle(hotUsage)
-	if len(h.evicted) != 1 {
-		t.Fatalf("first cycle evicted %v, want 1 pod", h.evicted)
+	if len(h.Evicted) != 1 {
+		t.Fatalf("first cycle evicted %v, want 1 pod", h.Evicted)
 	}
 	// The replacement lands back on the hot node.
 	h.Add(pod("web-4", "hot", "web", 40, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
 	h.cycle(hotUsage)
 	h.cycle(hotUsage)
-	if len(h.evicted) != 1 {
-		t.Errorf("evicted %v within the cooldown, want only the first pod", h.evicted)
+	if len(h.Evicted) != 1 {
+		t.Errorf("evicted %v within the cooldown, want only the first pod", h.Evicted)
 	}
-	if got := h.skipped(skipCooldown); got < 2 {
+	if got := h.skipped(balance.SkipCooldown); got < 2 {
 		t.Errorf("skipped{reason=cooldown} = %v, want at least 2", got)
 	}
-	if got := h.counter(h.metrics.PingPong, PluginName, "hot"); got != 1 {
+	if got := h.Counter(h.metrics.PingPong, PluginName, "hot"); got != 1 {
 		t.Errorf("pingpong{node=hot} = %v, want 1 (counted once)", got)
 	}
 	h.clock.Step(10 * time.Minute)
 	h.cycle(hotUsage)
-	if len(h.evicted) != 2 {
-		t.Errorf("evicted %v after the cooldown, want a second pod", h.evicted)
+	if len(h.Evicted) != 2 {
+		t.Errorf("evicted %v after the cooldown, want a second pod", h.Evicted)
 	}
 }
 
@@ -267,10 +269,10 @@ func TestBalanceProjectsWithMeasuredPodUsage(t *testing.T) {
 		h.podUsage[p.Name] = loadscore.Amount{MilliCPU: 10, Memory: 80 << 20}
 	}
 	h.cycle(hotUsage)
-	if len(h.evicted) != 2 {
-		t.Fatalf("evicted %v, want 2 pods: measured usage frees twice the requests", h.evicted)
+	if len(h.Evicted) != 2 {
+		t.Fatalf("evicted %v, want 2 pods: measured usage frees twice the requests", h.Evicted)
 	}
-	if got := h.counter(h.metrics.PodUsageEstimated, PluginName); got != 0 {
+	if got := h.Counter(h.metrics.PodUsageEstimated, PluginName); got != 0 {
 		t.Errorf("pod_usage_estimated_total = %v, want 0 with every pod measured", got)
 	}
 }
@@ -279,10 +281,10 @@ func TestBalanceFallsBackToRequestsWithoutPodMetrics(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
 	h.cycle(hotUsage)
 	// 95 → 91 → 87 → 83 by requests, as without a metrics API.
-	if len(h.evicted) != 3 {
-		t.Fatalf("evicted %v, want 3 pods", h.evicted)
+	if len(h.Evicted) != 3 {
+		t.Fatalf("evicted %v, want 3 pods", h.Evicted)
 	}
-	if got := h.counter(h.metrics.PodUsageEstimated, PluginName); got != 10 {
+	if got := h.Counter(h.metrics.PodUsageEstimated, PluginName); got != 10 {
 		t.Errorf("pod_usage_estimated_total = %v, want 10 (every candidate of the hot node)", got)
 	}
 }
@@ -292,10 +294,10 @@ func TestBalanceFallsBackToRequestsWithoutPodMetrics(t *testing.T) {
 // destination, nothing evicted.
 func TestBalanceSkipsDestinationsThatPeak(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
-	h.source.peaks = map[string]NodeLoad{"cool-a": {usage.Memory: 90}, "cool-b": {usage.CPU: 85}}
+	h.source.Peaks = map[string]balance.NodeLoad{"cool-a": {usage.Memory: 90}, "cool-b": {usage.CPU: 85}}
 	h.cycle(hotUsage)
-	if len(h.evicted) != 0 {
-		t.Fatalf("evicted %v towards nodes that peak over the high thresholds", h.evicted)
+	if len(h.Evicted) != 0 {
+		t.Fatalf("evicted %v towards nodes that peak over the high thresholds", h.Evicted)
 	}
 	if h.skipped("no-destination") == 0 {
 		t.Error("no skipped{reason=no-destination}")
@@ -309,20 +311,20 @@ func TestBalanceMovesPodsOffANodeFarAboveTheMean(t *testing.T) {
 	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
 	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
 		unlimited(a)
-		a.DeviationThresholds = ResourceThresholds{"memory": 20}
+		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
 	}), threeNodes, hotPods()...)
 	h.cycle(usage)
-	if len(h.evicted) != 2 {
-		t.Fatalf("evicted %v, want 2 pods", h.evicted)
+	if len(h.Evicted) != 2 {
+		t.Fatalf("evicted %v, want 2 pods", h.Evicted)
 	}
-	if v := h.counter(h.metrics.Evictions, PluginName, "above-mean-memory", "hot"); v != 2 {
+	if v := h.Counter(h.metrics.Evictions, PluginName, "above-mean-memory", "hot"); v != 2 {
 		t.Errorf("evictions{reason=above-mean-memory} = %v, want 2", v)
 	}
 	// Without a deviation, 60 % is no reason to move anything.
 	h = newHarness(t, args(unlimited), threeNodes, hotPods()...)
 	h.cycle(usage)
-	if len(h.evicted) != 0 {
-		t.Errorf("evicted %v without deviationThresholds", h.evicted)
+	if len(h.Evicted) != 0 {
+		t.Errorf("evicted %v without deviationThresholds", h.Evicted)
 	}
 }
 
@@ -334,7 +336,7 @@ func TestBalanceMovesPodsOffANodeFarAboveTheMean(t *testing.T) {
 func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
 	deviation := func(a *LoadAwareBalanceArgs) {
 		unlimited(a)
-		a.DeviationThresholds = ResourceThresholds{"cpu": 20, "memory": 20}
+		a.DeviationThresholds = balance.ResourceThresholds{"cpu": 20, "memory": 20}
 	}
 	// Mean cpu 35, memory 36.7: the node's memory (60) is over 56.7.
 	usage := loads("hot", 40, 60, "cool-a", 25, 25, "cool-b", 40, 25)
@@ -344,8 +346,8 @@ func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
 	h.cycle(usage)
 	// cool-a would end at cpu 55 (under 35 + 20) and memory 44, the source
 	// at 10 and 41: the CPU gap grows from 15 to 45.
-	if len(h.evicted) != 0 {
-		t.Fatalf("evicted %v: the move would make the destination the busiest node", h.evicted)
+	if len(h.Evicted) != 0 {
+		t.Fatalf("evicted %v: the move would make the destination the busiest node", h.Evicted)
 	}
 	if h.skipped("no-destination") == 0 {
 		t.Error("no skipped{reason=no-destination}")
@@ -354,8 +356,8 @@ func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
 	h = newHarness(t, args(deviation), threeNodes, pod("web", "hot", "rs-web", 190))
 	h.podUsage["web"] = loadscore.Amount{MilliCPU: 200, Memory: 190 * mib}
 	h.cycle(usage)
-	if len(h.evicted) != 1 {
-		t.Fatalf("evicted %v, want the pod that narrows the gap", h.evicted)
+	if len(h.Evicted) != 1 {
+		t.Fatalf("evicted %v, want the pod that narrows the gap", h.Evicted)
 	}
 }
 
@@ -365,21 +367,21 @@ func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
 func TestBalanceMovesOnlyTowardsFewerReplicas(t *testing.T) {
 	deviation := func(a *LoadAwareBalanceArgs) {
 		unlimited(a)
-		a.DeviationThresholds = ResourceThresholds{"memory": 20}
+		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
 	}
 	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
 	siblings := []*v1.Pod{pod("web-1", "hot", "rs-web", 40),
 		pod("web-2", "cool-a", "rs-web", 40), pod("web-3", "cool-b", "rs-web", 40)}
 	h := newHarness(t, args(deviation), threeNodes, siblings...)
 	h.cycle(usage)
-	if len(h.evicted) != 0 {
-		t.Fatalf("evicted %v towards nodes with as many replicas of the workload", h.evicted)
+	if len(h.Evicted) != 0 {
+		t.Fatalf("evicted %v towards nodes with as many replicas of the workload", h.Evicted)
 	}
 	// cool-b holds none: the replica moves there.
 	h = newHarness(t, args(deviation), threeNodes, siblings[:2]...)
 	h.cycle(usage)
-	if len(h.evicted) != 1 {
-		t.Fatalf("evicted %v, want web-1 moved to the node without a replica", h.evicted)
+	if len(h.Evicted) != 1 {
+		t.Fatalf("evicted %v, want web-1 moved to the node without a replica", h.Evicted)
 	}
 }
 
@@ -390,13 +392,13 @@ func TestBalanceMovesOnlyToNodesBelowTheMean(t *testing.T) {
 	nodes := []*v1.Node{node("hot"), node("mid"), cordonedCool}
 	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
 		unlimited(a)
-		a.DeviationThresholds = ResourceThresholds{"memory": 20}
+		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
 	}), nodes, hotPods()...)
 	// Mean memory 46.7 %: hot (70) is over 66.7; mid (50) is under the low
 	// thresholds but above the mean; the cool node is cordoned.
 	h.cycle(loads("hot", 40, 70, "mid", 10, 50, "cool", 10, 20))
-	if len(h.evicted) != 0 {
-		t.Fatalf("evicted %v towards a node above the mean", h.evicted)
+	if len(h.Evicted) != 0 {
+		t.Fatalf("evicted %v towards a node above the mean", h.Evicted)
 	}
 	if h.skipped("no-destination") == 0 {
 		t.Error("no skipped{reason=no-destination}")
@@ -426,8 +428,8 @@ func TestBalanceLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, args(tc.edit), twoHot, pods...)
 			h.cycle(usage)
-			if len(h.evicted) != tc.want {
-				t.Errorf("evicted %v, want %d pods", h.evicted, tc.want)
+			if len(h.Evicted) != tc.want {
+				t.Errorf("evicted %v, want %d pods", h.Evicted, tc.want)
 			}
 		})
 	}
@@ -437,10 +439,10 @@ func TestBalanceDryRunEvictsNothing(t *testing.T) {
 	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.DryRun = true }), threeNodes, hotPods()...)
 	h.cycle(hotUsage)
 	h.cycle(hotUsage)
-	if len(h.evicted) != 0 {
-		t.Errorf("dry run evicted %v", h.evicted)
+	if len(h.Evicted) != 0 {
+		t.Errorf("dry run evicted %v", h.Evicted)
 	}
-	if n := len(h.plugin.deps.Store.moves); n != 0 {
+	if n := len(h.plugin.deps.Store.Destinations()); n != 0 {
 		t.Errorf("dry run remembered %d moves", n)
 	}
 }
@@ -448,12 +450,12 @@ func TestBalanceDryRunEvictsNothing(t *testing.T) {
 func TestBalanceDisruptionRefusalTriesNextPod(t *testing.T) {
 	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, hotPods()...)
 	// All candidates are equal, so names decide: p-a is first.
-	h.refuse["p-a"] = true
+	h.Refuse["p-a"] = true
 	h.cycle(hotUsage)
-	if diff := cmp.Diff([]string{"p-b"}, h.evicted); diff != "" {
+	if diff := cmp.Diff([]string{"p-b"}, h.Evicted); diff != "" {
 		t.Errorf("evicted (-want,+got):\n%s", diff)
 	}
-	if got := h.skipped(skipPDB); got != 1 {
+	if got := h.skipped(balance.SkipPDB); got != 1 {
 		t.Errorf("skipped{reason=pdb} = %v, want 1", got)
 	}
 }
@@ -464,8 +466,8 @@ func TestBalanceNamespaces(t *testing.T) {
 	t.Run("kube-system excluded by default", func(t *testing.T) {
 		h := newHarness(t, args(eager), threeNodes, pods...)
 		h.cycle(hotUsage)
-		if len(h.evicted) != 0 {
-			t.Errorf("evicted %v from kube-system", h.evicted)
+		if len(h.Evicted) != 0 {
+			t.Errorf("evicted %v from kube-system", h.Evicted)
 		}
 	})
 	t.Run("include list", func(t *testing.T) {
@@ -475,7 +477,7 @@ func TestBalanceNamespaces(t *testing.T) {
 		}
 		h := newHarness(t, args(edit), threeNodes, append(pods, pod("app", "hot", "rs-3", 40))...)
 		h.cycle(hotUsage)
-		if diff := cmp.Diff([]string{"app"}, h.evicted); diff != "" {
+		if diff := cmp.Diff([]string{"app"}, h.Evicted); diff != "" {
 			t.Errorf("evicted (-want,+got):\n%s", diff)
 		}
 	})
@@ -530,10 +532,10 @@ func TestBalanceMovesOnlyPodsOfSchedulerNames(t *testing.T) {
 			}
 			h := newHarness(t, args(edit), threeNodes, pods...)
 			h.cycle(hotUsage)
-			if diff := cmp.Diff(tc.want, h.evicted); diff != "" {
+			if diff := cmp.Diff(tc.want, h.Evicted); diff != "" {
 				t.Errorf("evicted (-want,+got):\n%s", diff)
 			}
-			if got := h.skipped(skipOtherScheduler); got != tc.wantSkipped {
+			if got := h.skipped(balance.SkipOtherScheduler); got != tc.wantSkipped {
 				t.Errorf("skipped{reason=other-scheduler} = %v, want %v", got, tc.wantSkipped)
 			}
 		})
@@ -547,15 +549,15 @@ func TestBalanceAccountsForMovesTheWindowDoesNotShowYet(t *testing.T) {
 	// left (8 %) are subtracted for the part of the window that predates
 	// them, 95 − 8 × (1 − 1/5) = 88.6 %: hot, but one more pod is enough.
 	h.cycle(hotUsage)
-	if len(h.evicted) != 3 {
-		t.Errorf("evicted %v, want 3 pods in two cycles", h.evicted)
+	if len(h.Evicted) != 3 {
+		t.Errorf("evicted %v, want 3 pods in two cycles", h.Evicted)
 	}
 }
 
 func TestBalanceRecordsEvictionMetricAndEvents(t *testing.T) {
 	h := newHarness(t, args(eager), threeNodes, hotPods()...)
 	h.cycle(hotUsage)
-	if got := h.counter(h.metrics.Evictions, PluginName, "hot-memory", "hot"); got != 2 {
+	if got := h.Counter(h.metrics.Evictions, PluginName, "hot-memory", "hot"); got != 2 {
 		t.Errorf("evictions{reason=hot-memory,node=hot} = %v, want 2", got)
 	}
 	// One event per evicted pod, saying why and where it should go.
@@ -563,7 +565,7 @@ func TestBalanceRecordsEvictionMetricAndEvents(t *testing.T) {
 		"Normal memory 95 over 85 pct on hot; expected destination cool-a pod eviction from hot node by sigs.k8s.io/descheduler",
 		"Normal memory 91 over 85 pct on hot; expected destination cool-a pod eviction from hot node by sigs.k8s.io/descheduler",
 	}
-	if diff := cmp.Diff(want, h.recordedEvents()); diff != "" {
+	if diff := cmp.Diff(want, h.RecordedEvents()); diff != "" {
 		t.Errorf("events (-want,+got):\n%s", diff)
 	}
 }

@@ -1,14 +1,12 @@
+//go:generate go run k8s.io/code-generator/cmd/deepcopy-gen@v0.36.3 --output-file zz_generated.deepcopy.go --go-header-file /dev/null .
+
 package loadawarebalance
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/descheduler/pkg/api"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
-
-// ResourceThresholds maps a measured resource to a percentage of allocatable.
-type ResourceThresholds map[usage.Resource]float64
 
 // +k8s:deepcopy-gen=true
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -19,10 +17,10 @@ type LoadAwareBalanceArgs struct {
 
 	// HighThresholds: a node using more than any of these percentages of its
 	// allocatable is hot. Defaults to {cpu: 80, memory: 85}.
-	HighThresholds ResourceThresholds `json:"highThresholds,omitempty"`
+	HighThresholds balance.ResourceThresholds `json:"highThresholds,omitempty"`
 	// LowThresholds: a node using less than all of these percentages is cool
 	// and may receive moved pods. Defaults to {cpu: 50, memory: 60}.
-	LowThresholds ResourceThresholds `json:"lowThresholds,omitempty"`
+	LowThresholds balance.ResourceThresholds `json:"lowThresholds,omitempty"`
 	// DeviationThresholds: a node using more than the cluster's mean usage
 	// of a resource plus this many percentage points counts as hot too, even
 	// under HighThresholds; its pods move to nodes below the mean (and cool)
@@ -30,38 +28,13 @@ type LoadAwareBalanceArgs struct {
 	// past it. Pods placed in a burst, when nothing was known of their real
 	// usage, end up on the nodes that can hold them. Unset moves pods off
 	// nodes above HighThresholds only.
-	DeviationThresholds ResourceThresholds `json:"deviationThresholds,omitempty"`
+	DeviationThresholds balance.ResourceThresholds `json:"deviationThresholds,omitempty"`
 	// ConsecutiveHotCycles is how many descheduling cycles in a row a node
 	// must be above a high threshold before it counts as hot. Defaults to 1:
-	// hot is judged on the window average, which already ignores spikes
-	// shorter than the window.
+	// hot is judged on the window's statistics (thresholdStatistics), and
+	// the average already ignores spikes shorter than the window.
 	ConsecutiveHotCycles *int32 `json:"consecutiveHotCycles,omitempty"`
-	// EvictionCooldown is how long pods of a workload are not evicted from a
-	// node they were moved onto (or whose replacement landed back), nor moved
-	// back to a node they were moved off. Defaults to 10m.
-	EvictionCooldown *metav1.Duration `json:"evictionCooldown,omitempty"`
-	// MaxEvictionsPerNode caps this plugin's evictions per node and cycle.
-	// Defaults to 2.
-	MaxEvictionsPerNode *int32 `json:"maxEvictionsPerNode,omitempty"`
-	// MaxEvictionsPerNamespace caps this plugin's evictions per namespace and
-	// cycle. Defaults to 5.
-	MaxEvictionsPerNamespace *int32 `json:"maxEvictionsPerNamespace,omitempty"`
-	// MaxEvictionsPerCycle caps this plugin's evictions per cycle. Defaults to 5.
-	MaxEvictionsPerCycle *int32 `json:"maxEvictionsPerCycle,omitempty"`
-	// Window selects which load-watcher window's average is used.
-	// Defaults to 5m.
-	Window *metav1.Duration `json:"window,omitempty"`
-	// DryRun logs the evictions the plugin would make instead of making them.
-	DryRun bool `json:"dryRun,omitempty"`
-	// Namespaces restricts which namespaces pods are moved from; at most one
-	// of include and exclude may be set. Defaults to excluding kube-system.
-	Namespaces *api.Namespaces `json:"namespaces,omitempty"`
-	// SchedulerNames are the spec.schedulerName values of the pods the plugin
-	// may evict: the profiles of a Ballast scheduler, which places the
-	// replacement by real usage. Other pods are passed over, since another
-	// scheduler would place their replacement anywhere, the hot node included.
-	// A pod without a schedulerName counts as default-scheduler. An empty list
-	// is invalid. Defaults to [ballast-scheduler]; list default-scheduler only
-	// where Ballast serves it.
-	SchedulerNames []string `json:"schedulerNames,omitempty"`
+	// EvictionArgs are the settings both balance plugins take: cooldown,
+	// limits, window, statistics, dry run, namespaces and scheduler names.
+	balance.EvictionArgs `json:",inline"`
 }

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/descheduler/pkg/api"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 func TestValidateLoadAwareBalanceArgs(t *testing.T) {
@@ -23,17 +25,17 @@ func TestValidateLoadAwareBalanceArgs(t *testing.T) {
 		{name: "empty args are valid once defaulted", args: &LoadAwareBalanceArgs{}},
 		{
 			name: "threshold above 100",
-			args: &LoadAwareBalanceArgs{HighThresholds: ResourceThresholds{usage.CPU: 120, usage.Memory: 85}},
+			args: &LoadAwareBalanceArgs{HighThresholds: balance.ResourceThresholds{usage.CPU: 120, usage.Memory: 85}},
 			want: field.ErrorList{field.Invalid(field.NewPath("highThresholds").Key("cpu"), nil, "")},
 		},
 		{
 			name: "unknown resource",
-			args: &LoadAwareBalanceArgs{LowThresholds: ResourceThresholds{"gpu": 10}},
+			args: &LoadAwareBalanceArgs{LowThresholds: balance.ResourceThresholds{"gpu": 10}},
 			want: field.ErrorList{field.NotSupported[string](field.NewPath("lowThresholds").Key("gpu"), nil, nil)},
 		},
 		{
 			name: "deviation out of range",
-			args: &LoadAwareBalanceArgs{DeviationThresholds: ResourceThresholds{usage.CPU: 0, usage.Memory: 120}},
+			args: &LoadAwareBalanceArgs{DeviationThresholds: balance.ResourceThresholds{usage.CPU: 0, usage.Memory: 120}},
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("deviationThresholds").Key("cpu"), nil, ""),
 				field.Invalid(field.NewPath("deviationThresholds").Key("memory"), nil, ""),
@@ -41,23 +43,25 @@ func TestValidateLoadAwareBalanceArgs(t *testing.T) {
 		},
 		{
 			name: "empty high thresholds",
-			args: &LoadAwareBalanceArgs{HighThresholds: ResourceThresholds{}},
+			args: &LoadAwareBalanceArgs{HighThresholds: balance.ResourceThresholds{}},
 			want: field.ErrorList{field.Required(field.NewPath("highThresholds"), "")},
 		},
 		{
 			name: "low not below high, against the default high",
-			args: &LoadAwareBalanceArgs{LowThresholds: ResourceThresholds{usage.Memory: 85}},
+			args: &LoadAwareBalanceArgs{LowThresholds: balance.ResourceThresholds{usage.Memory: 85}},
 			want: field.ErrorList{field.Invalid(field.NewPath("lowThresholds").Key("memory"), nil, "")},
 		},
 		{
 			name: "negative and zero numbers",
 			args: &LoadAwareBalanceArgs{
-				ConsecutiveHotCycles:     ptrTo(int32(0)),
-				EvictionCooldown:         &metav1.Duration{Duration: -time.Second},
-				MaxEvictionsPerNode:      ptrTo(int32(0)),
-				MaxEvictionsPerNamespace: ptrTo(int32(-1)),
-				MaxEvictionsPerCycle:     ptrTo(int32(0)),
-				Window:                   &metav1.Duration{},
+				ConsecutiveHotCycles: ptrTo(int32(0)),
+				EvictionArgs: balance.EvictionArgs{
+					EvictionCooldown:         &metav1.Duration{Duration: -time.Second},
+					MaxEvictionsPerNode:      ptrTo(int32(0)),
+					MaxEvictionsPerNamespace: ptrTo(int32(-1)),
+					MaxEvictionsPerCycle:     ptrTo(int32(0)),
+					Window:                   &metav1.Duration{},
+				},
 			},
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("consecutiveHotCycles"), nil, ""),
@@ -70,19 +74,19 @@ func TestValidateLoadAwareBalanceArgs(t *testing.T) {
 		},
 		{
 			name: "include and exclude namespaces together",
-			args: &LoadAwareBalanceArgs{Namespaces: &api.Namespaces{Include: []string{"a"}, Exclude: []string{"b"}}},
+			args: &LoadAwareBalanceArgs{EvictionArgs: balance.EvictionArgs{Namespaces: &api.Namespaces{Include: []string{"a"}, Exclude: []string{"b"}}}},
 			want: field.ErrorList{field.Invalid(field.NewPath("namespaces"), nil, "")},
 		},
 		{
 			// Empty is not "every scheduler": that would move pods nothing
 			// places by real usage again.
 			name: "empty scheduler names",
-			args: &LoadAwareBalanceArgs{SchedulerNames: []string{}},
+			args: &LoadAwareBalanceArgs{EvictionArgs: balance.EvictionArgs{SchedulerNames: []string{}}},
 			want: field.ErrorList{field.Required(field.NewPath("schedulerNames"), "")},
 		},
 		{
 			name: "blank and repeated scheduler names",
-			args: &LoadAwareBalanceArgs{SchedulerNames: []string{"ballast-scheduler", "", "ballast-scheduler"}},
+			args: &LoadAwareBalanceArgs{EvictionArgs: balance.EvictionArgs{SchedulerNames: []string{"ballast-scheduler", "", "ballast-scheduler"}}},
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("schedulerNames").Index(1), nil, ""),
 				field.Duplicate(field.NewPath("schedulerNames").Index(2), nil),
@@ -106,7 +110,7 @@ func TestValidateLoadAwareBalanceArgs(t *testing.T) {
 }
 
 func TestNewRejectsInvalidArgs(t *testing.T) {
-	_, err := New(t.Context(), &LoadAwareBalanceArgs{ConsecutiveHotCycles: ptrTo(int32(0))}, nil, Deps{})
+	_, err := New(t.Context(), &LoadAwareBalanceArgs{ConsecutiveHotCycles: ptrTo(int32(0))}, nil, balance.Deps{})
 	if err == nil {
 		t.Fatal("New accepted consecutiveHotCycles: 0")
 	}

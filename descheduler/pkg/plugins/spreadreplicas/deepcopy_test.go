@@ -8,21 +8,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/descheduler/pkg/api"
 
-	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 func TestDeepCopy(t *testing.T) {
 	full := func() *SpreadReplicasArgs {
 		return &SpreadReplicasArgs{
-			HighThresholds:           lab.ResourceThresholds{"cpu": 80},
-			EvictionCooldown:         &metav1.Duration{Duration: time.Minute},
-			MaxEvictionsPerNode:      ptrTo(int32(1)),
-			MaxEvictionsPerNamespace: ptrTo(int32(2)),
-			MaxEvictionsPerCycle:     ptrTo(int32(3)),
-			Window:                   &metav1.Duration{Duration: time.Minute},
-			DryRun:                   true,
-			Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
-			SchedulerNames:           []string{"ballast-scheduler"},
+			HighThresholds: balance.ResourceThresholds{"cpu": 80},
+			EvictionArgs: balance.EvictionArgs{
+				EvictionCooldown:         &metav1.Duration{Duration: time.Minute},
+				MaxEvictionsPerNode:      ptrTo(int32(1)),
+				MaxEvictionsPerNamespace: ptrTo(int32(2)),
+				MaxEvictionsPerCycle:     ptrTo(int32(3)),
+				Window:                   &metav1.Duration{Duration: time.Minute},
+				DryRun:                   true,
+				Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
+				SchedulerNames:           []string{"ballast-scheduler"},
+			},
 		}
 	}
 	// scribble changes everything a copy could share with its original.
@@ -44,7 +46,7 @@ func TestDeepCopy(t *testing.T) {
 		// An empty list is not unset: defaulting must not turn it into the
 		// default, so the copy validation works on must keep it empty.
 		{name: "empty scheduler names stay empty", in: func() *SpreadReplicasArgs {
-			return &SpreadReplicasArgs{SchedulerNames: []string{}}
+			return &SpreadReplicasArgs{EvictionArgs: balance.EvictionArgs{SchedulerNames: []string{}}}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

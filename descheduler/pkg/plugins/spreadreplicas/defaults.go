@@ -3,7 +3,7 @@ package spreadreplicas
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
-	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -12,21 +12,14 @@ func addDefaultingFuncs(scheme *runtime.Scheme) error {
 }
 
 // SetDefaults_SpreadReplicasArgs fills every unset field with its default:
-// the fields both balance plugins take default as LoadAwareBalance's do, so
-// the two cannot drift apart.
+// the settings both balance plugins take default in one place
+// (balance.SetDefaults_EvictionArgs), so the two cannot drift apart.
 func SetDefaults_SpreadReplicasArgs(obj runtime.Object) {
 	args := obj.(*SpreadReplicasArgs)
-	shared := &lab.LoadAwareBalanceArgs{
-		HighThresholds: args.HighThresholds, EvictionCooldown: args.EvictionCooldown, Window: args.Window,
-		MaxEvictionsPerNode: args.MaxEvictionsPerNode, MaxEvictionsPerNamespace: args.MaxEvictionsPerNamespace,
-		MaxEvictionsPerCycle: args.MaxEvictionsPerCycle, Namespaces: args.Namespaces,
-		SchedulerNames: args.SchedulerNames,
+	if args.HighThresholds == nil {
+		args.HighThresholds = balance.CopyThresholds(balance.DefaultHighThresholds)
 	}
-	lab.SetDefaults_LoadAwareBalanceArgs(shared)
-	args.HighThresholds, args.EvictionCooldown, args.Window = shared.HighThresholds, shared.EvictionCooldown, shared.Window
-	args.MaxEvictionsPerNode, args.MaxEvictionsPerNamespace = shared.MaxEvictionsPerNode, shared.MaxEvictionsPerNamespace
-	args.MaxEvictionsPerCycle, args.Namespaces = shared.MaxEvictionsPerCycle, shared.Namespaces
-	args.SchedulerNames = shared.SchedulerNames
+	balance.SetDefaults_EvictionArgs(&args.EvictionArgs)
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -9,29 +9,36 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/descheduler/pkg/api"
 
-	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 )
 
 func TestSetDefaults(t *testing.T) {
 	full := &SpreadReplicasArgs{
-		HighThresholds:           lab.ResourceThresholds{"cpu": 80, "memory": 85},
-		EvictionCooldown:         &metav1.Duration{Duration: 10 * time.Minute},
-		MaxEvictionsPerNode:      ptrTo(int32(2)),
-		MaxEvictionsPerNamespace: ptrTo(int32(5)),
-		MaxEvictionsPerCycle:     ptrTo(int32(5)),
-		Window:                   &metav1.Duration{Duration: 5 * time.Minute},
-		Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
-		SchedulerNames:           []string{"ballast-scheduler"},
+		HighThresholds: balance.ResourceThresholds{"cpu": 80, "memory": 85},
+		EvictionArgs: balance.EvictionArgs{
+			EvictionCooldown:         &metav1.Duration{Duration: 10 * time.Minute},
+			MaxEvictionsPerNode:      ptrTo(int32(2)),
+			MaxEvictionsPerNamespace: ptrTo(int32(5)),
+			MaxEvictionsPerCycle:     ptrTo(int32(5)),
+			Window:                   &metav1.Duration{Duration: 5 * time.Minute},
+			ThresholdStatistics:      loadscore.Statistics{"cpu": loadscore.Average, "memory": loadscore.Latest},
+			Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
+			SchedulerNames:           []string{"ballast-scheduler"},
+		},
 	}
 	custom := &SpreadReplicasArgs{
-		HighThresholds:           lab.ResourceThresholds{"memory": 70},
-		EvictionCooldown:         &metav1.Duration{Duration: time.Minute},
-		MaxEvictionsPerNode:      ptrTo(int32(1)),
-		MaxEvictionsPerNamespace: ptrTo(int32(1)),
-		MaxEvictionsPerCycle:     ptrTo(int32(1)),
-		Window:                   &metav1.Duration{Duration: time.Minute},
-		Namespaces:               &api.Namespaces{Include: []string{"apps"}},
-		SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
+		HighThresholds: balance.ResourceThresholds{"memory": 70},
+		EvictionArgs: balance.EvictionArgs{
+			EvictionCooldown:         &metav1.Duration{Duration: time.Minute},
+			MaxEvictionsPerNode:      ptrTo(int32(1)),
+			MaxEvictionsPerNamespace: ptrTo(int32(1)),
+			MaxEvictionsPerCycle:     ptrTo(int32(1)),
+			Window:                   &metav1.Duration{Duration: time.Minute},
+			ThresholdStatistics:      loadscore.Statistics{"cpu": loadscore.P95, "memory": loadscore.Average},
+			Namespaces:               &api.Namespaces{Include: []string{"apps"}},
+			SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
+		},
 	}
 	for _, tc := range []struct {
 		name     string
@@ -40,7 +47,7 @@ func TestSetDefaults(t *testing.T) {
 		{name: "empty gets every default", in: &SpreadReplicasArgs{}, want: full},
 		{name: "set fields are kept", in: custom.DeepCopy(), want: custom},
 		// Validation refuses it; defaulting must not hide it.
-		{name: "an empty scheduler list stays empty", in: &SpreadReplicasArgs{SchedulerNames: []string{}},
+		{name: "an empty scheduler list stays empty", in: &SpreadReplicasArgs{EvictionArgs: balance.EvictionArgs{SchedulerNames: []string{}}},
 			want: func() *SpreadReplicasArgs { a := full.DeepCopy(); a.SchedulerNames = []string{}; return a }()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

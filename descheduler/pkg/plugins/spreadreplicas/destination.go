@@ -10,8 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	nodeutil "sigs.k8s.io/descheduler/pkg/descheduler/node"
 
-	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 )
 
 // candidate is a node that may receive the replica.
@@ -37,7 +37,7 @@ type candidate struct {
 // pulling against LoadAwareBalance, and do not move onto a node whose load
 // comes and goes (a backup job) from one whose load does not.
 // The fewest replicas win, then the best score.
-func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Workload, r *replicas, pod *v1.Pod, amount loadscore.Amount, src *v1.Node, nodes []*v1.Node) (*v1.Node, string) {
+func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w balance.Workload, r *replicas, pod *v1.Pod, amount loadscore.Amount, src *v1.Node, nodes []*v1.Node) (*v1.Node, string) {
 	source := src.Name
 	var ranked []candidate
 	var rejected []string
@@ -108,7 +108,7 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w lab.Wo
 // model's score: the move never makes a node hotter than the hotter of the
 // two was. On nodes of one size that is any move towards equal counts; on
 // nodes of different sizes it stops where usage, not the count, is even.
-func (p *SpreadReplicas) evensOut(amount loadscore.Amount, src *v1.Node, srcLoad lab.NodeLoad, dest *v1.Node, destLoad lab.NodeLoad) bool {
+func (p *SpreadReplicas) evensOut(amount loadscore.Amount, src *v1.Node, srcLoad balance.NodeLoad, dest *v1.Node, destLoad balance.NodeLoad) bool {
 	destAfter := p.deps.Model.Place(amount, dest, destLoad, nil)
 	return destAfter.Score >= p.deps.Model.Place(loadscore.Amount{}, src, srcLoad, nil).Score
 }

@@ -4,84 +4,39 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
-	core "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/component-base/featuregate"
 	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/testutil"
 	testingclock "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
-	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
-	"sigs.k8s.io/descheduler/pkg/features"
-	frameworkfake "sigs.k8s.io/descheduler/pkg/framework/fake"
-	"sigs.k8s.io/descheduler/pkg/framework/plugins/defaultevictor"
-	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
-	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 )
 
-const mib = 1 << 20
+const mib = balancetest.MiB
 
-// Test nodes have 4 CPUs and 1000 MiB, so 10 MiB of memory is 1 %.
-func node(name string, apply ...func(*v1.Node)) *v1.Node {
-	n := &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}},
-		Status: v1.NodeStatus{
-			Allocatable: v1.ResourceList{
-				v1.ResourceCPU:    resource.MustParse("4"),
-				v1.ResourceMemory: *resource.NewQuantity(1000*mib, resource.BinarySI),
-				v1.ResourcePods:   resource.MustParse("110"),
-			},
-			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
-		},
-	}
-	n.Status.Capacity = n.Status.Allocatable
-	for _, a := range apply {
-		a(n)
-	}
-	return n
-}
+// The builders and the usage source every balance plugin's tests share.
+var (
+	node  = balancetest.Node
+	loads = balancetest.Loads
+)
+
+type staticSource = balancetest.StaticSource
 
 func cordoned(n *v1.Node) { n.Spec.Unschedulable = true }
 
-var created = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+var created = balancetest.Created
 
 // replica is a pod of ReplicaSet rs requesting 100m CPU (2.5 %) and 40 MiB (4 %).
 // Ballast's scheduler placed it.
 func replica(name, nodeName, rs string) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: "default", Name: name, UID: k8stypes.UID("uid-" + name),
-			CreationTimestamp: metav1.NewTime(created),
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs, UID: k8stypes.UID("rs-" + rs), Controller: ptrTo(true),
-			}},
-		},
-		Spec: v1.PodSpec{
-			NodeName:      nodeName,
-			SchedulerName: "ballast-scheduler",
-			Containers: []v1.Container{{Name: "c", Image: "img", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
-				v1.ResourceCPU:    resource.MustParse("100m"),
-				v1.ResourceMemory: *resource.NewQuantity(40*mib, resource.BinarySI),
-			}}}},
-		},
-		Status: v1.PodStatus{Phase: v1.PodRunning},
-	}
+	return balancetest.Pod(name, nodeName, rs, 40)
 }
 
 // replicaPods returns n replicas of rs on nodeName, named rs-nodeName-i.
@@ -93,67 +48,18 @@ func replicaPods(rs, nodeName string, n int) []*v1.Pod {
 	return out
 }
 
-// staticSource serves a snapshot set by the test.
-type staticSource struct {
-	mu   sync.Mutex
-	snap *usage.Snapshot
-	// peaks are window maxima above the average, per node; a node not in it
-	// peaks at its average.
-	peaks map[string]lab.NodeLoad
-}
-
-func (s *staticSource) Snapshot() *usage.Snapshot {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.snap
-}
-
-// set publishes usage per node as the 5m window average; nodes listed in
-// stale are marked stale.
-func (s *staticSource) set(at time.Time, loads map[string]lab.NodeLoad, stale ...string) {
-	snap := &usage.Snapshot{Time: at, Source: "test", Nodes: map[string]usage.NodeUsage{}}
-	for name, l := range loads {
-		stats := map[usage.Resource]usage.Stats{}
-		for r, v := range l {
-			peak := v
-			if p, ok := s.peaks[name][r]; ok {
-				peak = p
-			}
-			stats[r] = usage.Stats{Avg: v, Latest: v, Max: peak, P95: peak, Samples: 20}
-		}
-		snap.Nodes[name] = usage.NodeUsage{Node: name, SampleTime: at, Windows: map[usage.Window]map[usage.Resource]usage.Stats{usage.Window5m: stats}}
-	}
-	for _, name := range stale {
-		n := snap.Nodes[name]
-		n.Stale = true
-		snap.Nodes[name] = n
-	}
-	s.mu.Lock()
-	s.snap = snap
-	s.mu.Unlock()
-}
-
-func loads(kv ...any) map[string]lab.NodeLoad {
-	out := map[string]lab.NodeLoad{}
-	for i := 0; i < len(kv); i += 3 {
-		out[kv[i].(string)] = lab.NodeLoad{usage.CPU: float64(kv[i+1].(int)), usage.Memory: float64(kv[i+2].(int))}
-	}
-	return out
-}
-
 // harness runs the plugin over a fake clientset whose evictions delete the
 // pod, as the Eviction API does.
 type harness struct {
-	t       testing.TB
-	ctx     context.Context
-	client  *fake.Clientset
+	t   testing.TB
+	ctx context.Context
+	*balancetest.Cluster
 	plugin  *SpreadReplicas
 	source  *staticSource
 	clock   *testingclock.FakeClock
-	metrics *lab.Metrics
-	store   *lab.Store
+	metrics *balance.Metrics
+	store   *balance.Store
 	nodes   []*v1.Node
-	evicted []string
 	// podUsage is what the metrics API reports for every pod; zero means
 	// no metrics.
 	podUsage loadscore.Amount
@@ -170,20 +76,12 @@ func newHarness(t testing.TB, args *SpreadReplicasArgs, nodes []*v1.Node, pods .
 	for _, p := range pods {
 		objs = append(objs, p)
 	}
-	h := &harness{t: t, ctx: ctx, client: fake.NewClientset(objs...), source: &staticSource{},
+	h := &harness{t: t, ctx: ctx, Cluster: balancetest.NewCluster(t, objs...), source: &staticSource{},
 		clock:   testingclock.NewFakeClock(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)),
-		metrics: lab.NewMetrics(), store: lab.NewStore(), nodes: nodes}
-	h.client.PrependReactor("create", "pods", func(action core.Action) (bool, runtime.Object, error) {
-		if action.GetSubresource() != "eviction" {
-			return false, nil, nil
-		}
-		ev := action.(core.CreateAction).GetObject().(*policyv1.Eviction)
-		h.evicted = append(h.evicted, ev.Name)
-		return true, nil, h.client.Tracker().Delete(v1.SchemeGroupVersion.WithResource("pods"), ev.Namespace, ev.Name)
-	})
+		metrics: balance.NewMetrics(), store: balance.NewStore(), nodes: nodes}
 	metrics.NewKubeRegistry().MustRegister(h.metrics.Collectors()...)
-	plugin, err := New(ctx, args, h.frameworkHandle(ctx),
-		lab.Deps{Usage: h.source, Model: lab.SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, Store: h.store, PodUsage: h})
+	plugin, err := New(ctx, args, h.Handle(ctx),
+		balance.Deps{Usage: h.source, Model: balance.SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, Store: h.store, PodUsage: h})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -197,68 +95,15 @@ func (h *harness) PodUsage(context.Context, *v1.Pod) (loadscore.Amount, bool) {
 	return h.podUsage, h.podUsage != (loadscore.Amount{})
 }
 
-func (h *harness) frameworkHandle(ctx context.Context) *frameworkfake.HandleImpl {
-	h.t.Helper()
-	factory := informers.NewSharedInformerFactory(h.client, 0)
-	podInformer := factory.Core().V1().Pods().Informer()
-	podsOn, err := podutil.BuildGetPodsAssignedToNodeFunc(podInformer)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	h.waitWatching(ctx, factory)
-	gates := featuregate.NewFeatureGate()
-	if err := gates.Add(map[featuregate.Feature]featuregate.FeatureSpec{
-		features.EvictionsInBackground: {Default: false, PreRelease: featuregate.Alpha},
-	}); err != nil {
-		h.t.Fatal(err)
-	}
-	evictor, err := evictions.NewPodEvictor(ctx, h.client, events.NewFakeRecorder(100), podInformer, gates, nil)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	base := &frameworkfake.HandleImpl{ClientsetImpl: h.client, GetPodsAssignedToNodeFuncImpl: podsOn, SharedInformerFactoryImpl: factory}
-	filter, err := defaultevictor.New(ctx, &defaultevictor.DefaultEvictorArgs{}, base)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	base.PodEvictorImpl = evictor
-	base.EvictorFilterImpl = filter.(frameworktypes.EvictorPlugin)
-	return base
-}
-
-// waitWatching returns once the pod informer's watch delivers events: the
-// fake clientset drops events sent before a watch exists.
-func (h *harness) waitWatching(ctx context.Context, factory informers.SharedInformerFactory) {
-	h.t.Helper()
-	lister := factory.Core().V1().Pods().Lister()
-	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		name := fmt.Sprintf("watch-probe-%d", time.Now().UnixNano())
-		probe := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "watch-probe", Name: name}}
-		if _, err := h.client.CoreV1().Pods("watch-probe").Create(ctx, probe, metav1.CreateOptions{}); err != nil {
-			return false, err
-		}
-		seen := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 200*time.Millisecond, true, func(context.Context) (bool, error) {
-			_, err := lister.Pods("watch-probe").Get(name)
-			return err == nil, nil
-		}) == nil
-		return seen, h.client.CoreV1().Pods("watch-probe").Delete(ctx, name, metav1.DeleteOptions{})
-	})
-	if err != nil {
-		h.t.Fatalf("pod informer never watched: %v", err)
-	}
-}
-
 // cycle runs one Balance with usage loads, waits until the informer has
 // seen every eviction and returns the pods evicted in this cycle.
-func (h *harness) cycle(loads map[string]lab.NodeLoad, stale ...string) []string {
+func (h *harness) cycle(loads map[string]balance.NodeLoad, stale ...string) []string {
 	h.t.Helper()
-	before := len(h.evicted)
-	h.source.set(h.clock.Now(), loads, stale...)
+	before := len(h.Evicted)
+	h.source.Set(h.clock.Now(), loads, stale...)
 	h.plugin.Balance(h.ctx, h.nodes)
 	h.waitInformer(func(get func(string) bool) bool {
-		for _, n := range h.evicted {
+		for _, n := range h.Evicted {
 			if get(n) {
 				return false
 			}
@@ -266,7 +111,7 @@ func (h *harness) cycle(loads map[string]lab.NodeLoad, stale ...string) []string
 		return true
 	})
 	h.clock.Step(time.Minute)
-	out := append([]string(nil), h.evicted[before:]...)
+	out := append([]string(nil), h.Evicted[before:]...)
 	sort.Strings(out)
 	return out
 }
@@ -276,7 +121,7 @@ func (h *harness) cycle(loads map[string]lab.NodeLoad, stale ...string) []string
 func (h *harness) add(p *v1.Pod) {
 	h.t.Helper()
 	p.CreationTimestamp = metav1.NewTime(h.clock.Now().Add(time.Second))
-	if _, err := h.client.CoreV1().Pods(p.Namespace).Create(h.ctx, p, metav1.CreateOptions{}); err != nil {
+	if _, err := h.Client.CoreV1().Pods(p.Namespace).Create(h.ctx, p, metav1.CreateOptions{}); err != nil {
 		h.t.Fatal(err)
 	}
 	h.waitInformer(func(get func(string) bool) bool { return get(p.Name) })
@@ -291,13 +136,4 @@ func (h *harness) waitInformer(done func(get func(name string) bool) bool) {
 	}); err != nil {
 		h.t.Fatalf("informer did not catch up: %v", err)
 	}
-}
-
-func (h *harness) counter(c *metrics.CounterVec, labels ...string) float64 {
-	h.t.Helper()
-	v, err := testutil.GetCounterMetricValue(c.WithLabelValues(labels...))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return v
 }

@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
-	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 // PluginName is the name of the plugin in a descheduler policy.
@@ -27,17 +27,6 @@ const PluginName = "SpreadReplicas"
 // source. With a difference of one, moving a replica only swaps the counts,
 // and the next cycle would move it back.
 const minDifference = 2
-
-// Skip reasons, the values of the reason label of skipped candidates; the
-// same words as LoadAwareBalance's.
-const (
-	skipNoDestination  = "no-destination"
-	skipCooldown       = "cooldown"
-	skipLimit          = "limit"
-	skipFiltered       = "filtered"
-	skipEvictionError  = "eviction-error"
-	skipOtherScheduler = "other-scheduler"
-)
 
 const maxEventReason = 128
 
@@ -49,7 +38,7 @@ type SpreadReplicas struct {
 	logger    klog.Logger
 	handle    frameworktypes.Handle
 	args      *SpreadReplicasArgs
-	deps      lab.Deps
+	deps      balance.Deps
 	podFilter podutil.FilterFunc
 	// placedByBallast accepts the pods of args.SchedulerNames.
 	placedByBallast podutil.FilterFunc
@@ -58,14 +47,14 @@ type SpreadReplicas struct {
 // NewBuilder returns the descheduler plugin builder for SpreadReplicas bound
 // to deps. Give it the Store LoadAwareBalance uses, so neither undoes the
 // other's moves.
-func NewBuilder(deps lab.Deps) pluginregistry.PluginBuilder {
+func NewBuilder(deps balance.Deps) pluginregistry.PluginBuilder {
 	return func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
 		return New(ctx, args, handle, deps)
 	}
 }
 
 // New builds the plugin from its args.
-func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle, deps lab.Deps) (*SpreadReplicas, error) {
+func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle, deps balance.Deps) (*SpreadReplicas, error) {
 	srArgs, ok := args.(*SpreadReplicasArgs)
 	if !ok {
 		return nil, fmt.Errorf("want args to be of type SpreadReplicasArgs, got %T", args)
@@ -79,7 +68,7 @@ func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle,
 	if err != nil {
 		return nil, err
 	}
-	podFilter, err := lab.NewPodFilter(handle, srArgs.Namespaces, PluginName)
+	podFilter, err := balance.NewPodFilter(handle, srArgs.Namespaces, PluginName)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +78,7 @@ func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle,
 		args:            srArgs,
 		deps:            deps,
 		podFilter:       podFilter,
-		placedByBallast: lab.PlacedBy(srArgs.SchedulerNames),
+		placedByBallast: balance.PlacedBy(srArgs.SchedulerNames),
 	}, nil
 }
 
@@ -101,9 +90,9 @@ type cycle struct {
 	now time.Time
 	// loads are the nodes' usage corrected for moves not yet measured;
 	// reported is what load-watcher reports, as the scheduler sees it.
-	loads, reported map[string]lab.NodeLoad
+	loads, reported map[string]balance.NodeLoad
 	// peaks are the window maxima, corrected like loads.
-	peaks       map[string]lab.NodeLoad
+	peaks       map[string]balance.NodeLoad
 	evicted     int32
 	fromNode    map[string]int32
 	byNamespace map[string]int32
@@ -125,24 +114,24 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 	s.Lock()
 	defer s.Unlock()
 
-	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]lab.NodeLoad{}, reported: map[string]lab.NodeLoad{}, peaks: map[string]lab.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
+	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, reported: map[string]balance.NodeLoad{}, peaks: map[string]balance.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
-	p.countPingPong(logger)
+	p.deps.CountPingPong(logger, p.handle, PluginName)
 
 	snap := p.deps.Usage.Snapshot()
 	window := usage.Window(p.args.Window.Duration)
 	for _, n := range nodes {
-		load, ok := lab.ReadLoad(snap, n.Name, window, p.args.HighThresholds)
+		load, ok := balance.ReadLoad(snap, n.Name, window, p.args.ThresholdStatistics, p.args.HighThresholds)
 		if !ok {
 			// Unknown usage never makes a node a destination.
-			p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, lab.SkipReason(snap, n.Name)).Inc()
-			logger.V(3).Info("Node has no fresh usage; not a destination", "node", klog.KObj(n), "reason", lab.SkipReason(snap, n.Name))
+			p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, balance.SkipReason(snap, n.Name)).Inc()
+			logger.V(3).Info("Node has no fresh usage; not a destination", "node", klog.KObj(n), "reason", balance.SkipReason(snap, n.Name))
 			continue
 		}
 		inFlight := s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration())
 		c.reported[n.Name] = load
 		c.loads[n.Name] = load.Add(inFlight, 1)
-		if peak, ok := lab.ReadPeak(snap, n.Name, window, p.args.HighThresholds); ok {
+		if peak, ok := balance.ReadPeak(snap, n.Name, window, p.args.HighThresholds); ok {
 			c.peaks[n.Name] = peak.Add(inFlight, 1)
 		}
 	}
@@ -155,11 +144,11 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 		logger.Error(err, "Listing pods")
 		return &frameworktypes.Status{Err: err}
 	}
-	keys := make([]lab.Workload, 0, len(workloads))
+	keys := make([]balance.Workload, 0, len(workloads))
 	for w := range workloads {
 		keys = append(keys, w)
 	}
-	slices.SortFunc(keys, func(a, b lab.Workload) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(keys, func(a, b balance.Workload) int { return strings.Compare(a.String(), b.String()) })
 	for _, w := range keys {
 		if c.stopped {
 			break
@@ -171,10 +160,10 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 
 // replicasByWorkload counts the running replicas of every controlled pod on
 // nodes and collects those this plugin may evict.
-func (p *SpreadReplicas) replicasByWorkload(nodes []*v1.Node) (map[lab.Workload]*replicas, error) {
+func (p *SpreadReplicas) replicasByWorkload(nodes []*v1.Node) (map[balance.Workload]*replicas, error) {
 	podsOn := p.handle.GetPodsAssignedToNodeFunc()
-	out := map[lab.Workload]*replicas{}
-	get := func(w lab.Workload) *replicas {
+	out := map[balance.Workload]*replicas{}
+	get := func(w balance.Workload) *replicas {
 		if out[w] == nil {
 			out[w] = &replicas{count: map[string]int{}, evictable: map[string][]*v1.Pod{}}
 		}
@@ -188,7 +177,7 @@ func (p *SpreadReplicas) replicasByWorkload(nodes []*v1.Node) (map[lab.Workload]
 			return nil, fmt.Errorf("listing pods on node %s: %w", n.Name, err)
 		}
 		for _, pod := range all {
-			if w, ok := lab.WorkloadOf(pod); ok {
+			if w, ok := balance.WorkloadOf(pod); ok {
 				get(w).count[n.Name]++
 			}
 		}
@@ -198,7 +187,7 @@ func (p *SpreadReplicas) replicasByWorkload(nodes []*v1.Node) (map[lab.Workload]
 		}
 		podutil.SortPodsBasedOnPriorityLowToHigh(evictable)
 		for _, pod := range evictable {
-			if w, ok := lab.WorkloadOf(pod); ok && pod.DeletionTimestamp == nil {
+			if w, ok := balance.WorkloadOf(pod); ok && pod.DeletionTimestamp == nil {
 				get(w).evictable[n.Name] = append(get(w).evictable[n.Name], pod)
 			}
 		}
@@ -208,13 +197,13 @@ func (p *SpreadReplicas) replicasByWorkload(nodes []*v1.Node) (map[lab.Workload]
 
 // spread moves replicas of w, one at a time from the node holding the most,
 // until no node holds minDifference more than a node that can take one.
-func (p *SpreadReplicas) spread(ctx context.Context, logger klog.Logger, c *cycle, w lab.Workload, r *replicas, nodes []*v1.Node) {
+func (p *SpreadReplicas) spread(ctx context.Context, logger klog.Logger, c *cycle, w balance.Workload, r *replicas, nodes []*v1.Node) {
 	for !c.stopped && p.moveOne(ctx, logger, c, w, r, nodes) {
 	}
 }
 
 // moveOne evicts one replica of w and reports whether it did.
-func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cycle, w lab.Workload, r *replicas, nodes []*v1.Node) bool {
+func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cycle, w balance.Workload, r *replicas, nodes []*v1.Node) bool {
 	s := p.deps.Store
 	sources := slices.Clone(nodes)
 	slices.SortStableFunc(sources, func(a, b *v1.Node) int { return r.count[b.Name] - r.count[a.Name] })
@@ -232,30 +221,30 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 				break
 			}
 			if s.Bounced(w, src.Name, c.now, p.args.EvictionCooldown.Duration) || s.MovedOnto(w, src.Name, c.now, p.args.EvictionCooldown.Duration) {
-				p.skip(logger, skipCooldown, "the workload was moved onto this node, or a replacement landed back on it, within the cooldown", "node", klog.KObj(src))
+				p.skip(logger, balance.SkipCooldown, "the workload was moved onto this node, or a replacement landed back on it, within the cooldown", "node", klog.KObj(src))
 				break
 			}
 			pod := r.evictable[src.Name][0]
 			podLogger := logger.WithValues("pod", klog.KObj(pod), "node", klog.KObj(src))
 			if !p.placedByBallast(pod) {
 				r.evictable[src.Name] = r.evictable[src.Name][1:]
-				p.skip(podLogger, skipOtherScheduler, "pod is placed by another scheduler, which would not place its replacement by real usage",
+				p.skip(podLogger, balance.SkipOtherScheduler, "pod is placed by another scheduler, which would not place its replacement by real usage",
 					"schedulerName", pod.Spec.SchedulerName)
 				continue
 			}
 			if c.byNamespace[pod.Namespace] >= *p.args.MaxEvictionsPerNamespace {
-				p.skip(podLogger, skipLimit, "namespace eviction limit reached")
+				p.skip(podLogger, balance.SkipLimit, "namespace eviction limit reached")
 				return false
 			}
 			amount := p.deps.PodAmount(ctx, PluginName, pod)
 			dest, why := p.pickDestination(ctx, c, w, r, pod, amount, src, nodes)
 			if dest == nil {
-				p.skip(podLogger, skipNoDestination, "no node with fewer replicas can take the pod", "rejected", why)
+				p.skip(podLogger, balance.SkipNoDestination, "no node with fewer replicas can take the pod", "rejected", why)
 				break
 			}
 			r.evictable[src.Name] = r.evictable[src.Name][1:]
 			if !p.handle.Evictor().PreEvictionFilter(pod) {
-				p.skip(podLogger, skipFiltered, "pre-eviction filter refused the pod")
+				p.skip(podLogger, balance.SkipFiltered, "pre-eviction filter refused the pod")
 				continue
 			}
 			if !p.evict(ctx, podLogger, c, w, r, pod, amount, src, dest) {
@@ -269,12 +258,12 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 
 // evict evicts pod from src towards dest and accounts for the move; it
 // reports whether the pod was (or, in a dry run, would be) evicted.
-func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle, w lab.Workload, r *replicas, pod *v1.Pod, amount loadscore.Amount, src, dest *v1.Node) bool {
+func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle, w balance.Workload, r *replicas, pod *v1.Pod, amount loadscore.Amount, src, dest *v1.Node) bool {
 	reason := eventReason(w, r, src.Name, dest.Name)
 	if p.args.DryRun {
 		logger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Name)
 	} else if err := p.handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
-		p.skip(logger, skipEvictionError, "eviction refused; trying the next pod", "err", err.Error())
+		p.skip(logger, balance.SkipEvictionError, "eviction refused; trying the next pod", "err", err.Error())
 		return false
 	} else {
 		logger.Info("Evicted pod", "reason", reason, "destination", dest.Name)
@@ -307,26 +296,10 @@ func (p *SpreadReplicas) skip(logger klog.Logger, reason, msg string, kv ...any)
 	logger.V(2).Info("Skipping eviction candidate: "+msg, append([]any{"skipReason", reason}, kv...)...)
 }
 
-// countPingPong records replacements that landed back on their source node;
-// it also feeds the Store's Bounced.
-func (p *SpreadReplicas) countPingPong(logger klog.Logger) {
-	podsOn := func(node string) []*v1.Pod {
-		pods, err := p.handle.GetPodsAssignedToNodeFunc()(node, nil)
-		if err != nil {
-			logger.Error(err, "Listing pods for ping-pong detection", "node", node)
-		}
-		return pods
-	}
-	for node, n := range p.deps.Store.LandedBack(podsOn) {
-		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)
-		p.deps.Metrics.PingPong.WithLabelValues(PluginName, node).Add(float64(n))
-	}
-}
-
 // eventReason says why the pod is evicted and where it should go, e.g.
 // "default/Deployment/web has 6 replicas on node-a, 0 on node-b; expected
 // destination node-b".
-func eventReason(w lab.Workload, r *replicas, source, dest string) string {
+func eventReason(w balance.Workload, r *replicas, source, dest string) string {
 	s := fmt.Sprintf("%s has %d replicas on %s, %d on %s; expected destination %s",
 		w, r.count[source], source, r.count[dest], dest, dest)
 	if len(s) > maxEventReason {

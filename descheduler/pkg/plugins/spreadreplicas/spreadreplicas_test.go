@@ -11,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 )
 
 // args returns defaulted args changed by edit.
@@ -47,7 +47,7 @@ func TestSpreadsReplicasOntoNewNode(t *testing.T) {
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v at 3/3", got)
 	}
-	if v := h.counter(h.metrics.Evictions, PluginName, "spread", "node-a"); v != 3 {
+	if v := h.Counter(h.metrics.Evictions, PluginName, "spread", "node-a"); v != 3 {
 		t.Errorf("evictions metric = %v, want 3", v)
 	}
 }
@@ -56,11 +56,11 @@ func TestSpreadsReplicasOntoNewNode(t *testing.T) {
 // to 92 % for a while in every window: no destination.
 func TestLeavesANodeThatPeaksAlone(t *testing.T) {
 	h := newHarness(t, args(nil), twoNodes, replicaPods("web", "node-a", 6)...)
-	h.source.peaks = map[string]lab.NodeLoad{"node-b": {usage.Memory: 92}}
+	h.source.Peaks = map[string]balance.NodeLoad{"node-b": {usage.Memory: 92}}
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v towards a node that peaks over the high threshold", got)
 	}
-	if v := h.counter(h.metrics.SkippedCandidates, PluginName, "no-destination"); v == 0 {
+	if v := h.Counter(h.metrics.SkippedCandidates, PluginName, "no-destination"); v == 0 {
 		t.Error("no skipped{reason=no-destination} for the peaking node")
 	}
 }
@@ -70,7 +70,7 @@ func TestLeavesANodeThatPeaksAlone(t *testing.T) {
 // node whose load comes and goes the busier of the two whenever it runs.
 func TestLeavesANodeWhoseLoadComesAndGoesAlone(t *testing.T) {
 	h := newHarness(t, args(nil), twoNodes, replicaPods("web", "node-a", 6)...)
-	h.source.peaks = map[string]lab.NodeLoad{"node-b": {usage.CPU: 5, usage.Memory: 79}}
+	h.source.Peaks = map[string]balance.NodeLoad{"node-b": {usage.CPU: 5, usage.Memory: 79}}
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v towards a node that peaks above the source", got)
 	}
@@ -102,7 +102,7 @@ func TestEvictsNothingWithoutAGoodDestination(t *testing.T) {
 		name  string
 		nodes []*v1.Node
 		pods  []*v1.Pod
-		loads map[string]lab.NodeLoad
+		loads map[string]balance.NodeLoad
 		stale []string
 	}{
 		// 4 vs 3: moving one only swaps the counts.
@@ -137,7 +137,7 @@ func TestEvictsNothingWithoutAGoodDestination(t *testing.T) {
 func TestNoDestinationIsCounted(t *testing.T) {
 	h := newHarness(t, args(nil), twoNodes, replicaPods("web", "node-a", 6)...)
 	h.cycle(loads("node-a", 20, 30, "node-b", 5, 90))
-	if v := h.counter(h.metrics.SkippedCandidates, PluginName, skipNoDestination); v == 0 {
+	if v := h.Counter(h.metrics.SkippedCandidates, PluginName, balance.SkipNoDestination); v == 0 {
 		t.Error("no skipped candidate recorded with reason no-destination")
 	}
 }
@@ -224,7 +224,7 @@ func TestMovesOnlyReplicasOfSchedulerNames(t *testing.T) {
 				t.Errorf("evicted %d replicas of ballast-scheduler and %d of default-scheduler, want %d and %d",
 					ballast, other, tc.wantBallast, tc.wantOther)
 			}
-			if got := h.counter(h.metrics.SkippedCandidates, PluginName, skipOtherScheduler); got != tc.wantSkipped {
+			if got := h.Counter(h.metrics.SkippedCandidates, PluginName, balance.SkipOtherScheduler); got != tc.wantSkipped {
 				t.Errorf("skipped{reason=other-scheduler} = %v, want %v", got, tc.wantSkipped)
 			}
 		})
@@ -244,7 +244,7 @@ func TestStopsAfterAReplacementLandsBack(t *testing.T) {
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v again from the node its replacement landed back on", got)
 	}
-	if v := h.counter(h.metrics.PingPong, PluginName, "node-a"); v != 1 {
+	if v := h.Counter(h.metrics.PingPong, PluginName, "node-a"); v != 1 {
 		t.Errorf("ping-pong = %v, want 1", v)
 	}
 	// Once the cooldown is over, the node may be tried again.
@@ -257,9 +257,9 @@ func TestStopsAfterAReplacementLandsBack(t *testing.T) {
 // A workload LoadAwareBalance moved off node-b is not sent back there.
 func TestDoesNotUndoAnotherPluginsMove(t *testing.T) {
 	h := newHarness(t, args(nil), twoNodes, replicaPods("web", "node-a", 6)...)
-	web := lab.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	web := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
 	h.store.Lock()
-	h.store.Remember(web, "node-b", "node-a", h.clock.Now().Add(-time.Minute), lab.NodeLoad{}, lab.NodeLoad{})
+	h.store.Remember(web, "node-b", "node-a", h.clock.Now().Add(-time.Minute), balance.NodeLoad{}, balance.NodeLoad{})
 	h.store.Unlock()
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v towards a node the workload was just moved off", got)
@@ -275,8 +275,8 @@ func TestPrefersTheNodeWithFewestReplicas(t *testing.T) {
 	now := h.clock.Now()
 	h.cycle(loads("node-a", 20, 30, "node-b", 5, 10, "node-c", 5, 30))
 	// 5/2/0 → 4/2/1: node-a reached its limit and 2 − 1 leaves node-b alone.
-	if len(h.evicted) != 1 || !allFrom("node-a", h.evicted) {
-		t.Fatalf("evicted %v, want one pod from node-a", h.evicted)
+	if len(h.Evicted) != 1 || !allFrom("node-a", h.Evicted) {
+		t.Fatalf("evicted %v, want one pod from node-a", h.Evicted)
 	}
 	h.store.Lock()
 	defer h.store.Unlock()
@@ -302,11 +302,11 @@ func TestNewRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args runtime.Object
-		deps lab.Deps
+		deps balance.Deps
 	}{
-		{name: "wrong args type", args: &lab.LoadAwareBalanceArgs{}, deps: lab.Deps{Usage: &staticSource{}, Model: lab.SchedulerModel{}}},
-		{name: "invalid args", args: &SpreadReplicasArgs{HighThresholds: lab.ResourceThresholds{usage.CPU: 120}}, deps: lab.Deps{Usage: &staticSource{}, Model: lab.SchedulerModel{}}},
-		{name: "no usage source", args: &SpreadReplicasArgs{}, deps: lab.Deps{Model: lab.SchedulerModel{}}},
+		{name: "wrong args type", args: &v1.Pod{}, deps: balance.Deps{Usage: &staticSource{}, Model: balance.SchedulerModel{}}},
+		{name: "invalid args", args: &SpreadReplicasArgs{HighThresholds: balance.ResourceThresholds{usage.CPU: 120}}, deps: balance.Deps{Usage: &staticSource{}, Model: balance.SchedulerModel{}}},
+		{name: "no usage source", args: &SpreadReplicasArgs{}, deps: balance.Deps{Model: balance.SchedulerModel{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := New(context.Background(), tc.args, nil, tc.deps); err == nil {

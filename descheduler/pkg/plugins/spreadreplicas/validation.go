@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 // ValidateSpreadReplicasArgs checks the args as they will be used, that is
@@ -22,11 +22,7 @@ func ValidateSpreadReplicasArgs(obj runtime.Object) error {
 }
 
 func validateArgs(path *field.Path, args *SpreadReplicasArgs) field.ErrorList {
-	errs := loadawarebalance.ValidateThresholds(path.Child("highThresholds"), args.HighThresholds)
-	errs = append(errs, loadawarebalance.ValidateEvictionSettings(path, loadawarebalance.EvictionSettings{
-		Cooldown: args.EvictionCooldown.Duration, Window: args.Window.Duration,
-		Namespaces: args.Namespaces, SchedulerNames: args.SchedulerNames,
-		PerNode: *args.MaxEvictionsPerNode, PerNamespace: *args.MaxEvictionsPerNamespace, PerCycle: *args.MaxEvictionsPerCycle,
-	})...)
-	return loadawarebalance.SortByField(errs)
+	errs := balance.ValidateThresholds(path.Child("highThresholds"), args.HighThresholds)
+	errs = append(errs, balance.ValidateEvictionArgs(path, &args.EvictionArgs)...)
+	return balance.SortByField(errs)
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/descheduler/pkg/api"
 
-	lab "github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 func TestValidateSpreadReplicasArgs(t *testing.T) {
@@ -22,26 +22,26 @@ func TestValidateSpreadReplicasArgs(t *testing.T) {
 		want field.ErrorList
 	}{
 		{name: "empty args are valid after defaulting", args: &SpreadReplicasArgs{}},
-		{name: "bad thresholds", args: &SpreadReplicasArgs{HighThresholds: lab.ResourceThresholds{"cpu": 0, "gpu": 50}},
+		{name: "bad thresholds", args: &SpreadReplicasArgs{HighThresholds: balance.ResourceThresholds{"cpu": 0, "gpu": 50}},
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("highThresholds").Key("cpu"), nil, ""),
 				field.NotSupported[string](field.NewPath("highThresholds").Key("gpu"), nil, nil),
 			}},
-		{name: "negative cooldown", args: &SpreadReplicasArgs{EvictionCooldown: &metav1.Duration{Duration: -time.Minute}},
+		{name: "negative cooldown", args: &SpreadReplicasArgs{EvictionArgs: balance.EvictionArgs{EvictionCooldown: &metav1.Duration{Duration: -time.Minute}}},
 			want: field.ErrorList{field.Invalid(field.NewPath("evictionCooldown"), nil, "")}},
-		{name: "limits below one", args: &SpreadReplicasArgs{MaxEvictionsPerNode: ptrTo(int32(0)), MaxEvictionsPerNamespace: ptrTo(int32(-1)), MaxEvictionsPerCycle: ptrTo(int32(0))},
+		{name: "limits below one", args: &SpreadReplicasArgs{EvictionArgs: balance.EvictionArgs{MaxEvictionsPerNode: ptrTo(int32(0)), MaxEvictionsPerNamespace: ptrTo(int32(-1)), MaxEvictionsPerCycle: ptrTo(int32(0))}},
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("maxEvictionsPerCycle"), nil, ""),
 				field.Invalid(field.NewPath("maxEvictionsPerNamespace"), nil, ""),
 				field.Invalid(field.NewPath("maxEvictionsPerNode"), nil, ""),
 			}},
-		{name: "zero window", args: &SpreadReplicasArgs{Window: &metav1.Duration{}},
+		{name: "zero window", args: &SpreadReplicasArgs{EvictionArgs: balance.EvictionArgs{Window: &metav1.Duration{}}},
 			want: field.ErrorList{field.Invalid(field.NewPath("window"), nil, "")}},
-		{name: "include and exclude", args: &SpreadReplicasArgs{Namespaces: &api.Namespaces{Include: []string{"a"}, Exclude: []string{"b"}}},
+		{name: "include and exclude", args: &SpreadReplicasArgs{EvictionArgs: balance.EvictionArgs{Namespaces: &api.Namespaces{Include: []string{"a"}, Exclude: []string{"b"}}}},
 			want: field.ErrorList{field.Invalid(field.NewPath("namespaces"), nil, "")}},
-		{name: "empty scheduler names", args: &SpreadReplicasArgs{SchedulerNames: []string{}},
+		{name: "empty scheduler names", args: &SpreadReplicasArgs{EvictionArgs: balance.EvictionArgs{SchedulerNames: []string{}}},
 			want: field.ErrorList{field.Required(field.NewPath("schedulerNames"), "")}},
-		{name: "repeated scheduler name", args: &SpreadReplicasArgs{SchedulerNames: []string{"ballast-scheduler", "ballast-scheduler"}},
+		{name: "repeated scheduler name", args: &SpreadReplicasArgs{EvictionArgs: balance.EvictionArgs{SchedulerNames: []string{"ballast-scheduler", "ballast-scheduler"}}},
 			want: field.ErrorList{field.Duplicate(field.NewPath("schedulerNames").Index(1), nil)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

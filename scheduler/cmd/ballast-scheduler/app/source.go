@@ -14,10 +14,10 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
-	"github.com/ballast-sched/ballast/scheduler/pkg/podusage"
 )
 
 // SourceFactory builds the usage source when the scheduler creates its

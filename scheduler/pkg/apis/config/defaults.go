@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
@@ -26,12 +27,6 @@ const (
 	DefaultUsageAwareFitWindow = 5 * time.Minute
 )
 
-// defaultThresholdStatistics are the statistics LoadAware's Filter uses for
-// the resources its args do not name.
-func defaultThresholdStatistics() map[usage.Resource]UsageStatistic {
-	return map[usage.Resource]UsageStatistic{usage.CPU: Average, usage.Memory: Latest}
-}
-
 // Default per-container estimates for containers without requests or limits.
 var (
 	DefaultEstimateCPU    = resource.MustParse("100m")
@@ -47,14 +42,9 @@ func SetDefaults_LoadAwareArgs(args *LoadAwareArgs) {
 	if args.Thresholds == nil {
 		args.Thresholds = map[usage.Resource]float64{usage.CPU: DefaultCPUThreshold, usage.Memory: DefaultMemoryThreshold}
 	}
-	if args.ThresholdStatistics == nil {
-		args.ThresholdStatistics = map[usage.Resource]UsageStatistic{}
-	}
-	for r, stat := range defaultThresholdStatistics() {
-		if _, set := args.ThresholdStatistics[r]; !set {
-			args.ThresholdStatistics[r] = stat
-		}
-	}
+	// The resources the args do not name read loadscore's default
+	// statistics, as the descheduler's do.
+	args.ThresholdStatistics = loadscore.Statistics(args.ThresholdStatistics).Complete()
 	if args.ScoringStrategy == nil {
 		args.ScoringStrategy = &ScoringStrategy{}
 	}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
@@ -41,16 +42,16 @@ type ScoringStrategy struct {
 }
 
 // UsageStatistic names which number of a load-watcher window stands for a
-// node's usage.
-type UsageStatistic string
+// node's usage; the descheduler reads the same (loadscore.Statistic).
+type UsageStatistic = loadscore.Statistic
 
 const (
 	// Average is the window's mean.
-	Average UsageStatistic = "Average"
+	Average = loadscore.Average
 	// Latest is the window's newest sample.
-	Latest UsageStatistic = "Latest"
+	Latest = loadscore.Latest
 	// P95 is the window's 95th percentile.
-	P95 UsageStatistic = "P95"
+	P95 = loadscore.P95
 )
 
 // PodEstimate says how to guess the usage of a pod before it is measured.

@@ -7,13 +7,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 var (
 	supportedResources  = sets.New(string(usage.CPU), string(usage.Memory))
 	supportedStrategies = sets.New(string(LeastLoaded), string(TargetPacking))
-	supportedStatistics = sets.New(string(Average), string(Latest), string(P95))
 )
 
 // Weights a resource may have, as for kube-scheduler's NodeResourcesFit.
@@ -27,7 +27,7 @@ const (
 func ValidateLoadAwareArgs(path *field.Path, args *LoadAwareArgs) error {
 	var errs field.ErrorList
 	errs = append(errs, validatePercentMap(path.Child("thresholds"), args.Thresholds)...)
-	errs = append(errs, validateStatistics(path.Child("thresholdStatistics"), args.ThresholdStatistics)...)
+	errs = append(errs, loadscore.ValidateStatistics(path.Child("thresholdStatistics"), args.ThresholdStatistics)...)
 	if s := args.ScoringStrategy; s == nil {
 		errs = append(errs, field.Required(path.Child("scoringStrategy"), ""))
 	} else {
@@ -91,18 +91,6 @@ func validatePercentMap(path *field.Path, m map[usage.Resource]float64) field.Er
 		// 0 would reject every node, and so every pod.
 		if !finite(v) || v <= 0 || v > 100 {
 			errs = append(errs, field.Invalid(path.Key(string(r)), v, "must be a percentage above 0 and at most 100"))
-		}
-	}
-	return errs
-}
-
-func validateStatistics(path *field.Path, m map[usage.Resource]UsageStatistic) field.ErrorList {
-	var errs field.ErrorList
-	for _, r := range sortedKeys(m) {
-		if !supportedResources.Has(string(r)) {
-			errs = append(errs, field.NotSupported(path, r, sets.List(supportedResources)))
-		} else if !supportedStatistics.Has(string(m[r])) {
-			errs = append(errs, field.NotSupported(path.Key(string(r)), m[r], sets.List(supportedStatistics)))
 		}
 	}
 	return errs

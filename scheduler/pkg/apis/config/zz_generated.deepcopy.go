@@ -6,6 +6,7 @@
 package config
 
 import (
+	loadscore "github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	usage "github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -24,7 +25,7 @@ func (in *LoadAwareArgs) DeepCopyInto(out *LoadAwareArgs) {
 	}
 	if in.ThresholdStatistics != nil {
 		in, out := &in.ThresholdStatistics, &out.ThresholdStatistics
-		*out = make(map[usage.Resource]UsageStatistic, len(*in))
+		*out = make(map[usage.Resource]loadscore.Statistic, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}

@@ -16,9 +16,9 @@ import (
 	"k8s.io/kubernetes/pkg/apis/scheduling"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 )
 
@@ -48,9 +48,9 @@ type LoadAware struct {
 	tracker *nodeload.Tracker
 
 	thresholds map[usage.Resource]float64
-	// thresholdStat picks the number of the window compared with each
-	// threshold and scored.
-	thresholdStat nodeload.Picker
+	// stats picks the number of the window compared with each threshold
+	// and scored.
+	stats loadscore.Statistics
 	// checked are the resources with a threshold, in a stable order.
 	checked  []usage.Resource
 	weights  []loadscore.ResourceWeight
@@ -73,19 +73,9 @@ func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
 
 // New builds the plugin from its args, defaulting and validating them.
 func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*LoadAware, error) {
-	args := &config.LoadAwareArgs{}
-	switch in := obj.(type) {
-	case nil:
-	case *config.LoadAwareArgs:
-		if in != nil {
-			args = in.DeepCopy()
-		}
-	default:
-		return nil, fmt.Errorf("want args to be of type LoadAwareArgs, got %T", obj)
-	}
-	config.SetDefaults_LoadAwareArgs(args)
-	if err := config.ValidateLoadAwareArgs(nil, args); err != nil {
-		return nil, fmt.Errorf("invalid %s args: %w", Name, err)
+	args, err := config.DecodeArgs(Name, obj, config.SetDefaults_LoadAwareArgs, config.ValidateLoadAwareArgs)
+	if err != nil {
+		return nil, err
 	}
 	if tracker == nil {
 		return nil, fmt.Errorf("%s needs a usage tracker", Name)
@@ -95,14 +85,14 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 	}
 	s := args.ScoringStrategy
 	pl := &LoadAware{
-		handle:        h,
-		tracker:       tracker,
-		thresholds:    args.Thresholds,
-		thresholdStat: pickers(args.ThresholdStatistics),
-		scorer:        strategies[s.Type](s),
-		strategy:      s.Type,
-		window:        usage.Window(args.Window.Duration),
-		estimate:      EstimateOptions(args.PodEstimate),
+		handle:     h,
+		tracker:    tracker,
+		thresholds: args.Thresholds,
+		stats:      loadscore.Statistics(args.ThresholdStatistics),
+		scorer:     strategies[s.Type](s),
+		strategy:   s.Type,
+		window:     usage.Window(args.Window.Duration),
+		estimate:   EstimateOptions(args.PodEstimate),
 
 		filterCriticalPods: args.FilterCriticalPods,
 	}
@@ -116,22 +106,6 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 		pl.scored = append(pl.scored, r.Name)
 	}
 	return pl, nil
-}
-
-// pickers converts thresholdStatistics args.
-func pickers(stats map[usage.Resource]config.UsageStatistic) nodeload.Picker {
-	byResource := map[usage.Resource]nodeload.Picker{}
-	for r, stat := range stats {
-		switch stat {
-		case config.Latest:
-			byResource[r] = nodeload.Latest
-		case config.P95:
-			byResource[r] = nodeload.P95
-		default:
-			byResource[r] = nodeload.Avg
-		}
-	}
-	return nodeload.PerResource(byResource)
 }
 
 // EstimateOptions converts defaulted podEstimate args.
@@ -206,7 +180,7 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	}
 	s := pl.state(ctx, cs, pod)
 	var buf [2]loadscore.Prediction
-	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.checked, pl.thresholdStat)
+	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.checked)
 	if !ok {
 		return nil
 	}
@@ -223,8 +197,9 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 }
 
 // predict returns the node's predicted usage for resources, from the
-// statistic pick chooses, or false when its usage is unavailable.
-func (pl *LoadAware) predict(buf []loadscore.Prediction, s *cycleState, nodeInfo fwk.NodeInfo, resources []usage.Resource, pick nodeload.Picker) ([]loadscore.Prediction, bool) {
+// statistic configured for each (thresholdStatistics), or false when its
+// usage is unavailable.
+func (pl *LoadAware) predict(buf []loadscore.Prediction, s *cycleState, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadscore.Prediction, bool) {
 	node := nodeInfo.Node().Name
 	// Missing or stale usage: no prediction. Missing windows and invalid
 	// numbers are caught by Predict.
@@ -233,7 +208,8 @@ func (pl *LoadAware) predict(buf []loadscore.Prediction, s *cycleState, nodeInfo
 		return nil, false
 	}
 	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimate)
-	return nodeload.Predict(buf, nu, pl.window, resources, pick, pending, s.podEst, nodeload.Allocatable(nodeInfo))
+	current := func(r usage.Resource) (float64, bool) { return pl.stats.Read(nu, pl.window, r) }
+	return loadscore.Predict(buf, resources, current, pending, s.podEst, nodeload.Allocatable(nodeInfo))
 }
 
 // PreScore takes the cycle's snapshot if PreFilter did not (score-only use).
@@ -252,7 +228,7 @@ func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 func (pl *LoadAware) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s := pl.state(ctx, cs, pod)
 	var buf [2]loadscore.Prediction
-	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.scored, pl.thresholdStat)
+	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.scored)
 	if !ok {
 		return nodeload.NeutralScore, nil
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
-	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/internal/plugintest"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/plugintest"
 )
 
 // BenchmarkFilterAndScore500Nodes measures one pod's PreFilter, Filter,

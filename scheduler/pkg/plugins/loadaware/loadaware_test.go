@@ -20,7 +20,7 @@ import (
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
-	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/internal/plugintest"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/plugintest"
 )
 
 var sampled = time.Now().Add(-10 * time.Second)

@@ -16,9 +16,9 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 )
 
@@ -53,19 +53,9 @@ func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
 
 // New builds the plugin from its args, defaulting and validating them.
 func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*LoadVariationRiskBalancing, error) {
-	args := &config.LoadVariationRiskBalancingArgs{}
-	switch in := obj.(type) {
-	case nil:
-	case *config.LoadVariationRiskBalancingArgs:
-		if in != nil {
-			args = in.DeepCopy()
-		}
-	default:
-		return nil, fmt.Errorf("want args to be of type LoadVariationRiskBalancingArgs, got %T", obj)
-	}
-	config.SetDefaults_LoadVariationRiskBalancingArgs(args)
-	if err := config.ValidateLoadVariationRiskBalancingArgs(nil, args); err != nil {
-		return nil, fmt.Errorf("invalid %s args: %w", Name, err)
+	args, err := config.DecodeArgs(Name, obj, config.SetDefaults_LoadVariationRiskBalancingArgs, config.ValidateLoadVariationRiskBalancingArgs)
+	if err != nil {
+		return nil, err
 	}
 	if tracker == nil {
 		return nil, fmt.Errorf("%s needs a usage tracker", Name)

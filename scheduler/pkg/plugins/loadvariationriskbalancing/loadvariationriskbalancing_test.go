@@ -16,7 +16,7 @@ import (
 
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
-	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/internal/plugintest"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/plugintest"
 )
 
 func TestScore(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
-	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/internal/plugintest"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/plugintest"
 )
 
 func podsOn(node string, n int) []*v1.Pod {

@@ -23,9 +23,9 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
-	"github.com/ballast-sched/ballast/scheduler/pkg/loadscore"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
 )
@@ -62,19 +62,9 @@ func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
 
 // New builds the plugin from its args, defaulting and validating them.
 func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*UsageAwareFit, error) {
-	args := &config.UsageAwareFitArgs{}
-	switch in := obj.(type) {
-	case nil:
-	case *config.UsageAwareFitArgs:
-		if in != nil {
-			args = in.DeepCopy()
-		}
-	default:
-		return nil, fmt.Errorf("want args to be of type UsageAwareFitArgs, got %T", obj)
-	}
-	config.SetDefaults_UsageAwareFitArgs(args)
-	if err := config.ValidateUsageAwareFitArgs(nil, args); err != nil {
-		return nil, fmt.Errorf("invalid %s args: %w", Name, err)
+	args, err := config.DecodeArgs(Name, obj, config.SetDefaults_UsageAwareFitArgs, config.ValidateUsageAwareFitArgs)
+	if err != nil {
+		return nil, err
 	}
 	if tracker == nil {
 		return nil, fmt.Errorf("%s needs a usage tracker", Name)
@@ -161,7 +151,11 @@ func (pl *UsageAwareFit) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.
 		return refuse(short)
 	}
 	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimate)
-	preds, ok := nodeload.Predict(nil, nu, pl.window, resources, nodeload.P95, pending, s.podEst, nodeload.Allocatable(nodeInfo))
+	current := func(r usage.Resource) (float64, bool) {
+		st, ok := nu.Get(pl.window, r)
+		return st.P95, ok
+	}
+	preds, ok := loadscore.Predict(nil, resources, current, pending, s.podEst, nodeload.Allocatable(nodeInfo))
 	if !ok {
 		return refuse(short)
 	}

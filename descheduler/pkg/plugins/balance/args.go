@@ -1,0 +1,54 @@
+//go:generate go run k8s.io/code-generator/cmd/deepcopy-gen@v0.36.3 --output-file zz_generated.deepcopy.go --go-header-file /dev/null .
+
+package balance
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/descheduler/pkg/api"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+// ResourceThresholds maps a measured resource to a percentage of allocatable.
+type ResourceThresholds map[usage.Resource]float64
+
+// +k8s:deepcopy-gen=true
+
+// EvictionArgs are the settings every Ballast balance plugin takes, embedded
+// inline in each plugin's args.
+type EvictionArgs struct {
+	// EvictionCooldown is how long a move is remembered: pods of a workload
+	// are not evicted from a node they were moved onto (or whose replacement
+	// landed back), nor moved back to a node they were moved off. Defaults
+	// to 10m.
+	EvictionCooldown *metav1.Duration `json:"evictionCooldown,omitempty"`
+	// MaxEvictionsPerNode caps the plugin's evictions per node and cycle.
+	// Defaults to 2.
+	MaxEvictionsPerNode *int32 `json:"maxEvictionsPerNode,omitempty"`
+	// MaxEvictionsPerNamespace caps the plugin's evictions per namespace and
+	// cycle. Defaults to 5.
+	MaxEvictionsPerNamespace *int32 `json:"maxEvictionsPerNamespace,omitempty"`
+	// MaxEvictionsPerCycle caps the plugin's evictions per cycle. Defaults to 5.
+	MaxEvictionsPerCycle *int32 `json:"maxEvictionsPerCycle,omitempty"`
+	// Window selects which load-watcher window is read. Defaults to 5m.
+	Window *metav1.Duration `json:"window,omitempty"`
+	// ThresholdStatistics says, per resource, which number of the window is
+	// compared with the thresholds: Average, Latest (newest sample) or P95.
+	// Defaults to {cpu: Average, memory: Latest}, as the scheduler's
+	// LoadAware, so both call the same node hot.
+	ThresholdStatistics loadscore.Statistics `json:"thresholdStatistics,omitempty"`
+	// DryRun logs the evictions the plugin would make instead of making them.
+	DryRun bool `json:"dryRun,omitempty"`
+	// Namespaces restricts which namespaces pods are moved from; at most one
+	// of include and exclude may be set. Defaults to excluding kube-system.
+	Namespaces *api.Namespaces `json:"namespaces,omitempty"`
+	// SchedulerNames are the spec.schedulerName values of the pods the plugin
+	// may evict: the profiles of a Ballast scheduler, which places the
+	// replacement by real usage. Other pods are passed over, since another
+	// scheduler would place their replacement anywhere, the hot node included.
+	// A pod without a schedulerName counts as default-scheduler. An empty list
+	// is invalid. Defaults to [ballast-scheduler]; list default-scheduler only
+	// where Ballast serves it.
+	SchedulerNames []string `json:"schedulerNames,omitempty"`
+}

@@ -1,0 +1,122 @@
+package balance
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/descheduler/pkg/api"
+	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
+	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
+)
+
+// Deps are what a balance plugin needs from the binary that hosts it.
+type Deps struct {
+	// Usage supplies real node usage. Required.
+	Usage SnapshotSource
+	// Model is the scheduler's load model. Required.
+	Model LoadModel
+	// Metrics receives the plugin's metrics; nil records none.
+	Metrics *Metrics
+	// Clock defaults to the real clock.
+	Clock clock.PassiveClock
+	// Store keeps memory across cycles; nil gives every plugin instance its
+	// own. The descheduler builds plugins once per process, so instance
+	// memory lasts as long as the process.
+	Store *Store
+	// PodUsage reports what pods really use; nil reads metrics.k8s.io
+	// through the descheduler's client.
+	PodUsage podusage.Source
+}
+
+// PodAmount is what pod is expected to free on its node and add to its
+// destination: its measured usage, or the load model's estimate from its
+// requests when the metrics API has none (counted by plugin as
+// pod_usage_estimated_total).
+func (d Deps) PodAmount(ctx context.Context, plugin string, pod *v1.Pod) loadscore.Amount {
+	if d.PodUsage != nil {
+		if a, ok := d.PodUsage.PodUsage(ctx, pod); ok {
+			return a
+		}
+	}
+	d.Metrics.PodUsageEstimated.WithLabelValues(plugin).Inc()
+	return d.Model.EstimatePod(pod)
+}
+
+// Complete checks the dependencies plugin needs and fills the optional ones
+// with their defaults; pod usage comes from metrics.k8s.io through handle's
+// client unless set. Both balance plugins build from it.
+func (d Deps) Complete(plugin string, handle frameworktypes.Handle) (Deps, error) {
+	if d.Usage == nil || d.Model == nil {
+		return d, fmt.Errorf("%s needs a usage source and a load model", plugin)
+	}
+	if d.Metrics == nil {
+		d.Metrics = NewMetrics()
+	}
+	if d.Clock == nil {
+		d.Clock = clock.RealClock{}
+	}
+	if d.Store == nil {
+		d.Store = NewStore()
+	}
+	if d.PodUsage == nil && handle != nil {
+		d.PodUsage = podusage.NewMetricsAPI(handle.ClientSet())
+	}
+	return d, nil
+}
+
+// NewPodFilter returns the filter of the pods plugin may evict: those the
+// profile's evictor accepts, in the namespaces the args allow.
+func NewPodFilter(handle frameworktypes.Handle, namespaces *api.Namespaces, plugin string) (podutil.FilterFunc, error) {
+	var include, exclude sets.Set[string]
+	if namespaces != nil {
+		include, exclude = sets.New(namespaces.Include...), sets.New(namespaces.Exclude...)
+	}
+	filter, err := podutil.NewOptions().
+		WithFilter(handle.Evictor().Filter).
+		WithNamespaces(include).
+		WithoutNamespaces(exclude).
+		BuildFilterFunc()
+	if err != nil {
+		return nil, fmt.Errorf("building the pod filter of %s: %w", plugin, err)
+	}
+	return filter, nil
+}
+
+// PlacedBy returns a filter accepting the pods whose spec.schedulerName is
+// one of names: the pods those schedulers place again once evicted. A pod
+// without a schedulerName counts as default-scheduler, as the API server
+// names it.
+func PlacedBy(names []string) podutil.FilterFunc {
+	set := sets.New(names...)
+	return func(pod *v1.Pod) bool {
+		name := pod.Spec.SchedulerName
+		if name == "" {
+			name = v1.DefaultSchedulerName
+		}
+		return set.Has(name)
+	}
+}
+
+// CountPingPong records, under plugin, the replacements of moved pods that
+// landed back on their source node; it also feeds the Store's Bounced.
+// Callers hold the Store's lock.
+func (d Deps) CountPingPong(logger klog.Logger, handle frameworktypes.Handle, plugin string) {
+	podsOn := func(node string) []*v1.Pod {
+		pods, err := handle.GetPodsAssignedToNodeFunc()(node, nil)
+		if err != nil {
+			logger.Error(err, "Listing pods for ping-pong detection", "node", node)
+		}
+		return pods
+	}
+	for node, n := range d.Store.LandedBack(podsOn) {
+		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)
+		d.Metrics.PingPong.WithLabelValues(plugin, node).Add(float64(n))
+	}
+}

@@ -1,0 +1,80 @@
+package balance
+
+import (
+	"k8s.io/component-base/metrics"
+)
+
+const metricsSubsystem = "ballast_descheduler"
+
+// Skip reasons, the values of the reason label of skipped candidates.
+const (
+	SkipNoDestination = "no-destination"
+	SkipPDB           = "pdb"
+	SkipCooldown      = "cooldown"
+	SkipStale         = "stale"
+	// SkipInvalid: the load-watcher client refused the node's data as nonsense.
+	SkipInvalid       = "invalid"
+	SkipLimit         = "limit"
+	SkipFiltered      = "filtered"
+	SkipEvictionError = "eviction-error"
+	// SkipOtherScheduler: the pod is not placed by one of schedulerNames.
+	SkipOtherScheduler = "other-scheduler"
+)
+
+// Metrics are the plugin's Prometheus metrics. One set serves every plugin
+// instance; the binary registers it once with the descheduler's registry.
+type Metrics struct {
+	// Evictions counts evicted pods by plugin, reason (e.g. hot-memory) and source node.
+	Evictions *metrics.CounterVec
+	// SkippedCandidates counts pods and nodes passed over, by plugin and reason.
+	SkippedCandidates *metrics.CounterVec
+	// HotNodes is the number of nodes hot after hysteresis in the last cycle.
+	HotNodes *metrics.GaugeVec
+	// PingPong counts replacements of moved pods that landed back on the
+	// node they were moved off, by plugin and node.
+	PingPong *metrics.CounterVec
+	// PodUsageEstimated counts eviction candidates whose usage the metrics
+	// API did not report, so their requests stood for it, by plugin.
+	PodUsageEstimated *metrics.CounterVec
+}
+
+// NewMetrics creates the metrics; they record nothing until registered.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		Evictions: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "evictions_total",
+			Help:           "Pods evicted, by plugin, reason and source node.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin", "reason", "node"}),
+		SkippedCandidates: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "skipped_candidates_total",
+			Help:           "Eviction candidates passed over, by plugin and reason (no-destination, pdb, cooldown, stale, invalid, limit, filtered, eviction-error, other-scheduler).",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin", "reason"}),
+		HotNodes: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "hot_nodes",
+			Help:           "Nodes hot for at least consecutiveHotCycles cycles in the last cycle, by plugin.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin"}),
+		PingPong: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "pingpong_total",
+			Help:           "Replacements of moved pods that landed back on the node they were moved off within the cooldown, by plugin and node.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin", "node"}),
+		PodUsageEstimated: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "pod_usage_estimated_total",
+			Help:           "Eviction candidates without usage from metrics.k8s.io, whose requests stood for what moving them frees, by plugin.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin"}),
+	}
+}
+
+// Collectors returns every metric, for registering with a registry.
+func (m *Metrics) Collectors() []metrics.Registerable {
+	return []metrics.Registerable{m.Evictions, m.SkippedCandidates, m.HotNodes, m.PingPong, m.PodUsageEstimated}
+}

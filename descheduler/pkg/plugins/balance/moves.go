@@ -1,0 +1,176 @@
+package balance
+
+import (
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// move is one eviction the plugin made: what left which node, where it was
+// expected to go, and what that did to both nodes' usage.
+type move struct {
+	workload            Workload
+	source, destination string
+	at                  time.Time
+	// sourceLoad and destinationLoad are the pod's estimated share of each
+	// node's allocatable.
+	sourceLoad, destinationLoad NodeLoad
+	// landedBack holds replacement pods already counted as ping-pong.
+	landedBack sets.Set[types.UID]
+}
+
+// Store is the plugin's memory across descheduling cycles: hot streaks and
+// recent moves. It lives on the plugin instance, or is handed in by whoever
+// builds the plugin when it must outlive one.
+type Store struct {
+	mu      sync.Mutex
+	streaks hotStreaks
+	moves   []*move
+}
+
+// NewStore returns an empty memory.
+func NewStore() *Store {
+	return &Store{streaks: hotStreaks{}}
+}
+
+// MovedOnto reports whether a pod of w was moved onto node within cooldown
+// by an earlier cycle: evicting w from there would undo that move. Moves of
+// the current cycle (made at now) do not count. A node a workload was moved
+// off stays a source: a hot node may take several cycles to cool.
+func (s *Store) MovedOnto(w Workload, node string, now time.Time, cooldown time.Duration) bool {
+	for _, m := range s.moves {
+		if m.workload == w && m.destination == node && m.at.Before(now) && now.Sub(m.at) < cooldown {
+			return true
+		}
+	}
+	return false
+}
+
+// InFlight is the correction to apply to node's measured window average for
+// moves whose effect the window does not fully show yet. A move at t0 is
+// only partly in an average over window w sampled at ts; the part still
+// missing is (1 − f) with f = (ts − t0)/w clamped to [0, 1]. An error in f
+// errs towards fewer evictions: the source looks cooler and the destination
+// warmer than they are.
+func (s *Store) InFlight(node string, sampled time.Time, window time.Duration) NodeLoad {
+	out := NodeLoad{}
+	for _, m := range s.moves {
+		if m.source != node && m.destination != node {
+			continue
+		}
+		missing := 1.0
+		if window > 0 {
+			f := float64(sampled.Sub(m.at)) / float64(window)
+			missing = 1 - min(max(f, 0), 1)
+		}
+		for r, v := range m.sourceLoad {
+			if m.source == node {
+				out[r] -= missing * v
+			}
+		}
+		for r, v := range m.destinationLoad {
+			if m.destination == node {
+				out[r] += missing * v
+			}
+		}
+	}
+	return out
+}
+
+func (s *Store) counted(uid types.UID) bool {
+	for _, m := range s.moves {
+		if m.landedBack.Has(uid) {
+			return true
+		}
+	}
+	return false
+}
+
+// remember records a move.
+func (s *Store) remember(m *move) {
+	m.landedBack = sets.New[types.UID]()
+	s.moves = append(s.moves, m)
+}
+
+// Expire forgets moves older than keep.
+func (s *Store) Expire(now time.Time, keep time.Duration) {
+	kept := s.moves[:0]
+	for _, m := range s.moves {
+		if now.Sub(m.at) < keep {
+			kept = append(kept, m)
+		}
+	}
+	clear(s.moves[len(kept):])
+	s.moves = kept
+}
+
+// LandedBack returns, per source node, how many new replacement pods of
+// moved workloads were created after the move and run on the node they were
+// moved off. Each pod is counted once.
+func (s *Store) LandedBack(podsOn func(node string) []*v1.Pod) map[string]int {
+	counts := map[string]int{}
+	for _, m := range s.moves {
+		for _, pod := range podsOn(m.source) {
+			if !pod.CreationTimestamp.Time.After(m.at) || s.counted(pod.UID) {
+				continue
+			}
+			if w, ok := WorkloadOf(pod); ok && w == m.workload {
+				m.landedBack.Insert(pod.UID)
+				counts[m.source]++
+			}
+		}
+	}
+	return counts
+}
+
+// The methods below let other Ballast balance plugins share one Store, so
+// that what one plugin moved the others neither undo nor repeat. Callers
+// hold the lock around a whole cycle, as Balance does.
+
+// Lock takes the memory for one descheduling cycle.
+func (s *Store) Lock() { s.mu.Lock() }
+
+// Unlock releases the memory.
+func (s *Store) Unlock() { s.mu.Unlock() }
+
+// Remember records that a pod of w was evicted from source at at and is
+// expected on destination, with the pod's estimated share of each node.
+func (s *Store) Remember(w Workload, source, destination string, at time.Time, sourceLoad, destinationLoad NodeLoad) {
+	s.remember(&move{workload: w, source: source, destination: destination, at: at,
+		sourceLoad: sourceLoad, destinationLoad: destinationLoad})
+}
+
+// Bounced reports whether, within cooldown, a pod of w was moved off node
+// and a replacement landed back on it. LandedBack must have run first.
+func (s *Store) Bounced(w Workload, node string, now time.Time, cooldown time.Duration) bool {
+	for _, m := range s.moves {
+		if m.workload == w && m.source == node && now.Sub(m.at) < cooldown && m.landedBack.Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// MovedOff reports whether, within cooldown, a pod of w was moved off
+// node: sending it back there would undo that move.
+func (s *Store) MovedOff(w Workload, node string, now time.Time, cooldown time.Duration) bool {
+	for _, m := range s.moves {
+		if m.workload == w && m.source == node && now.Sub(m.at) < cooldown {
+			return true
+		}
+	}
+	return false
+}
+
+// Destinations returns where the remembered moves went, oldest first.
+// Callers hold the lock.
+func (s *Store) Destinations() []string {
+	out := make([]string, len(s.moves))
+	for i, m := range s.moves {
+		out[i] = m.destination
+	}
+	return out
+}

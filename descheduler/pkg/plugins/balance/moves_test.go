@@ -1,0 +1,139 @@
+package balance_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+)
+
+func TestInFlight(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := balance.NewStore()
+	s.Remember(balance.Workload{}, "a", "b", t0, balance.NodeLoad{usage.Memory: 10}, balance.NodeLoad{usage.Memory: 20})
+	tests := []struct {
+		name    string
+		node    string
+		sampled time.Time
+		want    balance.NodeLoad
+	}{
+		// missing = 1 − (ts − t0)/5m
+		{name: "source, sample before the move", node: "a", sampled: t0.Add(-time.Minute), want: balance.NodeLoad{usage.Memory: -10}},
+		{name: "source, 2m into the window", node: "a", sampled: t0.Add(2 * time.Minute), want: balance.NodeLoad{usage.Memory: -6}},
+		{name: "destination, 1m into the window", node: "b", sampled: t0.Add(time.Minute), want: balance.NodeLoad{usage.Memory: 16}},
+		{name: "window rolled past the move", node: "a", sampled: t0.Add(6 * time.Minute), want: balance.NodeLoad{usage.Memory: 0}},
+		{name: "unrelated node", node: "c", sampled: t0, want: balance.NodeLoad{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := s.InFlight(tc.node, tc.sampled, 5*time.Minute)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+				t.Errorf("inFlight (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCooldownAndExpiry(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := balance.Workload{Namespace: "default", Kind: "Deployment", Name: "web"}
+	s := balance.NewStore()
+	s.Remember(w, "a", "b", t0, nil, nil)
+	for _, tc := range []struct {
+		name     string
+		w        balance.Workload
+		node     string
+		now      time.Time
+		cooldown time.Duration
+		want     bool
+	}{
+		{name: "same cycle does not count", w: w, node: "b", now: t0, cooldown: time.Hour, want: false},
+		{name: "within cooldown", w: w, node: "b", now: t0.Add(9 * time.Minute), cooldown: 10 * time.Minute, want: true},
+		{name: "after cooldown", w: w, node: "b", now: t0.Add(10 * time.Minute), cooldown: 10 * time.Minute, want: false},
+		// The source stays a source: a hot node may need several cycles.
+		{name: "the source", w: w, node: "a", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
+		{name: "other workload", w: balance.Workload{Namespace: "default", Kind: "Deployment", Name: "db"}, node: "b", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
+	} {
+		if got := s.MovedOnto(tc.w, tc.node, tc.now, tc.cooldown); got != tc.want {
+			t.Errorf("%s: MovedOnto = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	s.Expire(t0.Add(11*time.Minute), 10*time.Minute)
+	if n := len(s.Destinations()); n != 0 {
+		t.Errorf("expire kept %d moves older than 10m", n)
+	}
+}
+
+func TestWorkloadOf(t *testing.T) {
+	owned := func(kind, name string, labels map[string]string) *v1.Pod {
+		yes := true
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{Kind: kind, Name: name, Controller: &yes}}}}
+	}
+	tests := []struct {
+		name   string
+		pod    *v1.Pod
+		want   balance.Workload
+		wantOK bool
+	}{
+		{name: "deployment replica set", pod: owned("ReplicaSet", "web-5d8f7c", map[string]string{"pod-template-hash": "5d8f7c"}),
+			want: balance.Workload{"ns", "Deployment", "web"}, wantOK: true},
+		{name: "bare replica set", pod: owned("ReplicaSet", "web", nil), want: balance.Workload{"ns", "ReplicaSet", "web"}, wantOK: true},
+		{name: "statefulset", pod: owned("StatefulSet", "db", nil), want: balance.Workload{"ns", "StatefulSet", "db"}, wantOK: true},
+		{name: "bare pod", pod: &v1.Pod{}, wantOK: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := balance.WorkloadOf(tc.pod)
+			if ok != tc.wantOK || got != tc.want {
+				t.Errorf("balance.WorkloadOf = %v, %v; want %v, %v", got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}
+
+// A move made through the exported Remember is one the other checks see:
+// MovedOff at once, Bounced only after a replacement landed back.
+func TestSharedMemory(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := balance.NewStore()
+	s.Lock()
+	defer s.Unlock()
+	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	s.Remember(w, "a", "b", t0, balance.NodeLoad{"memory": 4}, balance.NodeLoad{"memory": 4})
+	later := t0.Add(time.Minute)
+	if !s.MovedOff(w, "a", later, 10*time.Minute) || s.MovedOff(w, "b", later, 10*time.Minute) {
+		t.Error("MovedOff should hold for the source only")
+	}
+	if s.MovedOff(w, "a", t0.Add(10*time.Minute), 10*time.Minute) {
+		t.Error("MovedOff after the cooldown")
+	}
+	if s.Bounced(w, "a", later, 10*time.Minute) {
+		t.Error("Bounced before any replacement was seen")
+	}
+	// 4 % of memory is still expected on b right after the move.
+	if got := s.InFlight("b", t0, 5*time.Minute)["memory"]; got != 4 {
+		t.Errorf("in flight on b = %v, want 4", got)
+	}
+	back := balancetest.Pod("web-back", "a", "web", 40)
+	back.CreationTimestamp = metav1.NewTime(later)
+	if n := s.LandedBack(func(node string) []*v1.Pod {
+		if node == "a" {
+			return []*v1.Pod{back}
+		}
+		return nil
+	}); n["a"] != 1 {
+		t.Fatalf("landed back on a = %d, want 1", n["a"])
+	}
+	if !s.Bounced(w, "a", later, 10*time.Minute) {
+		t.Error("Bounced is false after a replacement landed back")
+	}
+}
