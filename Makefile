@@ -77,10 +77,12 @@ test-unit: ## Fast unit tests only (-short: no control plane, no Prometheus).
 	@for m in $(GO_MODULES); do echo "== unit $$m"; (cd $$m && $(GO) test -short $(GOTEST_FLAGS) ./...); done
 
 .PHONY: lint
-lint: ## gofmt check, go vet, the generated replace blocks and the components' dependencies up to date, workflow actions pinned by commit, and vulncheck when its database answers.
+lint: ## gofmt check, go vet, every go.mod tidy, the generated replace blocks and the components' dependencies up to date, workflow actions pinned by commit, and vulncheck when its database answers.
 	@bad=$$(gofmt -l $(MODULES) $(PEER_MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 	@for m in $(GO_MODULES); do echo "== vet $$m"; (cd $$m && $(GO) vet ./...); done
 	@hack/update-k8s-replace.sh --verify
+	@for m in $(GO_MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy -diff >/dev/null) || \
+		{ echo "$$m/go.mod is not tidy on its own (the release builds each module with GOWORK=off): cd $$m && GOWORK=off go mod tidy"; exit 1; }; done
 	@hack/update-component-deps.sh --verify
 	@hack/verify-action-pins.sh
 	@$(MAKE) --no-print-directory vulncheck-lint
