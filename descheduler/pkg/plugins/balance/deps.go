@@ -104,18 +104,23 @@ func PlacedBy(names []string) podutil.FilterFunc {
 	}
 }
 
-// CountPingPong records, under plugin, the replacements of moved pods that
-// landed back on their source node; it also feeds the Store's Bounced.
-// Callers hold the Store's lock.
-func (d Deps) CountPingPong(logger klog.Logger, handle frameworktypes.Handle, plugin string) {
+// FollowReplacements reads where the replacements of remembered moves run
+// (Store.Follow), so the nodes they really landed on are guarded too, and
+// records under plugin those that landed back on their source node; it also
+// feeds the Store's Bounced. Callers hold the Store's lock.
+func (d Deps) FollowReplacements(logger klog.Logger, handle frameworktypes.Handle, plugin string, nodes []*v1.Node) {
 	podsOn := func(node string) []*v1.Pod {
 		pods, err := handle.GetPodsAssignedToNodeFunc()(node, nil)
 		if err != nil {
-			logger.Error(err, "Listing pods for ping-pong detection", "node", node)
+			logger.Error(err, "Listing pods to follow moved pods' replacements", "node", node)
 		}
 		return pods
 	}
-	for node, n := range d.Store.LandedBack(podsOn) {
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	for node, n := range d.Store.Follow(names, podsOn) {
 		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)
 		d.Metrics.PingPong.WithLabelValues(plugin, node).Add(float64(n))
 	}

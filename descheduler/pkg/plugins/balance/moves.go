@@ -1,6 +1,7 @@
 package balance
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -10,7 +11,8 @@ import (
 )
 
 // move is one eviction the plugin made: what left which node, where it was
-// expected to go, and what that did to both nodes' usage.
+// expected to go, where its replacement really went, and what that did to
+// both nodes' usage.
 type move struct {
 	workload            Workload
 	source, destination string
@@ -20,6 +22,20 @@ type move struct {
 	sourceLoad, destinationLoad NodeLoad
 	// landedBack holds replacement pods already counted as ping-pong.
 	landedBack sets.Set[types.UID]
+	// replacement is the pod taken for this move's replacement, the first
+	// pod of the workload created after the move that no earlier move took,
+	// and landedOn the node it runs on; empty until one runs.
+	replacement types.UID
+	landedOn    string
+}
+
+// receivedBy reports whether node got this move's pod: the node its
+// replacement runs on, or, until one runs, the node it was expected on.
+func (m *move) receivedBy(node string) bool {
+	if m.landedOn != "" {
+		return m.landedOn == node
+	}
+	return m.destination == node
 }
 
 // Store is the plugin's memory across descheduling cycles: hot streaks and
@@ -37,12 +53,13 @@ func NewStore() *Store {
 }
 
 // MovedOnto reports whether a pod of w was moved onto node within cooldown
-// by an earlier cycle: evicting w from there would undo that move. Moves of
-// the current cycle (made at now) do not count. A node a workload was moved
+// by an earlier cycle, whether the scheduler put its replacement there or
+// the move expected it there: evicting w from either would undo that move.
+// Moves of the current cycle (made at now) do not count. A node a workload was moved
 // off stays a source: a hot node may take several cycles to cool.
 func (s *Store) MovedOnto(w Workload, node string, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
-		if m.workload == w && m.destination == node && m.at.Before(now) && now.Sub(m.at) < cooldown {
+		if m.workload == w && (m.destination == node || m.landedOn == node) && m.at.Before(now) && now.Sub(m.at) < cooldown {
 			return true
 		}
 	}
@@ -54,11 +71,14 @@ func (s *Store) MovedOnto(w Workload, node string, now time.Time, cooldown time.
 // only partly in an average over window w sampled at ts; the part still
 // missing is (1 − f) with f = (ts − t0)/w clamped to [0, 1]. An error in f
 // errs towards fewer evictions: the source looks cooler and the destination
-// warmer than they are.
+// warmer than they are. Once a replacement runs elsewhere than expected,
+// the expected destination gets no correction: the pod's share was estimated
+// for that node, and the node it landed on shows the pod in its own window.
 func (s *Store) InFlight(node string, sampled time.Time, window time.Duration) NodeLoad {
 	out := NodeLoad{}
 	for _, m := range s.moves {
-		if m.source != node && m.destination != node {
+		toNode := m.destination == node && m.receivedBy(node)
+		if m.source != node && !toNode {
 			continue
 		}
 		missing := 1.0
@@ -72,7 +92,7 @@ func (s *Store) InFlight(node string, sampled time.Time, window time.Duration) N
 			}
 		}
 		for r, v := range m.destinationLoad {
-			if m.destination == node {
+			if toNode {
 				out[r] += missing * v
 			}
 		}
@@ -107,10 +127,46 @@ func (s *Store) Expire(now time.Time, keep time.Duration) {
 	s.moves = kept
 }
 
-// LandedBack returns, per source node, how many new replacement pods of
-// moved workloads were created after the move and run on the node they were
-// moved off. Each pod is counted once.
-func (s *Store) LandedBack(podsOn func(node string) []*v1.Pod) map[string]int {
+// Follow reads where the replacements of remembered moves run. Each move
+// takes one replacement, the oldest pod of its workload created after it
+// that no earlier move took, and from then on guards the node that pod runs
+// on (MovedOnto) as well as the one it expected. It returns, per source node,
+// how many new pods of moved workloads were created after the move and run
+// on the node they were moved off (ping-pong); each pod is counted once.
+func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) map[string]int {
+	moved := sets.New[Workload]()
+	taken := sets.New[types.UID]()
+	for _, m := range s.moves {
+		moved.Insert(m.workload)
+		if m.replacement != "" {
+			taken.Insert(m.replacement)
+		}
+	}
+	var candidates []*v1.Pod
+	for _, node := range nodes {
+		for _, pod := range podsOn(node) {
+			if w, ok := WorkloadOf(pod); ok && moved.Has(w) && !taken.Has(pod.UID) && pod.DeletionTimestamp == nil {
+				candidates = append(candidates, pod)
+			}
+		}
+	}
+	slices.SortStableFunc(candidates, func(a, b *v1.Pod) int {
+		return a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time)
+	})
+	// Moves are remembered in the order they were made.
+	for _, m := range s.moves {
+		if m.replacement != "" {
+			continue
+		}
+		for _, pod := range candidates {
+			if w, _ := WorkloadOf(pod); w == m.workload && pod.CreationTimestamp.Time.After(m.at) && !taken.Has(pod.UID) {
+				m.replacement, m.landedOn = pod.UID, pod.Spec.NodeName
+				taken.Insert(pod.UID)
+				break
+			}
+		}
+	}
+
 	counts := map[string]int{}
 	for _, m := range s.moves {
 		for _, pod := range podsOn(m.source) {
@@ -144,7 +200,7 @@ func (s *Store) Remember(w Workload, source, destination string, at time.Time, s
 }
 
 // Bounced reports whether, within cooldown, a pod of w was moved off node
-// and a replacement landed back on it. LandedBack must have run first.
+// and a replacement landed back on it. Follow must have run first.
 func (s *Store) Bounced(w Workload, node string, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
 		if m.workload == w && m.source == node && now.Sub(m.at) < cooldown && m.landedBack.Len() > 0 {

@@ -125,7 +125,7 @@ func TestSharedMemory(t *testing.T) {
 	}
 	back := balancetest.Pod("web-back", "a", "web", 40)
 	back.CreationTimestamp = metav1.NewTime(later)
-	if n := s.LandedBack(func(node string) []*v1.Pod {
+	if n := s.Follow([]string{"a", "b"}, func(node string) []*v1.Pod {
 		if node == "a" {
 			return []*v1.Pod{back}
 		}
@@ -135,5 +135,57 @@ func TestSharedMemory(t *testing.T) {
 	}
 	if !s.Bounced(w, "a", later, 10*time.Minute) {
 		t.Error("Bounced is false after a replacement landed back")
+	}
+}
+
+// A replacement that runs elsewhere than the move expected guards the node
+// it runs on; each move takes one replacement, the oldest created after it.
+func TestFollowGuardsWhereReplacementsLand(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	created := func(name, node string, at time.Time) *v1.Pod {
+		p := balancetest.Pod(name, node, "web", 40)
+		p.CreationTimestamp = metav1.NewTime(at)
+		return p
+	}
+	pods := map[string][]*v1.Pod{
+		// Older than both moves: not a replacement.
+		"c": {created("web-old", "c", t0.Add(-time.Hour))},
+		// The first move's replacement (created first after it), on c, not b.
+		"d": {created("web-r2", "d", t0.Add(3*time.Minute))},
+	}
+	pods["c"] = append(pods["c"], created("web-r1", "c", t0.Add(time.Minute)))
+	podsOn := func(node string) []*v1.Pod { return pods[node] }
+
+	s := balance.NewStore()
+	s.Lock()
+	defer s.Unlock()
+	s.Remember(w, "a", "b", t0, nil, balance.NodeLoad{"memory": 4})
+	s.Remember(w, "a", "b", t0.Add(2*time.Minute), nil, balance.NodeLoad{"memory": 4})
+	if n := s.Follow([]string{"a", "b", "c", "d"}, podsOn); len(n) != 0 {
+		t.Errorf("ping-pong %v, want none", n)
+	}
+	now := t0.Add(5 * time.Minute)
+	for _, tc := range []struct {
+		node string
+		want bool
+	}{
+		{node: "b", want: true}, // expected destination: still guarded
+		{node: "c", want: true}, // the first move's replacement runs here
+		{node: "d", want: true}, // the second move's runs here
+		{node: "a", want: false},
+	} {
+		if got := s.MovedOnto(w, tc.node, now, 10*time.Minute); got != tc.want {
+			t.Errorf("MovedOnto(%s) = %v, want %v", tc.node, got, tc.want)
+		}
+	}
+	// Both replacements landed elsewhere: b expects nothing any more.
+	if got := s.InFlight("b", now, 5*time.Minute); len(got) != 0 {
+		t.Errorf("in flight on b = %v, want nothing", got)
+	}
+	// Following again takes no pod twice and keeps what it learnt.
+	s.Follow([]string{"a", "b", "c", "d"}, podsOn)
+	if !s.MovedOnto(w, "c", now, 10*time.Minute) || !s.MovedOnto(w, "d", now, 10*time.Minute) {
+		t.Error("a second Follow lost where the replacements landed")
 	}
 }

@@ -104,7 +104,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 
 	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
-	p.deps.CountPingPong(logger, p.handle, PluginName)
+	p.deps.FollowReplacements(logger, p.handle, PluginName, nodes)
 
 	snap := p.deps.Usage.Snapshot()
 	window := usage.Window(p.args.Window.Duration)

@@ -116,7 +116,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 
 	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, reported: map[string]balance.NodeLoad{}, peaks: map[string]balance.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
-	p.deps.CountPingPong(logger, p.handle, PluginName)
+	p.deps.FollowReplacements(logger, p.handle, PluginName, nodes)
 
 	snap := p.deps.Usage.Snapshot()
 	window := usage.Window(p.args.Window.Duration)
