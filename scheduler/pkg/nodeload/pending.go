@@ -111,6 +111,13 @@ func (c *PendingPods) Assume(pod *v1.Pod, node string, measured *loadscore.Amoun
 	c.put(pod, node, c.now(), measured)
 }
 
+// NodeOf returns the node pod uid is remembered on, "" when it is not.
+func (c *PendingPods) NodeOf(uid types.UID) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.nodeOf[uid]
+}
+
 // Forget drops a pod (deleted, finished or unreserved).
 func (c *PendingPods) Forget(uid types.UID) {
 	c.mu.Lock()
@@ -187,7 +194,12 @@ func (c *PendingPods) Len() int {
 // has fully covered it), each pod estimated by its siblings' usage when that
 // was known as it was placed, else from its requests with opts.
 func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duration, opts loadscore.EstimateOptions) loadscore.Amount {
-	now := c.now()
+	return c.SumAt(c.now(), node, sampleTime, window, opts)
+}
+
+// SumAt is Sum at the time now: a plugin reads the clock once per
+// scheduling cycle rather than once per node.
+func (c *PendingPods) SumAt(now time.Time, node string, sampleTime time.Time, window time.Duration, opts loadscore.EstimateOptions) loadscore.Amount {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	np := c.byNode[node]

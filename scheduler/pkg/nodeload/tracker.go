@@ -65,6 +65,10 @@ type Tracker struct {
 	// siblings estimates pods by their running siblings; nil when the
 	// source does not tell what pods use.
 	siblings *podusage.Siblings
+
+	viewsMu sync.Mutex
+	// views are the newest snapshot's node views, one per window (see Views).
+	views []*Views
 }
 
 // NewTracker returns a Tracker reading usage from source.
@@ -80,6 +84,9 @@ func NewTracker(source Source, o Options) *Tracker {
 		now:     o.Now,
 	}
 }
+
+// Now reads the tracker's clock.
+func (t *Tracker) Now() time.Time { return t.now() }
 
 // Metrics returns the tracker's counters.
 func (t *Tracker) Metrics() *Metrics { return t.metrics }
@@ -155,8 +162,13 @@ func (t *Tracker) EstimatePod(ctx context.Context, plugin string, pod *v1.Pod, o
 }
 
 // Reserve counts pod on node from the moment the scheduler picks it, by its
-// siblings' usage when known.
+// siblings' usage when known. A pod already counted on node is left as it is.
 func (t *Tracker) Reserve(ctx context.Context, pod *v1.Pod, node string) {
+	// Every plugin of a profile that counts pending pods reserves the pod;
+	// the first one records it.
+	if t.pending.NodeOf(pod.UID) == node {
+		return
+	}
 	var measured *loadscore.Amount
 	if a, ok := t.siblings.Estimate(ctx, pod); ok {
 		measured = &a
@@ -193,6 +205,52 @@ func Lookup(snap *usage.Snapshot, node string, window usage.Window, resources ..
 		}
 	}
 	return nu, CauseNone
+}
+
+// Unavailable returns which of nodes have no usable usage in snap for
+// window and resources, and why (see Lookup). Plugins ask it for every pod
+// and every node; it reads the snapshot's views (see Views), so a pod costs
+// one map lookup per node.
+func (t *Tracker) Unavailable(snap *usage.Snapshot, nodes []fwk.NodeInfo, window usage.Window, resources ...usage.Resource) Unavailable {
+	views := t.Views(snap, window)
+	var u Unavailable
+	for _, n := range nodes {
+		name := n.Node().Name
+		v, ok := views.Node(name)
+		if !ok {
+			u.Add(name, CauseMissing)
+		} else if c := v.Cause(resources...); c != CauseNone {
+			u.Add(name, c)
+		}
+	}
+	return u
+}
+
+// Views returns the views of every node of snap in window, built when first
+// asked for and kept until a newer snapshot comes; nil when snap is nil.
+func (t *Tracker) Views(snap *usage.Snapshot, window usage.Window) *Views {
+	if snap == nil {
+		return nil
+	}
+	t.viewsMu.Lock()
+	defer t.viewsMu.Unlock()
+	slot := -1
+	for i, v := range t.views {
+		if v.window == window {
+			if v.snap == snap {
+				return v
+			}
+			slot = i
+			break
+		}
+	}
+	v := newViews(snap, window)
+	if slot < 0 {
+		t.views = append(t.views, v)
+	} else {
+		t.views[slot] = v
+	}
+	return v
 }
 
 // Unavailable is what a plugin found out about nodes without usable data

@@ -8,7 +8,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
@@ -32,6 +34,7 @@ var (
 	_ fwk.ScorePlugin       = &LoadAware{}
 	_ fwk.ReservePlugin     = &LoadAware{}
 	_ fwk.EnqueueExtensions = &LoadAware{}
+	_ fwk.SignPlugin        = &LoadAware{}
 )
 
 // strategies builds the per-resource scorer of each strategy type.
@@ -61,6 +64,9 @@ type LoadAware struct {
 	estimate loadscore.EstimateOptions
 	// filterCriticalPods applies the thresholds to system-critical pods too.
 	filterCriticalPods bool
+	// filtered counts rejections per resource (the tracker's counter, its
+	// labels resolved once rather than on every rejected node).
+	filtered map[usage.Resource]prometheus.Counter
 }
 
 // NewFactory returns the factory kube-scheduler calls for every profile that
@@ -96,9 +102,11 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 
 		filterCriticalPods: args.FilterCriticalPods,
 	}
+	pl.filtered = map[usage.Resource]prometheus.Counter{}
 	for _, r := range usage.Resources {
 		if _, ok := args.Thresholds[r]; ok {
 			pl.checked = append(pl.checked, r)
+			pl.filtered[r] = tracker.Metrics().Filtered.WithLabelValues(Name, string(r))
 		}
 	}
 	for _, r := range s.Resources {
@@ -125,15 +133,20 @@ const stateKey fwk.StateKey = Name
 // cycleState is what one scheduling cycle shares between extension points:
 // one snapshot (so every node is judged on the same data) and the pod's estimate.
 type cycleState struct {
-	snap   *usage.Snapshot
+	snap *usage.Snapshot
+	// views are snap's nodes in the plugin's window.
+	views  *nodeload.Views
 	podEst loadscore.Amount
+	// now is the cycle's time, at which pending pods are counted.
+	now time.Time
 }
 
 // Clone shares the state: it is never modified after PreFilter/PreScore.
 func (s *cycleState) Clone() fwk.StateData { return s }
 
 func (pl *LoadAware) newState(ctx context.Context, pod *v1.Pod) *cycleState {
-	return &cycleState{snap: pl.tracker.Snapshot(), podEst: pl.tracker.EstimatePod(ctx, Name, pod, pl.estimate)}
+	snap := pl.tracker.Snapshot()
+	return &cycleState{snap: snap, views: pl.tracker.Views(snap, pl.window), podEst: pl.tracker.EstimatePod(ctx, Name, pod, pl.estimate), now: pl.tracker.Now()}
 }
 
 func (pl *LoadAware) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod) *cycleState {
@@ -149,13 +162,17 @@ func (pl *LoadAware) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod) 
 func (pl *LoadAware) prepare(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, resources []usage.Resource) {
 	s := pl.newState(ctx, pod)
 	cs.Write(stateKey, s)
-	var u nodeload.Unavailable
-	for _, n := range nodes {
-		if _, cause := nodeload.Lookup(s.snap, n.Node().Name, pl.window, resources...); cause != nodeload.CauseNone {
-			u.Add(n.Node().Name, cause)
-		}
-	}
-	pl.tracker.Report(ctx, pl.handle, Name, pod, u)
+	pl.tracker.Report(ctx, pl.handle, Name, pod, pl.tracker.Unavailable(s.snap, nodes, pl.window, resources...))
+}
+
+// SignPod lets kube-scheduler batch pods (fwk.SignPlugin): Filter and Score
+// depend on the pod only through its usage estimate and whether the
+// thresholds apply to it (DaemonSet and system-critical pods).
+func (pl *LoadAware) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	return []fwk.SignFragment{
+		pl.tracker.SignEstimate(Name, pod, pl.estimate),
+		{Key: Name + ".v1.Pod.ThresholdsExempt()", Value: pl.exempt(pod)},
+	}, nil
 }
 
 // PreFilter takes the cycle's usage snapshot and estimates the pod.
@@ -191,7 +208,7 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	reasons := make([]string, len(violations))
 	for i, v := range violations {
 		reasons[i] = v.Reason()
-		pl.tracker.Metrics().Filtered.WithLabelValues(Name, string(v.Resource)).Inc()
+		pl.filtered[v.Resource].Inc()
 	}
 	return fwk.NewStatus(fwk.Unschedulable, reasons...)
 }
@@ -203,12 +220,15 @@ func (pl *LoadAware) predict(buf []loadscore.Prediction, s *cycleState, nodeInfo
 	node := nodeInfo.Node().Name
 	// Missing or stale usage: no prediction. Missing windows and invalid
 	// numbers are caught by Predict.
-	nu, ok := s.snap.Node(node)
-	if !ok {
+	v, ok := s.views.Node(node)
+	if !ok || !v.Fresh {
 		return nil, false
 	}
-	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimate)
-	current := func(r usage.Resource) (float64, bool) { return pl.stats.Read(nu, pl.window, r) }
+	pending := pl.tracker.Pending().SumAt(s.now, node, v.SampleTime, pl.window.Duration(), pl.estimate)
+	current := func(r usage.Resource) (float64, bool) {
+		st, ok := v.Stats(r)
+		return pl.stats.Pick(r, st), ok
+	}
 	return loadscore.Predict(buf, resources, current, pending, s.podEst, nodeload.Allocatable(nodeInfo))
 }
 

@@ -312,3 +312,30 @@ func TestInvalidArgsNameTheField(t *testing.T) {
 		t.Errorf("wrong args type: err = %v", err)
 	}
 }
+
+func TestSignPod(t *testing.T) {
+	fw, _ := setup(t, nil, nil, "n1")
+	base := fw.Signature(t, newPod())
+	daemon := newPod()
+	daemon.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Name: "agent", UID: "ds", Controller: ptr.To(true)}}
+	critical := newPod()
+	critical.Spec.PriorityClassName = "system-node-critical"
+	tests := []struct {
+		name     string
+		pod      *v1.Pod
+		wantSame bool
+	}{
+		{name: "another replica", pod: plugintest.Pod("web-2", "", "200m", "256Mi"), wantSame: true},
+		{name: "more cpu", pod: plugintest.Pod("web", "", "400m", "256Mi")},
+		{name: "more memory", pod: plugintest.Pod("web", "", "200m", "512Mi")},
+		{name: "DaemonSet pod (never filtered)", pod: daemon},
+		{name: "critical pod (not filtered by default)", pod: critical},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := fw.Signature(t, tt.pod) == base; got != tt.wantSame {
+				t.Errorf("same signature as a 200m/256Mi pod: %v, want %v", got, tt.wantSame)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,6 +31,7 @@ var (
 	_ fwk.ScorePlugin       = &LoadVariationRiskBalancing{}
 	_ fwk.ReservePlugin     = &LoadVariationRiskBalancing{}
 	_ fwk.EnqueueExtensions = &LoadVariationRiskBalancing{}
+	_ fwk.SignPlugin        = &LoadVariationRiskBalancing{}
 )
 
 // LoadVariationRiskBalancing scores nodes by usage risk.
@@ -83,8 +85,12 @@ func (pl *LoadVariationRiskBalancing) Name() string { return Name }
 const stateKey fwk.StateKey = Name
 
 type cycleState struct {
-	snap   *usage.Snapshot
+	snap *usage.Snapshot
+	// views are snap's nodes in the plugin's window.
+	views  *nodeload.Views
 	podEst loadscore.Amount
+	// now is the cycle's time, at which pending pods are counted.
+	now time.Time
 }
 
 // Clone shares the state: it is never modified after PreScore.
@@ -98,17 +104,22 @@ func (pl *LoadVariationRiskBalancing) demand(ctx context.Context, p *v1.Pod) loa
 	return pl.tracker.EstimatePod(ctx, Name, p, loadscore.DefaultEstimateOptions)
 }
 
+// SignPod lets kube-scheduler batch pods (fwk.SignPlugin): Score depends on
+// the pod only through its demand.
+func (pl *LoadVariationRiskBalancing) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	return []fwk.SignFragment{pl.tracker.SignEstimate(Name, pod, loadscore.DefaultEstimateOptions)}, nil
+}
+
+func (pl *LoadVariationRiskBalancing) newState(ctx context.Context, pod *v1.Pod) *cycleState {
+	snap := pl.tracker.Snapshot()
+	return &cycleState{snap: snap, views: pl.tracker.Views(snap, pl.window), podEst: pl.demand(ctx, pod), now: pl.tracker.Now()}
+}
+
 // PreScore takes the cycle's usage snapshot and reports nodes without usage.
 func (pl *LoadVariationRiskBalancing) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	s := &cycleState{snap: pl.tracker.Snapshot(), podEst: pl.demand(ctx, pod)}
+	s := pl.newState(ctx, pod)
 	cs.Write(stateKey, s)
-	var u nodeload.Unavailable
-	for _, n := range nodes {
-		if _, cause := nodeload.Lookup(s.snap, n.Node().Name, pl.window, pl.resources...); cause != nodeload.CauseNone {
-			u.Add(n.Node().Name, cause)
-		}
-	}
-	pl.tracker.Report(ctx, pl.handle, Name, pod, u)
+	pl.tracker.Report(ctx, pl.handle, Name, pod, pl.tracker.Unavailable(s.snap, nodes, pl.window, pl.resources...))
 	return nil
 }
 
@@ -117,20 +128,20 @@ func (pl *LoadVariationRiskBalancing) PreScore(ctx context.Context, cs fwk.Cycle
 func (pl *LoadVariationRiskBalancing) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s, ok := readState(cs)
 	if !ok {
-		s = &cycleState{snap: pl.tracker.Snapshot(), podEst: pl.demand(ctx, pod)}
+		s = pl.newState(ctx, pod)
 	}
 	node := nodeInfo.Node().Name
-	nu, cause := nodeload.Lookup(s.snap, node, pl.window, pl.resources...)
-	if cause != nodeload.CauseNone {
+	v, ok := s.views.Node(node)
+	if !ok || v.Cause(pl.resources...) != nodeload.CauseNone {
 		return nodeload.NeutralScore, nil
 	}
-	added := s.podEst.Add(pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), loadscore.DefaultEstimateOptions))
+	added := s.podEst.Add(pl.tracker.Pending().SumAt(s.now, node, v.SampleTime, pl.window.Duration(), loadscore.DefaultEstimateOptions))
 	alloc := nodeload.Allocatable(nodeInfo)
 	logger := klog.FromContext(ctx)
 	verbose := logger.V(4).Enabled()
 	var sum, total float64
 	for _, w := range pl.weights {
-		st, _ := nu.Get(pl.window, w.Resource)
+		st, _ := v.Stats(w.Resource)
 		in := loadscore.RiskInput{Avg: st.Avg, Std: st.Std, Added: loadscore.Percent(added.Of(w.Resource), alloc.Of(w.Resource))}
 		risk := loadscore.Risk(in, pl.margin, pl.sensitivity)
 		sum += float64(w.Weight) * loadscore.RiskScore(risk)

@@ -75,3 +75,18 @@ func TestInvalidArgs(t *testing.T) {
 		t.Errorf("err = %v, want one naming safeVarianceSensitivity", err)
 	}
 }
+
+func TestSignPod(t *testing.T) {
+	tracker := nodeload.NewTracker(&plugintest.Source{}, nodeload.Options{Registerer: prometheus.NewRegistry()})
+	factory := func(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		return New(ctx, nil, h, tracker)
+	}
+	fw := plugintest.NewFramework(t, Name, factory, []string{"PreScore", "Score", "Reserve"}, []*v1.Node{plugintest.Node("n1", "4", "8Gi", 110)}, nil)
+	base := fw.Signature(t, plugintest.Pod("a", "", "400m", "800Mi"))
+	if fw.Signature(t, plugintest.Pod("b", "", "400m", "800Mi")) != base {
+		t.Error("two pods with the same requests have different signatures")
+	}
+	if fw.Signature(t, plugintest.Pod("c", "", "400m", "1600Mi")) == base {
+		t.Error("pods with different demands have the same signature")
+	}
+}

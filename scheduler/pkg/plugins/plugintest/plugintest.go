@@ -134,6 +134,20 @@ func NewFramework(t testing.TB, name string, newPlugin frameworkruntime.PluginFa
 	return &Framework{Framework: fw, Recorder: rec, Nodes: infos}
 }
 
+// Signature returns the framework's signature of pod, which kube-scheduler
+// compares between consecutive pods to reuse one scheduling result for the
+// next (opportunistic batching). The test fails when there is none: one
+// filter or score plugin without fwk.SignPlugin, or one that refuses the
+// pod, turns batching off.
+func (f *Framework) Signature(t testing.TB, pod *v1.Pod) string {
+	t.Helper()
+	sig := f.SignPod(context.Background(), pod)
+	if sig == nil {
+		t.Fatalf("the framework does not sign pod %s: opportunistic batching is off", pod.Name)
+	}
+	return string(sig)
+}
+
 // NodeInfo returns the snapshot's NodeInfo of a node.
 func (f *Framework) NodeInfo(t testing.TB, name string) fwk.NodeInfo {
 	t.Helper()

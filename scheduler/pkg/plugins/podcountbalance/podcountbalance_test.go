@@ -64,3 +64,12 @@ func TestScore(t *testing.T) {
 		})
 	}
 }
+
+func TestSignPod(t *testing.T) {
+	fw := plugintest.NewFramework(t, Name, New, []string{"Score"}, []*v1.Node{plugintest.Node("n1", "4", "8Gi", 110)}, nil)
+	// The score does not depend on the pod: the signature holds only what
+	// the framework itself adds (the scheduler name).
+	if a, b := fw.Signature(t, plugintest.Pod("a", "", "100m", "")), fw.Signature(t, plugintest.Pod("b", "", "2", "4Gi")); a != b {
+		t.Errorf("signatures differ: %s and %s", a, b)
+	}
+}

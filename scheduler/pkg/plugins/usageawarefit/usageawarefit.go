@@ -17,6 +17,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/features"
@@ -38,6 +39,7 @@ var (
 	_ fwk.FilterPlugin      = &UsageAwareFit{}
 	_ fwk.ReservePlugin     = &UsageAwareFit{}
 	_ fwk.EnqueueExtensions = &UsageAwareFit{}
+	_ fwk.SignPlugin        = &UsageAwareFit{}
 )
 
 // UsageAwareFit checks that a pod fits a node, allowing CPU and memory
@@ -97,6 +99,18 @@ type cycleState struct {
 
 // Clone shares the state: it is never modified after PreFilter.
 func (s *cycleState) Clone() fwk.StateData { return s }
+
+// SignPod lets kube-scheduler batch pods (fwk.SignPlugin): Filter depends on
+// the pod through its requests, as NodeResourcesFit's does, and its usage
+// estimate.
+func (pl *UsageAwareFit) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	return []fwk.SignFragment{
+		{Key: Name + ".v1.Pod.Spec.ContainerRequestsAndOverheads()", Value: resource.PodRequests(pod, resource.PodResourcesOptions{
+			SkipPodLevelResources: !pl.fitOptions.EnablePodLevelResources,
+		})},
+		pl.tracker.SignEstimate(Name, pod, pl.estimate),
+	}, nil
+}
 
 // PreFilter takes the cycle's usage snapshot and estimates the pod.
 func (pl *UsageAwareFit) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {

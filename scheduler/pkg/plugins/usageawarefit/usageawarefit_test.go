@@ -111,3 +111,20 @@ func TestFilter(t *testing.T) {
 		})
 	}
 }
+
+func TestSignPod(t *testing.T) {
+	tracker := nodeload.NewTracker(&plugintest.Source{}, nodeload.Options{Registerer: prometheus.NewRegistry()})
+	factory := func(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		return New(ctx, nil, h, tracker)
+	}
+	fw := plugintest.NewFramework(t, Name, factory, []string{"PreFilter", "Filter"}, []*v1.Node{plugintest.Node("n1", "4", "8Gi", 110)}, nil)
+	base := fw.Signature(t, plugintest.Pod("a", "", "500m", "1Gi"))
+	if fw.Signature(t, plugintest.Pod("b", "", "500m", "1Gi")) != base {
+		t.Error("two pods with the same requests have different signatures")
+	}
+	for _, p := range []*v1.Pod{plugintest.Pod("c", "", "600m", "1Gi"), plugintest.Pod("d", "", "500m", "2Gi")} {
+		if fw.Signature(t, p) == base {
+			t.Errorf("pod %s has other requests and the same signature", p.Name)
+		}
+	}
+}
