@@ -125,6 +125,16 @@ bench-load-watcher: ## load-watcher at 1 000 and 5 000 nodes: request latency, i
 	cd load-watcher && $(GO) build -o $(CURDIR)/_output/bench/load-watcher ./cmd/load-watcher
 	for i in 1 2 3; do hack/load-watcher-rss.sh _output/bench/load-watcher || exit 1; done
 
+.PHONY: bench-scheduler
+bench-scheduler: ## Scheduling throughput at 500 nodes: kube-scheduler's default profile, the same with an unsigned no-op score plugin, ballast-scheduler; interleaved rounds (docs/performance.md; ~10 min).
+	cd scheduler && $(GO) test -c -o $(CURDIR)/_output/bench/scheduler-integration.test ./test/integration/
+	cd scheduler/test/integration && $(CURDIR)/_output/bench/scheduler-integration.test -test.run '^$$' \
+		-test.bench BenchmarkSchedulingThroughput -test.benchtime 1x -test.timeout 60m
+
+.PHONY: bench-freshness
+bench-freshness: ## How long a step in a node's usage takes to reach load-watcher's API and LoadAware's score, with the chart's default intervals (docs/performance.md; ~5 min).
+	cd simulator && $(GO) test -run '^$$' -bench BenchmarkFreshness -benchtime 1x -timeout 30m ./test/integration/
+
 .PHONY: bench-balance
 bench-balance: ## Balance of every shipped scenario: default scheduler, upstream load-aware peer (needs peers-bins; ~1.5 h) and Ballast (docs/performance.md).
 	cd simulator && $(GO) run ./cmd/bench-balance

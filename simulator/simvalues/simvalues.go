@@ -53,6 +53,9 @@ type Config struct {
 	// Windows are the windows load-watcher keeps; nil when the chart deploys
 	// no load-watcher.
 	Windows []usage.Window
+	// Period is load-watcher's sampling period (--period); zero when the
+	// chart deploys no load-watcher.
+	Period time.Duration
 }
 
 // Render renders the chart with vals over its defaults and returns the
@@ -83,6 +86,11 @@ func Render(ctx context.Context, vals map[string]any) (*Config, error) {
 	} else if ok {
 		if cfg.Windows, err = parseWindows(flagValue(d, "windows")); err != nil {
 			return nil, err
+		}
+		if p := flagValue(d, "period"); p != "" {
+			if cfg.Period, err = time.ParseDuration(p); err != nil {
+				return nil, fmt.Errorf("the chart's load-watcher period %q: %w", p, err)
+			}
 		}
 	}
 	return cfg, nil

@@ -103,6 +103,7 @@ func TestRenderAdaptsTheStackToTheSimulator(t *testing.T) {
 		policyHas string // "" means a policy that evicts nothing
 		interval  time.Duration
 		windows   []usage.Window
+		period    time.Duration // zero: the chart's default, 15s
 	}{
 		{name: "chart defaults", profiles: []string{"default-scheduler"}, policyHas: "LoadAwareBalance",
 			interval: 5 * time.Minute, windows: defaultWindows},
@@ -123,6 +124,9 @@ func TestRenderAdaptsTheStackToTheSimulator(t *testing.T) {
 		{name: "extra args win", values: `load-watcher: {extraArgs: ["--windows=5m,15m"]}`,
 			profiles: []string{"default-scheduler"}, policyHas: "LoadAwareBalance", interval: 5 * time.Minute,
 			windows: []usage.Window{usage.Window5m, usage.Window15m}},
+		{name: "faster sampling", values: `load-watcher: {period: 10s}`,
+			profiles: []string{"default-scheduler"}, policyHas: "LoadAwareBalance", interval: 5 * time.Minute,
+			windows: defaultWindows, period: 10 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := render(t, tc.values)
@@ -145,6 +149,13 @@ func TestRenderAdaptsTheStackToTheSimulator(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.windows, cfg.Windows); diff != "" {
 				t.Errorf("windows (-want,+got):\n%s", diff)
+			}
+			want := tc.period
+			if want == 0 {
+				want = 15 * time.Second
+			}
+			if cfg.Period != want {
+				t.Errorf("load-watcher period = %s, want %s", cfg.Period, want)
 			}
 		})
 	}

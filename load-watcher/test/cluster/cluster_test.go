@@ -11,12 +11,9 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
@@ -29,29 +26,6 @@ import (
 	"github.com/ballast-sched/ballast/simulator/metricsapi"
 )
 
-// usageSource is a settable metrics-server: node → CPU and memory in use.
-type usageSource struct {
-	mu    sync.Mutex
-	usage map[string]corev1.ResourceList
-}
-
-func (s *usageSource) set(node, cpu, memory string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.usage[node] = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
-}
-
-// NodeUsage implements metricsapi.Source; each call is a fresh sample.
-func (s *usageSource) NodeUsage() (map[string]corev1.ResourceList, time.Time, time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]corev1.ResourceList, len(s.usage))
-	for k, v := range s.usage {
-		out[k] = v.DeepCopy()
-	}
-	return out, time.Now(), 15 * time.Second
-}
-
 func TestNodesAddedAndRemovedAreTracked(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane; skipped with -short")
@@ -62,7 +36,7 @@ func TestNodesAddedAndRemovedAreTracked(t *testing.T) {
 	if err != nil {
 		t.Fatalf("starting the cluster: %v", err)
 	}
-	src := &usageSource{usage: map[string]corev1.ResourceList{}}
+	src := metricsapi.NewSettable()
 	ms, err := metricsapi.Start(src)
 	if err != nil {
 		t.Fatal(err)
@@ -74,9 +48,9 @@ func TestNodesAddedAndRemovedAreTracked(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	src.set("alpha", "1", "2Gi")    // 25 %, 25 %
-	src.set("beta", "1500m", "3Gi") // 75 %, 75 %
-	src.set("ghost", "1", "1Gi")    // metrics for a node the cluster does not have
+	src.Set("alpha", "1", "2Gi")    // 25 %, 25 %
+	src.Set("beta", "1500m", "3Gi") // 75 %, 75 %
+	src.Set("ghost", "1", "1Gi")    // metrics for a node the cluster does not have
 
 	// The server side: metrics-server provider, Node informer, HTTP API.
 	mc, err := metricsclient.NewForConfig(ms.RestConfig())
@@ -126,7 +100,7 @@ func TestNodesAddedAndRemovedAreTracked(t *testing.T) {
 	if _, err := c.AddNode(ctx, simcluster.NodeSpec{Name: "gamma", CPU: "8", Memory: "16Gi"}); err != nil {
 		t.Fatal(err)
 	}
-	src.set("gamma", "2", "4Gi") // 25 %
+	src.Set("gamma", "2", "4Gi") // 25 %
 	expect("after adding gamma", map[string]float64{"alpha": 25, "beta": 75, "gamma": 25})
 
 	// A node leaves: it drops out although metrics for it keep coming.

@@ -1,0 +1,226 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+
+	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/plugintest"
+	"github.com/ballast-sched/ballast/simulator/cluster"
+	"github.com/ballast-sched/ballast/simulator/metricsapi"
+	"github.com/ballast-sched/ballast/simulator/simvalues"
+)
+
+// freshnessSteps is how many usage steps BenchmarkFreshness times by
+// default (BALLAST_BENCH_STEPS overrides it).
+const freshnessSteps = 10
+
+// BenchmarkFreshness times how long a step in a node's real usage takes to
+// reach (a) load-watcher's API and (b) the scheduler's LoadAware score for
+// that node, with the chart's default intervals: load-watcher samples the
+// metrics API every --period (read from the rendered chart) and the
+// scheduler's client reads load-watcher every client.DefaultInterval. Every
+// part is the shipped code: load-watcher's metrics-server provider through
+// the real k8s.io/metrics client, its collector, its HTTP API on a real
+// listener, the scheduler's load-watcher client, usage tracker and the
+// LoadAware plugin in a real scheduler framework (scheme-default args, which
+// the chart renders). Only metrics-server is a stand-in: it serves each
+// step at once, so its own scrape interval (--metric-resolution) comes on
+// top of the figures (docs/performance.md).
+//
+// The node's memory alternates between 30 % and 70 % of 8 GiB; each step
+// comes at a random moment of the sampling period, so the figures cover
+// every phase of the two loops. Run with -benchtime=1x.
+func BenchmarkFreshness(b *testing.B) {
+	if testing.Short() {
+		b.Skip("starts a control plane; skipped with -short")
+	}
+	steps := freshnessSteps
+	if v := os.Getenv("BALLAST_BENCH_STEPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 {
+			b.Fatalf("BALLAST_BENCH_STEPS=%q: want a whole number of at least 2", v)
+		}
+		steps = n
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	chart, err := simvalues.Render(ctx, nil)
+	if err != nil {
+		b.Fatalf("rendering the chart's defaults: %v", err)
+	}
+	c, err := cluster.Start(b, cluster.Options{ControllerWorkers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const node = "node-a"
+	for _, n := range []string{node, "node-b"} {
+		if _, err := c.AddNode(ctx, cluster.NodeSpec{Name: n, CPU: "4", Memory: "8Gi"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	src := metricsapi.NewSettable()
+	low, high := "2457Mi", "5734Mi" // 30 % and 70 % of 8Gi
+	src.Set(node, "800m", low)
+	src.Set("node-b", "800m", low)
+
+	// load-watcher, as its binary wires it.
+	metrics, err := metricsapi.Start(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = metrics.Stop(context.Background()) }()
+	mc, err := metricsclient.NewForConfig(metrics.RestConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	prov, err := metricsserver.New(metricsserver.Config{Client: mc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nodes := collector.NewInformerNodes(c.Client)
+	if err := nodes.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	col, err := collector.New(collector.Config{Provider: prov, Nodes: nodes, Period: chart.Period, Windows: chart.Windows})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = col.Run(ctx) }()
+	handler := server.NewHandler(server.Options{Source: col})
+	go handler.WarmLoop(ctx)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(lis) }()
+	defer func() { _ = srv.Close() }()
+	address := "http://" + lis.Addr().String()
+
+	// The scheduler's side, as ballast-scheduler wires it in service mode:
+	// load-watcher's client, the usage tracker and LoadAware. A scheduler
+	// starts at any moment of load-watcher's period; each step gets a new
+	// one, started at a random moment of the client's interval before the
+	// step, so that the two loops are not in step with each other.
+	nodeList := []*corev1.Node{plugintest.Node(node, "4", "8Gi", 110), plugintest.Node("node-b", "4", "8Gi", 110)}
+	pod := plugintest.Pod("probe", "", "100m", "128Mi")
+	newScheduler := func() (score func() int64, stop func()) {
+		sctx, stop := context.WithCancel(ctx)
+		sched, err := client.New(client.Config{Address: address})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go sched.Run(sctx)
+		tracker := nodeload.NewTracker(sched, nodeload.Options{Registerer: prometheus.NewRegistry()})
+		fw := plugintest.NewFramework(b, loadaware.Name, func(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+			return loadaware.New(ctx, nil, h, tracker)
+		}, []string{"PreScore", "Score"}, nodeList, nil)
+		return func() int64 { return fw.Scores(b, framework.NewCycleState(), pod)[node] }, stop
+	}
+
+	// A probe reads load-watcher's API much more often than the scheduler
+	// does, to see when it serves the step.
+	probe, err := client.New(client.Config{Address: address})
+	if err != nil {
+		b.Fatal(err)
+	}
+	served := func() (float64, bool) {
+		if err := probe.Refresh(ctx); err != nil {
+			return 0, false
+		}
+		nu, ok := probe.Snapshot().Nodes[node]
+		if !ok {
+			return 0, false
+		}
+		s, ok := nu.Get(usage.Window1m, usage.Memory)
+		return s.Latest, ok
+	}
+	waitFor := func(what string, deadline time.Duration, done func() bool) time.Duration {
+		start := time.Now()
+		for !done() {
+			if time.Since(start) > deadline {
+				b.Fatalf("%s did not happen within %s", what, deadline)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+	limit := 3*chart.Period + 3*client.DefaultInterval
+	// Settle: load-watcher serves the low level before the first step.
+	waitFor("load-watcher serving the node", limit, func() bool {
+		v, ok := served()
+		return ok && v > 29 && v < 31
+	})
+
+	rng := rand.New(rand.NewPCG(1, 16))
+	for i := 0; i < b.N; i++ {
+		var toAPI, toScore []time.Duration
+		for step := 0; step < steps; step++ {
+			time.Sleep(time.Duration(rng.Int64N(int64(chart.Period))))
+			score, stop := newScheduler()
+			waitFor("the scheduler's first score", limit, func() bool { return score() != nodeload.NeutralScore })
+			time.Sleep(time.Duration(rng.Int64N(int64(client.DefaultInterval))))
+			before := score()
+			level, want := high, 70.0
+			if step%2 == 1 {
+				level, want = low, 30
+			}
+			stepped := time.Now()
+			src.Set(node, "800m", level)
+			waitFor("load-watcher serving the step", limit, func() bool {
+				v, ok := served()
+				return ok && v > want-1 && v < want+1
+			})
+			toAPI = append(toAPI, time.Since(stepped))
+			waitFor("the score changing", limit, func() bool { return score() != before })
+			toScore = append(toScore, time.Since(stepped))
+			// Printed rather than logged: the cluster's own log lines would
+			// push a benchmark's log past what go test shows.
+			fmt.Printf("step %d to %.0f %%: served after %s, score %d→%d after %s\n", step, want, toAPI[step].Round(time.Millisecond),
+				before, score(), toScore[step].Round(time.Millisecond))
+			stop()
+		}
+		for _, m := range []struct {
+			name string
+			v    []time.Duration
+		}{{"load-watcher", toAPI}, {"score", toScore}} {
+			b.ReportMetric(medianDuration(m.v).Seconds(), m.name+"-median-s")
+			b.ReportMetric(slices.Max(m.v).Seconds(), m.name+"-max-s")
+		}
+		fmt.Printf("freshness: load-watcher API median %s, max %s; LoadAware score median %s, max %s (period %s + client interval %s = %s)\n",
+			medianDuration(toAPI).Round(time.Millisecond), slices.Max(toAPI).Round(time.Millisecond),
+			medianDuration(toScore).Round(time.Millisecond), slices.Max(toScore).Round(time.Millisecond),
+			chart.Period, client.DefaultInterval, chart.Period+client.DefaultInterval)
+	}
+}
+
+func medianDuration(v []time.Duration) time.Duration {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
