@@ -346,6 +346,9 @@ func TestRenderFailsOnInconsistentValues(t *testing.T) {
 		{"TLS without a Secret", `global: {loadWatcher: {tls: {enabled: true}}}`, "global.loadWatcher.tls.secretName is required"},
 		{"TLS with an http address", `global: {loadWatcher: {address: "http://lw.example:2020", tls: {enabled: true, secretName: s}}}`, "must be an https:// URL"},
 		{"metrics on the API port", `{global: {loadWatcher: {port: 9000}}, load-watcher: {metricsPort: 9000}}`, "load-watcher.metricsPort must differ"},
+		{"statistic where it used to be", `scheduler: {plugins: {loadAware: {thresholdStatistics: {memory: P95}}}}`,
+			"scheduler.plugins.loadAware.thresholdStatistics has moved to global.thresholdStatistics"},
+		{"unknown statistic", `global: {thresholdStatistics: {memory: Median}}`, "thresholdStatistics"},
 		{"two label selectors", `descheduler: {labelSelector: {matchLabels: {a: b}}, defaultEvictor: {labelSelector: {matchLabels: {c: d}}}}`,
 			"set descheduler.labelSelector or descheduler.defaultEvictor.labelSelector, not both"},
 	}
@@ -466,12 +469,51 @@ descheduler:
 		"window":                   "5m",
 		"schedulerNames":           []any{"ballast-scheduler"},
 		"namespaces":               map[string]any{"exclude": []any{"kube-system", DefaultNamespace}},
+		"thresholdStatistics":      map[string]any{"cpu": "Average", "memory": "Latest"},
 	}
 	if diff := cmp.Diff(want, policy["ballast"]["SpreadReplicas"]); diff != "" {
 		t.Errorf("SpreadReplicas args (-want,+got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]map[string]any{"RemoveDuplicates": nil}, policy["upstream"]); diff != "" {
 		t.Errorf("extra profile (-want,+got):\n%s", diff)
+	}
+}
+
+// One statistic setting reaches the scheduler's LoadAware and both
+// descheduler plugins, so the two components call the same node hot.
+func TestThresholdStatisticsReachBothComponents(t *testing.T) {
+	for _, tc := range []struct {
+		name, values string
+		want         map[string]any
+	}{
+		{name: "defaults", want: map[string]any{"cpu": "Average", "memory": "Latest"}},
+		{name: "memory on p95", values: `global: {thresholdStatistics: {memory: P95}}`, want: map[string]any{"cpu": "Average", "memory": "P95"}},
+		{name: "both on the mean", values: `global: {thresholdStatistics: {cpu: Average, memory: Average}}`, want: map[string]any{"cpu": "Average", "memory": "Average"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := render(t, valuesFromYAML(t, tc.values))
+			cfg := schedulerConfig(t, objs)
+			var got map[string]any
+			for _, pc := range cfg.Profiles[0].PluginConfig {
+				if pc.Name != "LoadAware" {
+					continue
+				}
+				args := map[string]any{}
+				if err := yaml.Unmarshal(pc.Args.Raw, &args); err != nil {
+					t.Fatal(err)
+				}
+				got, _ = args["thresholdStatistics"].(map[string]any)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("LoadAware thresholdStatistics (-want,+got):\n%s", diff)
+			}
+			policy := deschedulerPolicy(t, objs)
+			for _, plugin := range []string{"LoadAwareBalance", "SpreadReplicas"} {
+				if diff := cmp.Diff(tc.want, policy["ballast"][plugin]["thresholdStatistics"]); diff != "" {
+					t.Errorf("%s thresholdStatistics (-want,+got):\n%s", plugin, diff)
+				}
+			}
+		})
 	}
 }
 

@@ -40,6 +40,14 @@
 {{/* Plugins and their args, the same in every Ballast profile. */}}
 {{- define "scheduler.profileBody" -}}
 {{- $p := .Values.plugins }}
+{{- if hasKey $p.loadAware "thresholdStatistics" }}
+{{- fail "scheduler.plugins.loadAware.thresholdStatistics has moved to global.thresholdStatistics, which the descheduler reads too" }}
+{{- end }}
+{{- /* One statistic per resource for the scheduler and the descheduler. */}}
+{{- $stats := dict }}
+{{- with (.Values.global).thresholdStatistics }}
+{{- $stats = dict "thresholdStatistics" . }}
+{{- end }}
 plugins:
   multiPoint:
     enabled:
@@ -69,7 +77,7 @@ pluginConfig:
   {{- if $p.loadAware.enabled }}
   - name: LoadAware
     args:
-      {{- toYaml (omit $p.loadAware "enabled" "weight") | nindent 6 }}
+      {{- toYaml (merge (omit $p.loadAware "enabled" "weight") $stats) | nindent 6 }}
   {{- end }}
   {{- if $p.loadVariationRiskBalancing.enabled }}
   - name: LoadVariationRiskBalancing
