@@ -65,12 +65,18 @@ func setup(t *testing.T, configYAML []byte) error {
 	return err
 }
 
-func TestShippedConfigs(t *testing.T) {
+// shippedFiles lists the scheduler configurations of this directory.
+func shippedFiles(t *testing.T) []string {
+	t.Helper()
 	files, err := filepath.Glob("*.yaml")
 	if err != nil || len(files) < 4 {
 		t.Fatalf("found %v (%v), want the shipped profiles", files, err)
 	}
-	for _, file := range files {
+	return files
+}
+
+func TestShippedConfigs(t *testing.T) {
+	for _, file := range shippedFiles(t) {
 		t.Run(file, func(t *testing.T) {
 			cfg, err := options.LoadConfigFromFile(ktesting.NewLogger(t, ktesting.DefaultConfig), file)
 			if err != nil {
