@@ -90,6 +90,10 @@ func orDefault(s, def string) string {
 	return s
 }
 
+// Components are the chart's components, each a Deployment named by
+// ComponentFullname, in the order they start.
+var Components = []string{"load-watcher", "scheduler", "descheduler"}
+
 // ComponentFullname is the name the chart gives a component's objects
 // (Deployment, ServiceAccount, ClusterRole): "<release>-<component>", or the
 // release name alone when it already contains the component name.

@@ -198,8 +198,16 @@ func TestUserJourney(t *testing.T) {
 			t.Fatalf("ballast status: %v\n%s", err, out)
 		}
 		t.Logf("ballast status:\n%s", out)
-		if !strings.Contains(out, lane.NodeName) {
-			t.Errorf("ballast status does not list node %s", lane.NodeName)
+		// The node's row carries its usage and the age of its newest
+		// sample, not "never" or "stale".
+		var row string
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, lane.NodeName+" ") {
+				row = line
+			}
+		}
+		if !strings.Contains(row, "%") || !strings.HasSuffix(row, " ago") {
+			t.Errorf("ballast status shows no fresh usage of node %s: row %q", lane.NodeName, row)
 		}
 		// Through the kubelet into load-watcher's pod, which its
 		// NetworkPolicy does not block wherever the pod runs.

@@ -293,6 +293,21 @@ func (c *Client) fetch(ctx context.Context) (*answer, error) {
 	return a, nil
 }
 
+// Fetch asks a load-watcher server once, for callers that need one answer
+// rather than a snapshot kept fresh (`ballast status`): cfg is checked as
+// New checks it, the answer as Refresh checks it, and each node's Stale flag
+// is judged against cfg.StaleAfter when the answer arrives.
+func Fetch(ctx context.Context, cfg Config) (*usage.Snapshot, error) {
+	c, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return c.Snapshot(), nil
+}
+
 // Snapshot returns the latest usage with Stale evaluated now against the
 // configured threshold; nil before the first successful refresh. It never
 // blocks on the network. Treat the result as read-only.
@@ -318,7 +333,8 @@ func (c *Client) LastError() error {
 // ErrNoSnapshot is returned by WaitForSnapshot when ctx ends first.
 var ErrNoSnapshot = errors.New("no usage snapshot received from load-watcher")
 
-// snapshotter is what WaitForSnapshot waits on: a Client or an InProcess.
+// snapshotter is what WaitForSnapshot waits on: a Client or an
+// inprocess.Client.
 type snapshotter interface {
 	Snapshot() *usage.Snapshot
 }

@@ -130,6 +130,37 @@ func TestWaitForSnapshot(t *testing.T) {
 	}
 }
 
+func TestFetchAnswersOnce(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
+	srv, _, col := newServer(t, clk)
+	ctx := context.Background()
+	if _, err := Fetch(ctx, Config{Address: "ftp://x"}); err == nil || !strings.Contains(err.Error(), "client.address") {
+		t.Errorf("invalid address: err = %v, want the field named", err)
+	}
+	if _, err := Fetch(ctx, Config{Address: srv.URL, Now: clk.Now}); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("before any sample: err = %v, want the server's 503", err)
+	}
+	if err := col.Collect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// 40 s after the only sample, it is stale at a 30 s threshold and
+	// fresh at the default one.
+	clk.Step(40 * time.Second)
+	snap, err := Fetch(ctx, Config{Address: srv.URL, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := snap.Node("a"); !ok || a.Windows[usage.Window1m][usage.CPU].Latest != 30 {
+		t.Errorf("node a = %+v, %t; want fresh with 30 %% CPU", a, ok)
+	}
+	if snap, err = Fetch(ctx, Config{Address: srv.URL, StaleAfter: 30 * time.Second, Now: clk.Now}); err != nil {
+		t.Fatal(err)
+	}
+	if b := snap.Nodes["b"]; !b.Stale || b.Windows[usage.Window1m][usage.CPU].Latest != 70 {
+		t.Errorf("node b = %+v; want its data, stale at a 30 s threshold", b)
+	}
+}
+
 func TestRefreshRejectsForeignResponses(t *testing.T) {
 	for name, body := range map[string]string{
 		"wrong apiVersion": `{"apiVersion":"other/v9","nodes":{}}`,
@@ -186,43 +217,5 @@ func TestConfigValidate(t *testing.T) {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: want error", name)
 		}
-	}
-}
-
-func TestInProcess(t *testing.T) {
-	// Two in-process collectors in one process, each with its own source
-	// and registry: no clash, independent data.
-	a, b := static.New(), static.New()
-	a.Set("n", 10, 10)
-	b.Set("n", 90, 90)
-	ipA, err := NewInProcess(InProcessConfig{Source: a, Nodes: a, Period: 20 * time.Millisecond, Windows: []usage.Window{usage.Window1m}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ipB, err := NewInProcess(InProcessConfig{Source: b, Nodes: b, Period: 20 * time.Millisecond, Windows: []usage.Window{usage.Window1m}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	go func() { _ = ipA.Run(ctx) }()
-	go func() { _ = ipB.Run(ctx) }()
-	for _, tc := range []struct {
-		ip   *InProcess
-		want float64
-	}{{ipA, 10}, {ipB, 90}} {
-		snap, err := WaitForSnapshot(ctx, tc.ip)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := snap.Nodes["n"].Windows[usage.Window1m][usage.CPU].Latest; got != tc.want {
-			t.Errorf("cpu = %v, want %v", got, tc.want)
-		}
-	}
-	if _, err := NewInProcess(InProcessConfig{Provider: "nonsense"}); err == nil {
-		t.Errorf("unknown provider: want error")
-	}
-	if _, err := NewInProcess(InProcessConfig{Source: a}); err == nil {
-		t.Errorf("no nodes and no cluster: want error")
 	}
 }

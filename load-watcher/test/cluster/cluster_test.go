@@ -18,6 +18,7 @@ import (
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/client/inprocess"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
@@ -81,7 +82,7 @@ func TestNodesAddedAndRemovedAreTracked(t *testing.T) {
 		t.Fatal(err)
 	}
 	go hc.Run(ctx)
-	lib, err := client.NewInProcess(client.InProcessConfig{Source: prov, RestConfig: c.RestConfig, Period: 200 * time.Millisecond, Windows: []usage.Window{usage.Window1m}})
+	lib, err := inprocess.New(inprocess.Config{Source: prov, RestConfig: c.RestConfig, Period: 200 * time.Millisecond, Windows: []usage.Window{usage.Window1m}})
 	if err != nil {
 		t.Fatal(err)
 	}

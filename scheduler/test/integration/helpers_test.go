@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/client/inprocess"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 	"github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
@@ -48,7 +49,7 @@ func startCluster(t *testing.T, nodes ...string) (*cluster.Cluster, context.Cont
 // a first snapshot.
 func staticUsage(tb testing.TB, c *cluster.Cluster, provider *static.Provider, period time.Duration) app.SourceFactory {
 	return func(ctx context.Context, _ fwk.Handle) (nodeload.Source, error) {
-		lw, err := client.NewInProcess(client.InProcessConfig{
+		lw, err := inprocess.New(inprocess.Config{
 			RestConfig: c.RestConfig,
 			Source:     provider,
 			Period:     period,

@@ -33,7 +33,7 @@ import (
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/client/inprocess"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
@@ -79,7 +79,7 @@ type env struct {
 	ctx      context.Context
 	c        *cluster.Cluster
 	provider *static.Provider
-	lw       *client.InProcess
+	lw       *inprocess.Client
 	// base is each node's usage without the test's pods, in percent.
 	base    map[string][2]float64
 	store   *balance.Store
@@ -109,7 +109,7 @@ func newEnv(t *testing.T, nodes ...cluster.NodeSpec) *env {
 		}
 		e.base[n.Name] = [2]float64{10, 20}
 	}
-	e.lw, err = client.NewInProcess(client.InProcessConfig{
+	e.lw, err = inprocess.New(inprocess.Config{
 		Source: e.provider, RestConfig: c.RestConfig,
 		Period: 100 * time.Millisecond, Windows: []usage.Window{usage.Window(window), usage.Window5m}, StaleAfter: time.Second,
 	})

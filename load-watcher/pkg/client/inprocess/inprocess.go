@@ -1,4 +1,10 @@
-package client
+// Package inprocess is load-watcher in library mode: the collector runs
+// inside the caller's process, without an HTTP server, and hands out
+// snapshots as client.Client does (Snapshot, with Stale judged against the
+// caller's threshold). It lives apart from package client so that a program
+// that only reads a load-watcher server does not link the collector and its
+// providers.
+package inprocess
 
 import (
 	"context"
@@ -9,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider"
 	prometheusprovider "github.com/ballast-sched/ballast/load-watcher/pkg/provider/prometheus"
@@ -16,8 +23,8 @@ import (
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
-// InProcessConfig configures library mode.
-type InProcessConfig struct {
+// Config configures library mode.
+type Config struct {
 	// Provider names the usage source ("metrics-server", "prometheus");
 	// defaults to metrics-server.
 	Provider string
@@ -33,27 +40,27 @@ type InProcessConfig struct {
 	// Period, Windows: see collector.Config.
 	Period  time.Duration
 	Windows []usage.Window
-	// StaleAfter is the caller's staleness threshold; defaults to DefaultStaleAfter.
+	// StaleAfter is the caller's staleness threshold; defaults to
+	// client.DefaultStaleAfter.
 	StaleAfter time.Duration
 	// Registerer receives the collector's metrics; a private registry when
 	// nil. Two InProcess values must not share one Registerer.
 	Registerer prom.Registerer
 }
 
-// InProcess runs the collector inside the caller's process, without an
-// HTTP server. Each InProcess owns its informer, provider and metrics, so
-// several can live in one process.
-type InProcess struct {
+// Client runs the collector inside the caller's process. Each Client owns
+// its informer, provider and metrics, so several can live in one process.
+type Client struct {
 	*collector.Collector
 }
 
-// NewInProcess builds the collector; call Run to start sampling.
-func NewInProcess(cfg InProcessConfig) (*InProcess, error) {
+// New builds the collector; call Run to start sampling.
+func New(cfg Config) (*Client, error) {
 	if cfg.Provider == "" {
 		cfg.Provider = "metrics-server"
 	}
 	if cfg.StaleAfter == 0 {
-		cfg.StaleAfter = DefaultStaleAfter
+		cfg.StaleAfter = client.DefaultStaleAfter
 	}
 	src := cfg.Source
 	if src == nil {
@@ -85,8 +92,8 @@ func NewInProcess(cfg InProcessConfig) (*InProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &InProcess{Collector: c}, nil
+	return &Client{Collector: c}, nil
 }
 
 // Run samples until ctx ends; see collector.Collector.Run.
-func (p *InProcess) Run(ctx context.Context) error { return p.Collector.Run(ctx) }
+func (p *Client) Run(ctx context.Context) error { return p.Collector.Run(ctx) }

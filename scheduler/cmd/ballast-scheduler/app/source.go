@@ -14,6 +14,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/client/inprocess"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
@@ -89,7 +90,7 @@ func FlagSource(o *Options) SourceFactory {
 		}
 		logger := klog.FromContext(ctx)
 		if o.LoadWatcherMode == ModeLibrary {
-			c, err := client.NewInProcess(client.InProcessConfig{
+			c, err := inprocess.New(inprocess.Config{
 				RestConfig: h.KubeConfig(),
 				StaleAfter: o.StaleAfter,
 				Registerer: legacyregistry.Registerer(),

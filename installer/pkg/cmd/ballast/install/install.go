@@ -15,13 +15,13 @@ import (
 
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/installer/pkg/health"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/internal/cli"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/kube"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
 	"github.com/ballast-sched/ballast/installer/pkg/preflight"
-	report "github.com/ballast-sched/ballast/installer/pkg/status"
 	"github.com/ballast-sched/ballast/installer/pkg/values"
 )
 
@@ -238,25 +238,25 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, 
 	if clientErr == nil {
 		gate = needsAdmissionPolicyGate(clients, vals, mode)
 	}
-	status := cli.NewStatus(logger)
+	progress := cli.NewProgress(logger)
 	opts := k3s.InstallOptions{
 		Values: vals, Namespace: flags.Namespace, Mode: mode, AllowVersionSkew: flags.AllowVersionSkew,
 		AdmissionPolicyGate: gate, ManifestNode: local, ManifestElsewhere: holder,
 		WaitForRelease: func(ctx context.Context, want map[string]any) error {
-			status.End(true)
-			status.Start("Waiting for k3s's helm-controller to deploy Ballast before the k3s scheduler is renamed")
+			progress.End(true)
+			progress.Start("Waiting for k3s's helm-controller to deploy Ballast before the k3s scheduler is renamed")
 			if clientErr != nil {
 				return fmt.Errorf("cannot reach the cluster to see helm-controller deploy it: %w", clientErr)
 			}
 			return helminstall.WaitForRelease(ctx, helminstall.Options{
 				Getter: getter, Client: clients.Kube, ReleaseName: k3s.HelmChartName, Namespace: flags.Namespace,
-				Timeout: flags.Timeout, Progress: func(state string) { status.Update("helm-controller: " + state) },
+				Timeout: flags.Timeout, Progress: func(state string) { progress.Update("helm-controller: " + state) },
 			}, want)
 		},
 	}
-	status.Start("Validating values and writing the HelmChart")
+	progress.Start("Validating values and writing the HelmChart")
 	res, err := in.Install(ctx, opts)
-	status.End(err == nil)
+	progress.End(err == nil)
 	if err != nil && !errors.Is(err, k3s.ErrDropInNotWritten) {
 		return err
 	}
@@ -282,7 +282,7 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, 
 		fmt.Fprintf(streams.Out, "Namespace opt-in needs the MutatingAdmissionPolicy API, beta on this Kubernetes: %s turns it on.\n", paths.AdmissionPolicyDropIn())
 	}
 	if steps := serverSteps(cl, mode); len(steps) > 0 {
-		report.WriteServers(streams.Out, cl, paths.DropInWritten())
+		health.WriteServers(streams.Out, cl, paths.DropInWritten())
 		fmt.Fprintln(streams.Out, "To finish, in this order:")
 		cli.WriteSteps(streams.Out, steps)
 	} else if res.RestartK3s {
@@ -370,13 +370,13 @@ func installHelm(ctx context.Context, logger *log.Logger, streams cmd.IOStreams,
 		logger.Warnf("replaceDefault outside a k3s server: your cluster's own scheduler must already serve only %q "+
 			"(docs/k3s.md explains the profile rename), or Ballast's pods will never be scheduled", k3s.DefaultBootstrapSchedulerName)
 	}
-	status := cli.NewStatus(logger)
-	status.Start("Validating values")
+	progress := cli.NewProgress(logger)
+	progress.Start("Validating values")
 	if _, _, err := charts.Render(ctx, charts.RenderOptions{Namespace: flags.Namespace, Values: vals}); err != nil {
-		status.End(false)
+		progress.End(false)
 		return fmt.Errorf("invalid values, nothing installed: %w", err)
 	}
-	status.End(true)
+	progress.End(true)
 	reportValues(streams, found, previous, vals, mode)
 
 	// The API server's version was checked above with a clearer message (and
@@ -389,10 +389,10 @@ func installHelm(ctx context.Context, logger *log.Logger, streams cmd.IOStreams,
 		return err
 	}
 	opts.Values = vals
-	opts.Progress = status.Update
-	status.Start(fmt.Sprintf("Installing Ballast into namespace %s", flags.Namespace))
+	opts.Progress = progress.Update
+	progress.Start(fmt.Sprintf("Installing Ballast into namespace %s", flags.Namespace))
 	rel, upgraded, err := helminstall.InstallOrUpgrade(ctx, opts)
-	status.End(err == nil)
+	progress.End(err == nil)
 	if err != nil {
 		return err
 	}

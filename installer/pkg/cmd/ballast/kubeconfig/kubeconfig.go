@@ -18,7 +18,6 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/kube"
 	kc "github.com/ballast-sched/ballast/installer/pkg/kubeconfig"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
-	"github.com/ballast-sched/ballast/installer/pkg/status"
 )
 
 type flagpole struct {
@@ -47,7 +46,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 		Example: "  ballast kubeconfig load-watcher --output /etc/ballast/load-watcher.kubeconfig\n" +
 			"  ballast kubeconfig scheduler --server https://192.168.1.10:6443",
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: status.Components,
+		ValidArgs: charts.Components,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runE(c.Context(), logger, streams, flags, args[0])
 		},
@@ -64,8 +63,8 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 }
 
 func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole, component string) error {
-	if !slices.Contains(status.Components, component) {
-		return fmt.Errorf("unknown component %q: want one of %v", component, status.Components)
+	if !slices.Contains(charts.Components, component) {
+		return fmt.Errorf("unknown component %q: want one of %v", component, charts.Components)
 	}
 	getter := flags.Kube.Getter(flags.Namespace, k3s.HostPaths(flags.Root).Kubeconfig())
 	restCfg, err := getter.ToRESTConfig()

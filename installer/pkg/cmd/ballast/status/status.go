@@ -11,10 +11,10 @@ import (
 
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/installer/pkg/health"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/kube"
 	"github.com/ballast-sched/ballast/installer/pkg/log"
-	report "github.com/ballast-sched/ballast/installer/pkg/status"
 )
 
 type flagpole struct {
@@ -60,7 +60,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if err != nil {
 		return err
 	}
-	opts := report.Options{
+	opts := health.Options{
 		Client: clients.Kube, RestConfig: restConfig, Namespace: flags.Namespace, ReleaseName: flags.ReleaseName, LoadWatcherPort: flags.LoadWatcherPort,
 	}
 	if k3s.DetectHost(paths).Server {
@@ -69,7 +69,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 		}
 		opts.LocalDropIn = paths.DropInWritten()
 	}
-	r := report.Collect(ctx, opts)
+	r := health.Collect(ctx, opts)
 	if err := r.Print(streams.Out); err != nil {
 		return err
 	}

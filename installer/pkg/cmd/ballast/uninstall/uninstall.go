@@ -62,18 +62,18 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 	if err != nil {
 		return fmt.Errorf("connect to the cluster: %w", err)
 	}
-	status := cli.NewStatus(logger)
+	progress := cli.NewProgress(logger)
 
 	if host.Server && !flags.Helm {
 		return uninstallK3s(ctx, logger, streams, paths, flags, clients)
 	}
 
-	status.Start("Uninstalling Helm release " + charts.DefaultReleaseName)
+	progress.Start("Uninstalling Helm release " + charts.DefaultReleaseName)
 	removed, err := helminstall.Uninstall(ctx, helminstall.Options{
 		Getter: getter, Client: clients.Kube, ReleaseName: charts.DefaultReleaseName,
 		Namespace: flags.Namespace, Timeout: flags.Timeout, Debugf: logger.V(2).Infof,
 	})
-	status.End(err == nil)
+	progress.End(err == nil)
 	if err != nil {
 		return err
 	}
@@ -108,8 +108,8 @@ func uninstallK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams
 	if err != nil {
 		return fmt.Errorf("%w; nothing changed", err)
 	}
-	status := cli.NewStatus(logger)
-	status.Start("Deleting HelmChart " + k3s.HelmChartNamespace + "/" + k3s.HelmChartName + " and waiting for helm-controller")
+	progress := cli.NewProgress(logger)
+	progress.Start("Deleting HelmChart " + k3s.HelmChartNamespace + "/" + k3s.HelmChartName + " and waiting for helm-controller")
 	res, err := k3s.Installer{Paths: paths}.Uninstall(ctx, func(ctx context.Context) error {
 		var bindNear []string
 		if mode == k3s.ModeReplaceDefault {
@@ -119,7 +119,7 @@ func uninstallK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams
 		}
 		return deleteHelmChart(ctx, logger, clients, flags.Timeout, bindNear)
 	})
-	status.End(err == nil)
+	progress.End(err == nil)
 	if err != nil {
 		return err
 	}
