@@ -44,11 +44,11 @@ func TestSignEstimate(t *testing.T) {
 	}
 
 	bySiblings := NewTracker(podUsageSource{}, Options{Registerer: prometheus.NewRegistry()})
-	if err := bySiblings.Attach(informerHandle{factory: informers.NewSharedInformerFactory(fake.NewClientset(), 0)}); err != nil {
+	if err := bySiblings.Attach("test", informerHandle{factory: informers.NewSharedInformerFactory(fake.NewClientset(), 0)}); err != nil {
 		t.Fatal(err)
 	}
 	byRequests := NewTracker(snapshotOnly{}, Options{Registerer: prometheus.NewRegistry()})
-	if err := byRequests.Attach(informerHandle{factory: informers.NewSharedInformerFactory(fake.NewClientset(), 0)}); err != nil {
+	if err := byRequests.Attach("test", informerHandle{factory: informers.NewSharedInformerFactory(fake.NewClientset(), 0)}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -103,9 +103,13 @@ func (t *Tracker) Snapshot() *usage.Snapshot {
 }
 
 // Attach feeds the anti-herding cache from the scheduler's pod informer, and
-// finds pods' siblings through it. All profiles share one informer factory,
-// so only the first call registers.
-func (t *Tracker) Attach(h fwk.Handle) error {
+// finds pods' siblings through it; plugin names the caller for the error of
+// a nil tracker. All profiles share one informer factory, so only the first
+// call registers.
+func (t *Tracker) Attach(plugin string, h fwk.Handle) error {
+	if t == nil {
+		return fmt.Errorf("%s needs a usage tracker", plugin)
+	}
 	var err error
 	t.attach.Do(func() {
 		if h == nil || h.SharedInformerFactory() == nil {

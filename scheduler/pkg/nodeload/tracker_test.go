@@ -149,7 +149,7 @@ func TestTrackerEstimatesPodsByTheirRunningSiblings(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	measured := loadscore.Amount{MilliCPU: 900, Memory: 700 << 20}
 	tr := NewTracker(podUsageSource{usage: map[string]loadscore.Amount{"w-0": measured}}, Options{Registerer: reg, Now: (&fakeClock{t: t0}).now})
-	if err := tr.Attach(informerHandle{factory: factory}); err != nil {
+	if err := tr.Attach("test", informerHandle{factory: factory}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -172,5 +172,12 @@ func TestTrackerEstimatesPodsByTheirRunningSiblings(t *testing.T) {
 	tr.Reserve(ctx, owned("w-1", false), "n2")
 	if got := tr.Pending().Sum("n2", t0.Add(-time.Minute), 5*time.Minute, flat); got != measured {
 		t.Errorf("reserved replica pending %+v, want its siblings' usage %+v", got, measured)
+	}
+}
+
+func TestAttachWithoutTrackerNamesThePlugin(t *testing.T) {
+	var tr *Tracker
+	if err := tr.Attach("LoadAware", nil); err == nil || !strings.Contains(err.Error(), "LoadAware needs a usage tracker") {
+		t.Errorf("Attach on a nil tracker: err = %v, want one naming the plugin", err)
 	}
 }

@@ -38,7 +38,7 @@ func BenchmarkBalance(b *testing.B) {
 			}), nodes, pods...)
 			h.source.Set(h.clock.Now(), usage)
 			// Measure the decisions, not the log lines a dry run writes.
-			h.plugin.logger = logr.Discard()
+			h.plugin.Logger = logr.Discard()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {

@@ -90,7 +90,7 @@ func (h *harness) cycle(loads map[string]balance.NodeLoad, stale ...string) {
 
 func (h *harness) waitGone(names ...string) {
 	h.t.Helper()
-	lister := h.plugin.handle.SharedInformerFactory().Core().V1().Pods().Lister()
+	lister := h.plugin.Handle.SharedInformerFactory().Core().V1().Pods().Lister()
 	err := wait.PollUntilContextTimeout(h.ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		for _, n := range names {
 			if _, err := lister.Pods("default").Get(n); err == nil {
@@ -109,7 +109,7 @@ func (h *harness) Add(p *v1.Pod) {
 	if _, err := h.Client.CoreV1().Pods(p.Namespace).Create(h.ctx, p, metav1.CreateOptions{}); err != nil {
 		h.t.Fatal(err)
 	}
-	lister := h.plugin.handle.SharedInformerFactory().Core().V1().Pods().Lister()
+	lister := h.plugin.Handle.SharedInformerFactory().Core().V1().Pods().Lister()
 	if err := wait.PollUntilContextTimeout(h.ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		_, err := lister.Pods(p.Namespace).Get(p.Name)
 		return err == nil, nil

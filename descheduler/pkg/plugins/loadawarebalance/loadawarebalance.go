@@ -34,13 +34,8 @@ var _ frameworktypes.BalancePlugin = &LoadAwareBalance{}
 // LoadAwareBalance evicts pods from nodes hot by real usage when a cool node
 // can take them, and remembers its moves so they are not undone.
 type LoadAwareBalance struct {
-	logger    klog.Logger
-	handle    frameworktypes.Handle
-	args      *LoadAwareBalanceArgs
-	deps      balance.Deps
-	podFilter podutil.FilterFunc
-	// placedByBallast accepts the pods of args.SchedulerNames.
-	placedByBallast podutil.FilterFunc
+	balance.Plugin
+	args *LoadAwareBalanceArgs
 }
 
 // NewBuilder returns the descheduler plugin builder for LoadAwareBalance
@@ -52,32 +47,16 @@ func NewBuilder(deps balance.Deps) pluginregistry.PluginBuilder {
 }
 
 // New builds the plugin from its args.
-func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle, deps balance.Deps) (*LoadAwareBalance, error) {
-	lbArgs, ok := args.(*LoadAwareBalanceArgs)
-	if !ok {
-		return nil, fmt.Errorf("want args to be of type LoadAwareBalanceArgs, got %T", args)
-	}
-	if err := ValidateLoadAwareBalanceArgs(lbArgs); err != nil {
-		return nil, fmt.Errorf("invalid %s args: %w", PluginName, err)
-	}
-	lbArgs = lbArgs.DeepCopy()
-	SetDefaults_LoadAwareBalanceArgs(lbArgs)
-	deps, err := deps.Complete(PluginName, handle)
+func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle, deps balance.Deps) (*LoadAwareBalance, error) {
+	args, err := balance.DecodeArgs[LoadAwareBalanceArgs](PluginName, obj, ValidateLoadAwareBalanceArgs, SetDefaults_LoadAwareBalanceArgs)
 	if err != nil {
 		return nil, err
 	}
-	podFilter, err := balance.NewPodFilter(handle, lbArgs.Namespaces, PluginName)
+	base, err := balance.NewPlugin(ctx, PluginName, handle, deps, &args.EvictionArgs)
 	if err != nil {
 		return nil, err
 	}
-	return &LoadAwareBalance{
-		logger:          klog.FromContext(ctx).WithValues("plugin", PluginName),
-		handle:          handle,
-		args:            lbArgs,
-		deps:            deps,
-		podFilter:       podFilter,
-		placedByBallast: balance.PlacedBy(lbArgs.SchedulerNames),
-	}, nil
+	return &LoadAwareBalance{Plugin: base, args: args}, nil
 }
 
 // Name returns the plugin name.
@@ -97,16 +76,16 @@ type cycle struct {
 
 // Balance runs one descheduling cycle.
 func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.Status {
-	logger := p.logger.WithValues("ExtensionPoint", frameworktypes.BalanceExtensionPoint)
-	s := p.deps.Store
+	logger := p.Logger.WithValues("ExtensionPoint", frameworktypes.BalanceExtensionPoint)
+	s := p.Deps.Store
 	s.Lock()
 	defer s.Unlock()
 
-	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{}, byNamespace: map[string]int32{}}
+	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
-	p.deps.FollowReplacements(logger, p.handle, PluginName, nodes)
+	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
 
-	snap := p.deps.Usage.Snapshot()
+	snap := p.Deps.Usage.Snapshot()
 	window := usage.Window(p.args.Window.Duration)
 	present := map[string]bool{}
 	inFlight := map[string]balance.NodeLoad{}
@@ -116,7 +95,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		if !ok {
 			// Unknown usage is neither hot nor a destination.
 			s.ObserveHot(n.Name, false)
-			p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, balance.SkipReason(snap, n.Name)).Inc()
+			p.Deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, balance.SkipReason(snap, n.Name)).Inc()
 			logger.V(3).Info("Node has no fresh usage; neither hot nor a destination", "node", klog.KObj(n), "reason", balance.SkipReason(snap, n.Name))
 			continue
 		}
@@ -143,7 +122,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		}
 	}
 	s.RetainHot(present)
-	p.deps.Metrics.HotNodes.WithLabelValues(PluginName).Set(float64(len(hot)))
+	p.Deps.Metrics.HotNodes.WithLabelValues(PluginName).Set(float64(len(hot)))
 	if len(c.loads) == 0 {
 		logger.Info("Usage is stale or missing for every node; evicting nothing this cycle", "nodes", len(nodes))
 		return nil
@@ -214,7 +193,7 @@ func (p *LoadAwareBalance) narrows(source, dest, fromSource, toDest balance.Node
 // a workload's replicas over nodes (PodTopologySpread's system default), so
 // the replacement of a pod moved towards more of its siblings is pulled back.
 func (p *LoadAwareBalance) replicasOn(node string, w balance.Workload) int {
-	pods, err := p.handle.GetPodsAssignedToNodeFunc()(node, nil)
+	pods, err := p.Handle.GetPodsAssignedToNodeFunc()(node, nil)
 	if err != nil {
 		return 0
 	}
@@ -249,9 +228,9 @@ func (p *LoadAwareBalance) calmAtPeak(snap *usage.Snapshot, node string, window 
 // balanceNode evicts pods from one hot node until its projected usage is
 // under every high threshold, a limit is reached or no candidate can move.
 func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, c *cycle, node *v1.Node, cool []*v1.Node) {
-	s := p.deps.Store
+	s := p.Deps.Store
 	logger = logger.WithValues("node", klog.KObj(node))
-	pods, err := podutil.ListPodsOnANode(node.Name, p.handle.GetPodsAssignedToNodeFunc(), p.podFilter)
+	pods, err := podutil.ListPodsOnANode(node.Name, p.Handle.GetPodsAssignedToNodeFunc(), p.PodFilter)
 	if err != nil {
 		logger.Error(err, "Listing pods of a hot node")
 		return
@@ -261,10 +240,10 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 	logger.Info("Node is hot", "resources", hotResources, "usage", c.loads[node.Name], "evictable", len(pods))
 	amounts := make(map[*v1.Pod]loadscore.Amount, len(pods))
 	for _, pod := range pods {
-		amounts[pod] = p.deps.PodAmount(ctx, PluginName, pod)
+		amounts[pod] = p.Deps.PodAmount(ctx, PluginName, pod)
 	}
 	sortCandidates(pods, func(pod *v1.Pod) float64 {
-		share := p.deps.Model.Share(amounts[pod], node)
+		share := p.Deps.Model.Share(amounts[pod], node)
 		var sum float64
 		for _, r := range hotResources {
 			sum += share[r]
@@ -288,7 +267,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			return
 		}
 		podLogger := logger.WithValues("pod", klog.KObj(pod))
-		if !p.placedByBallast(pod) {
+		if !p.PlacedByBallast(pod) {
 			p.skip(podLogger, balance.SkipOtherScheduler, "pod is placed by another scheduler, which would not place its replacement by real usage",
 				"schedulerName", pod.Spec.SchedulerName)
 			continue
@@ -314,34 +293,34 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			// kube-scheduler's replica spreading would undo.
 			onSource := p.replicasOn(node.Name, wl)
 			narrows = func(dest *v1.Node) bool {
-				return p.narrows(c.loads[node.Name], c.loads[dest.Name], p.deps.Model.Share(amounts[pod], node), p.deps.Model.Share(amounts[pod], dest)) &&
+				return p.narrows(c.loads[node.Name], c.loads[dest.Name], p.Deps.Model.Share(amounts[pod], node), p.Deps.Model.Share(amounts[pod], dest)) &&
 					p.replicasOn(dest.Name, wl) < onSource
 			}
 		}
-		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, cool, undoes, narrows, c.loads, c.limits, p.args.LowThresholds, p.deps.Model,
-			p.handle.GetPodsAssignedToNodeFunc())
+		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, cool, undoes, narrows, c.loads, c.limits, p.args.LowThresholds, p.Deps.Model,
+			p.Handle.GetPodsAssignedToNodeFunc())
 		if dest == nil {
 			p.skip(podLogger, balance.SkipNoDestination, "no cool node can take the pod", "rejected", why)
 			continue
 		}
-		if !p.handle.Evictor().PreEvictionFilter(pod) {
+		if !p.Handle.Evictor().PreEvictionFilter(pod) {
 			p.skip(podLogger, balance.SkipFiltered, "pre-eviction filter refused the pod")
 			continue
 		}
 		reason := eventReason(over, c.loads[node.Name], limit, node.Name, dest.node.Name)
 		if p.args.DryRun {
 			podLogger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.node.Name, "score", dest.score)
-		} else if err := p.handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
+		} else if err := p.Handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
 			if stop := p.evictionFailed(podLogger, c, err); stop {
 				return
 			}
 			continue
 		} else {
 			podLogger.Info("Evicted pod", "reason", reason, "destination", dest.node.Name, "score", dest.score)
-			p.deps.Metrics.Evictions.WithLabelValues(PluginName, evictionReason(over, c.loads[node.Name], p.args.HighThresholds), node.Name).Inc()
+			p.Deps.Metrics.Evictions.WithLabelValues(PluginName, evictionReason(over, c.loads[node.Name], p.args.HighThresholds), node.Name).Inc()
 		}
-		sourceLoad := p.deps.Model.Share(amounts[pod], node)
-		destinationLoad := p.deps.Model.Share(amounts[pod], dest.node)
+		sourceLoad := p.Deps.Model.Share(amounts[pod], node)
+		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.node)
 		c.loads[node.Name] = c.loads[node.Name].Add(sourceLoad, -1)
 		c.loads[dest.node.Name] = c.loads[dest.node.Name].Add(destinationLoad, 1)
 		fromNode++
@@ -386,7 +365,7 @@ func isDisruptionRefusal(err error) bool {
 }
 
 func (p *LoadAwareBalance) skip(logger klog.Logger, reason, msg string, kv ...any) {
-	p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, reason).Inc()
+	p.Deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, reason).Inc()
 	logger.V(2).Info("Skipping eviction candidate: "+msg, append([]any{"skipReason", reason}, kv...)...)
 }
 

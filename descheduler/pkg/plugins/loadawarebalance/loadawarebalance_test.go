@@ -181,7 +181,7 @@ func tiny(n *v1.Node) {
 func TestBalanceChoosesTheBestScoredDestination(t *testing.T) {
 	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, hotPods()...)
 	h.cycle(hotUsage)
-	m := h.plugin.deps.Store.Destinations()
+	m := h.plugin.Deps.Store.Destinations()
 	if len(m) != 1 || m[0] != "cool-a" {
 		t.Fatalf("moves %+v, want one to cool-a (memory 20 %% beats 30 %%)", m)
 	}
@@ -442,7 +442,7 @@ func TestBalanceDryRunEvictsNothing(t *testing.T) {
 	if len(h.Evicted) != 0 {
 		t.Errorf("dry run evicted %v", h.Evicted)
 	}
-	if n := len(h.plugin.deps.Store.Destinations()); n != 0 {
+	if n := len(h.plugin.Deps.Store.Destinations()); n != 0 {
 		t.Errorf("dry run remembered %d moves", n)
 	}
 }

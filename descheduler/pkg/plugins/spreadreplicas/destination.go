@@ -64,11 +64,11 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w balanc
 			reject(n, fmt.Sprintf("hot at its peak in the window (%v)", over))
 			continue
 		}
-		if p.deps.Store.MovedOff(w, n.Name, c.now, p.args.EvictionCooldown.Duration) {
+		if p.Deps.Store.MovedOff(w, n.Name, c.now, p.args.EvictionCooldown.Duration) {
 			reject(n, "the workload was moved off it within the cooldown")
 			continue
 		}
-		pl := p.deps.Model.Place(amount, n, load, p.args.HighThresholds)
+		pl := p.Deps.Model.Place(amount, n, load, p.args.HighThresholds)
 		if !pl.Fits {
 			reject(n, pl.Reason)
 			continue
@@ -91,7 +91,7 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w balanc
 		return cmp.Or(cmp.Compare(a.count, b.count), cmp.Compare(b.score, a.score), cmp.Compare(a.node.Name, b.node.Name))
 	})
 	for _, d := range ranked {
-		if err := nodeutil.NodeFit(ctx, p.handle.GetPodsAssignedToNodeFunc(), pod, d.node); err != nil {
+		if err := nodeutil.NodeFit(ctx, p.Handle.GetPodsAssignedToNodeFunc(), pod, d.node); err != nil {
 			reject(d.node, err.Error())
 			continue
 		}
@@ -109,8 +109,8 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w balanc
 // two was. On nodes of one size that is any move towards equal counts; on
 // nodes of different sizes it stops where usage, not the count, is even.
 func (p *SpreadReplicas) evensOut(amount loadscore.Amount, src *v1.Node, srcLoad balance.NodeLoad, dest *v1.Node, destLoad balance.NodeLoad) bool {
-	destAfter := p.deps.Model.Place(amount, dest, destLoad, nil)
-	return destAfter.Score >= p.deps.Model.Place(loadscore.Amount{}, src, srcLoad, nil).Score
+	destAfter := p.Deps.Model.Place(amount, dest, destLoad, nil)
+	return destAfter.Score >= p.Deps.Model.Place(loadscore.Amount{}, src, srcLoad, nil).Score
 }
 
 // reportedScore is how the scheduler's load model scores node for pod on
@@ -121,5 +121,5 @@ func (p *SpreadReplicas) reportedScore(c *cycle, pod *v1.Pod, node *v1.Node) (in
 	if !ok {
 		return 0, false
 	}
-	return p.deps.Model.Place(p.deps.Model.EstimatePod(pod), node, load, nil).Score, true
+	return p.Deps.Model.Place(p.Deps.Model.EstimatePod(pod), node, load, nil).Score, true
 }

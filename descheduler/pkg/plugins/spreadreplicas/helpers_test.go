@@ -129,7 +129,7 @@ func (h *harness) add(p *v1.Pod) {
 
 func (h *harness) waitInformer(done func(get func(name string) bool) bool) {
 	h.t.Helper()
-	lister := h.plugin.handle.SharedInformerFactory().Core().V1().Pods().Lister()
+	lister := h.plugin.Handle.SharedInformerFactory().Core().V1().Pods().Lister()
 	get := func(name string) bool { _, err := lister.Pods("default").Get(name); return err == nil }
 	if err := wait.PollUntilContextTimeout(h.ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return done(get), nil

@@ -35,13 +35,8 @@ var _ frameworktypes.BalancePlugin = &SpreadReplicas{}
 // SpreadReplicas evicts a surplus replica of a workload from a node when
 // another node holds at least two fewer and can take it by real usage.
 type SpreadReplicas struct {
-	logger    klog.Logger
-	handle    frameworktypes.Handle
-	args      *SpreadReplicasArgs
-	deps      balance.Deps
-	podFilter podutil.FilterFunc
-	// placedByBallast accepts the pods of args.SchedulerNames.
-	placedByBallast podutil.FilterFunc
+	balance.Plugin
+	args *SpreadReplicasArgs
 }
 
 // NewBuilder returns the descheduler plugin builder for SpreadReplicas bound
@@ -54,32 +49,16 @@ func NewBuilder(deps balance.Deps) pluginregistry.PluginBuilder {
 }
 
 // New builds the plugin from its args.
-func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle, deps balance.Deps) (*SpreadReplicas, error) {
-	srArgs, ok := args.(*SpreadReplicasArgs)
-	if !ok {
-		return nil, fmt.Errorf("want args to be of type SpreadReplicasArgs, got %T", args)
-	}
-	if err := ValidateSpreadReplicasArgs(srArgs); err != nil {
-		return nil, fmt.Errorf("invalid %s args: %w", PluginName, err)
-	}
-	srArgs = srArgs.DeepCopy()
-	SetDefaults_SpreadReplicasArgs(srArgs)
-	deps, err := deps.Complete(PluginName, handle)
+func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle, deps balance.Deps) (*SpreadReplicas, error) {
+	args, err := balance.DecodeArgs[SpreadReplicasArgs](PluginName, obj, ValidateSpreadReplicasArgs, SetDefaults_SpreadReplicasArgs)
 	if err != nil {
 		return nil, err
 	}
-	podFilter, err := balance.NewPodFilter(handle, srArgs.Namespaces, PluginName)
+	base, err := balance.NewPlugin(ctx, PluginName, handle, deps, &args.EvictionArgs)
 	if err != nil {
 		return nil, err
 	}
-	return &SpreadReplicas{
-		logger:          klog.FromContext(ctx).WithValues("plugin", PluginName),
-		handle:          handle,
-		args:            srArgs,
-		deps:            deps,
-		podFilter:       podFilter,
-		placedByBallast: balance.PlacedBy(srArgs.SchedulerNames),
-	}, nil
+	return &SpreadReplicas{Plugin: base, args: args}, nil
 }
 
 // Name returns the plugin name.
@@ -109,22 +88,22 @@ type replicas struct {
 
 // Balance runs one descheduling cycle.
 func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.Status {
-	logger := p.logger.WithValues("ExtensionPoint", frameworktypes.BalanceExtensionPoint)
-	s := p.deps.Store
+	logger := p.Logger.WithValues("ExtensionPoint", frameworktypes.BalanceExtensionPoint)
+	s := p.Deps.Store
 	s.Lock()
 	defer s.Unlock()
 
-	c := &cycle{now: p.deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, reported: map[string]balance.NodeLoad{}, peaks: map[string]balance.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
+	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, reported: map[string]balance.NodeLoad{}, peaks: map[string]balance.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
-	p.deps.FollowReplacements(logger, p.handle, PluginName, nodes)
+	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
 
-	snap := p.deps.Usage.Snapshot()
+	snap := p.Deps.Usage.Snapshot()
 	window := usage.Window(p.args.Window.Duration)
 	for _, n := range nodes {
 		load, ok := balance.ReadLoad(snap, n.Name, window, p.args.ThresholdStatistics, p.args.HighThresholds)
 		if !ok {
 			// Unknown usage never makes a node a destination.
-			p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, balance.SkipReason(snap, n.Name)).Inc()
+			p.Deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, balance.SkipReason(snap, n.Name)).Inc()
 			logger.V(3).Info("Node has no fresh usage; not a destination", "node", klog.KObj(n), "reason", balance.SkipReason(snap, n.Name))
 			continue
 		}
@@ -161,7 +140,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 // replicasByWorkload counts the running replicas of every controlled pod on
 // nodes and collects those this plugin may evict.
 func (p *SpreadReplicas) replicasByWorkload(nodes []*v1.Node) (map[balance.Workload]*replicas, error) {
-	podsOn := p.handle.GetPodsAssignedToNodeFunc()
+	podsOn := p.Handle.GetPodsAssignedToNodeFunc()
 	out := map[balance.Workload]*replicas{}
 	get := func(w balance.Workload) *replicas {
 		if out[w] == nil {
@@ -181,7 +160,7 @@ func (p *SpreadReplicas) replicasByWorkload(nodes []*v1.Node) (map[balance.Workl
 				get(w).count[n.Name]++
 			}
 		}
-		evictable, err := podutil.ListPodsOnANode(n.Name, podsOn, p.podFilter)
+		evictable, err := podutil.ListPodsOnANode(n.Name, podsOn, p.PodFilter)
 		if err != nil {
 			return nil, fmt.Errorf("listing evictable pods on node %s: %w", n.Name, err)
 		}
@@ -204,7 +183,7 @@ func (p *SpreadReplicas) spread(ctx context.Context, logger klog.Logger, c *cycl
 
 // moveOne evicts one replica of w and reports whether it did.
 func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cycle, w balance.Workload, r *replicas, nodes []*v1.Node) bool {
-	s := p.deps.Store
+	s := p.Deps.Store
 	sources := slices.Clone(nodes)
 	slices.SortStableFunc(sources, func(a, b *v1.Node) int { return r.count[b.Name] - r.count[a.Name] })
 	for _, src := range sources {
@@ -226,7 +205,7 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 			}
 			pod := r.evictable[src.Name][0]
 			podLogger := logger.WithValues("pod", klog.KObj(pod), "node", klog.KObj(src))
-			if !p.placedByBallast(pod) {
+			if !p.PlacedByBallast(pod) {
 				r.evictable[src.Name] = r.evictable[src.Name][1:]
 				p.skip(podLogger, balance.SkipOtherScheduler, "pod is placed by another scheduler, which would not place its replacement by real usage",
 					"schedulerName", pod.Spec.SchedulerName)
@@ -236,14 +215,14 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 				p.skip(podLogger, balance.SkipLimit, "namespace eviction limit reached")
 				return false
 			}
-			amount := p.deps.PodAmount(ctx, PluginName, pod)
+			amount := p.Deps.PodAmount(ctx, PluginName, pod)
 			dest, why := p.pickDestination(ctx, c, w, r, pod, amount, src, nodes)
 			if dest == nil {
 				p.skip(podLogger, balance.SkipNoDestination, "no node with fewer replicas can take the pod", "rejected", why)
 				break
 			}
 			r.evictable[src.Name] = r.evictable[src.Name][1:]
-			if !p.handle.Evictor().PreEvictionFilter(pod) {
+			if !p.Handle.Evictor().PreEvictionFilter(pod) {
 				p.skip(podLogger, balance.SkipFiltered, "pre-eviction filter refused the pod")
 				continue
 			}
@@ -262,14 +241,14 @@ func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle
 	reason := eventReason(w, r, src.Name, dest.Name)
 	if p.args.DryRun {
 		logger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Name)
-	} else if err := p.handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
+	} else if err := p.Handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
 		p.skip(logger, balance.SkipEvictionError, "eviction refused; trying the next pod", "err", err.Error())
 		return false
 	} else {
 		logger.Info("Evicted pod", "reason", reason, "destination", dest.Name)
-		p.deps.Metrics.Evictions.WithLabelValues(PluginName, "spread", src.Name).Inc()
+		p.Deps.Metrics.Evictions.WithLabelValues(PluginName, "spread", src.Name).Inc()
 	}
-	srcLoad, destLoad := p.deps.Model.Share(amount, src), p.deps.Model.Share(amount, dest)
+	srcLoad, destLoad := p.Deps.Model.Share(amount, src), p.Deps.Model.Share(amount, dest)
 	if l, ok := c.loads[src.Name]; ok {
 		c.loads[src.Name] = l.Add(srcLoad, -1)
 	}
@@ -286,13 +265,13 @@ func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle
 	c.fromNode[src.Name]++
 	c.byNamespace[pod.Namespace]++
 	if !p.args.DryRun {
-		p.deps.Store.Remember(w, src.Name, dest.Name, c.now, srcLoad, destLoad)
+		p.Deps.Store.Remember(w, src.Name, dest.Name, c.now, srcLoad, destLoad)
 	}
 	return true
 }
 
 func (p *SpreadReplicas) skip(logger klog.Logger, reason, msg string, kv ...any) {
-	p.deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, reason).Inc()
+	p.Deps.Metrics.SkippedCandidates.WithLabelValues(PluginName, reason).Inc()
 	logger.V(2).Info("Skipping eviction candidate: "+msg, append([]any{"skipReason", reason}, kv...)...)
 }
 

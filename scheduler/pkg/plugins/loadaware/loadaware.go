@@ -72,9 +72,7 @@ type LoadAware struct {
 // NewFactory returns the factory kube-scheduler calls for every profile that
 // enables LoadAware; all instances share tracker.
 func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
-	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		return New(ctx, obj, h, tracker)
-	}
+	return nodeload.Factory(tracker, New)
 }
 
 // New builds the plugin from its args, defaulting and validating them.
@@ -83,10 +81,7 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 	if err != nil {
 		return nil, err
 	}
-	if tracker == nil {
-		return nil, fmt.Errorf("%s needs a usage tracker", Name)
-	}
-	if err := tracker.Attach(h); err != nil {
+	if err := tracker.Attach(Name, h); err != nil {
 		return nil, err
 	}
 	s := args.ScoringStrategy

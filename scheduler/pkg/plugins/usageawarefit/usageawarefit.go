@@ -57,9 +57,7 @@ type UsageAwareFit struct {
 // NewFactory returns the factory kube-scheduler calls for every profile that
 // enables the plugin; all instances share tracker.
 func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
-	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		return New(ctx, obj, h, tracker)
-	}
+	return nodeload.Factory(tracker, New)
 }
 
 // New builds the plugin from its args, defaulting and validating them.
@@ -68,10 +66,7 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 	if err != nil {
 		return nil, err
 	}
-	if tracker == nil {
-		return nil, fmt.Errorf("%s needs a usage tracker", Name)
-	}
-	if err := tracker.Attach(h); err != nil {
+	if err := tracker.Attach(Name, h); err != nil {
 		return nil, err
 	}
 	return &UsageAwareFit{
