@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"reflect"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/descheduler/pkg/api"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 )
@@ -62,4 +65,37 @@ func DecodeArgs[T any, PT interface {
 	args := in.DeepCopy()
 	setDefaults(PT(args))
 	return args, nil
+}
+
+// NewPodFilter returns the filter of the pods plugin may evict: those the
+// profile's evictor accepts, in the namespaces the args allow.
+func NewPodFilter(handle frameworktypes.Handle, namespaces *api.Namespaces, plugin string) (podutil.FilterFunc, error) {
+	var include, exclude sets.Set[string]
+	if namespaces != nil {
+		include, exclude = sets.New(namespaces.Include...), sets.New(namespaces.Exclude...)
+	}
+	filter, err := podutil.NewOptions().
+		WithFilter(handle.Evictor().Filter).
+		WithNamespaces(include).
+		WithoutNamespaces(exclude).
+		BuildFilterFunc()
+	if err != nil {
+		return nil, fmt.Errorf("building the pod filter of %s: %w", plugin, err)
+	}
+	return filter, nil
+}
+
+// PlacedBy returns a filter accepting the pods whose spec.schedulerName is
+// one of names: the pods those schedulers place again once evicted. A pod
+// without a schedulerName counts as default-scheduler, as the API server
+// names it.
+func PlacedBy(names []string) podutil.FilterFunc {
+	set := sets.New(names...)
+	return func(pod *v1.Pod) bool {
+		name := pod.Spec.SchedulerName
+		if name == "" {
+			name = v1.DefaultSchedulerName
+		}
+		return set.Has(name)
+	}
 }
