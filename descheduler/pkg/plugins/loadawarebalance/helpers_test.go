@@ -8,7 +8,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
@@ -51,14 +50,7 @@ func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	objs := []runtime.Object{}
-	for _, n := range nodes {
-		objs = append(objs, n)
-	}
-	for _, p := range pods {
-		objs = append(objs, p)
-	}
-	h := &harness{t: t, ctx: ctx, Cluster: balancetest.NewCluster(t, objs...), source: &staticSource{},
+	h := &harness{t: t, ctx: ctx, Cluster: balancetest.NewClusterOf(t, nodes, pods), source: &staticSource{},
 		clock: testingclock.NewFakeClock(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)), metrics: balance.NewMetrics(), nodes: nodes,
 		podUsage: map[string]loadscore.Amount{}}
 	reg := metrics.NewKubeRegistry()

@@ -40,6 +40,18 @@ type Cluster struct {
 	Events *events.FakeRecorder
 }
 
+// NewClusterOf returns a cluster holding nodes and pods.
+func NewClusterOf(t testing.TB, nodes []*v1.Node, pods []*v1.Pod) *Cluster {
+	objs := make([]runtime.Object, 0, len(nodes)+len(pods))
+	for _, n := range nodes {
+		objs = append(objs, n)
+	}
+	for _, p := range pods {
+		objs = append(objs, p)
+	}
+	return NewCluster(t, objs...)
+}
+
 // NewCluster returns a cluster holding objs.
 func NewCluster(t testing.TB, objs ...runtime.Object) *Cluster {
 	c := &Cluster{t: t, Client: fake.NewClientset(objs...), Refuse: map[string]bool{}, Events: events.NewFakeRecorder(100)}
