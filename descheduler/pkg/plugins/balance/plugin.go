@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/api"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
+	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 )
 
@@ -45,6 +46,15 @@ func NewPlugin(ctx context.Context, name string, handle frameworktypes.Handle, d
 		PodFilter:       podFilter,
 		PlacedByBallast: PlacedBy(args.SchedulerNames),
 	}, nil
+}
+
+// Builder returns the descheduler's builder of a balance plugin made by
+// build, bound to deps (give every balance plugin the same Store, so that
+// none undoes another's moves).
+func Builder[P frameworktypes.Plugin](deps Deps, build func(context.Context, runtime.Object, frameworktypes.Handle, Deps) (P, error)) pluginregistry.PluginBuilder {
+	return func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
+		return build(ctx, args, handle, deps)
+	}
 }
 
 // DecodeArgs returns the args of the plugin called name as it uses them: a

@@ -41,9 +41,7 @@ type LoadAwareBalance struct {
 // NewBuilder returns the descheduler plugin builder for LoadAwareBalance
 // bound to deps.
 func NewBuilder(deps balance.Deps) pluginregistry.PluginBuilder {
-	return func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
-		return New(ctx, args, handle, deps)
-	}
+	return balance.Builder(deps, New)
 }
 
 // New builds the plugin from its args.

@@ -43,9 +43,7 @@ type SpreadReplicas struct {
 // to deps. Give it the Store LoadAwareBalance uses, so neither undoes the
 // other's moves.
 func NewBuilder(deps balance.Deps) pluginregistry.PluginBuilder {
-	return func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
-		return New(ctx, args, handle, deps)
-	}
+	return balance.Builder(deps, New)
 }
 
 // New builds the plugin from its args.
