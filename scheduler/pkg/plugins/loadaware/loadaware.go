@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
@@ -123,32 +122,13 @@ func EstimateOptions(e *config.PodEstimate) loadscore.EstimateOptions {
 // Name returns the plugin's name.
 func (pl *LoadAware) Name() string { return Name }
 
-const stateKey fwk.StateKey = Name
-
-// cycleState is what one scheduling cycle shares between extension points:
-// one snapshot (so every node is judged on the same data) and the pod's estimate.
-type cycleState struct {
-	snap *usage.Snapshot
-	// views are snap's nodes in the plugin's window.
-	views  *nodeload.Views
-	podEst loadscore.Amount
-	// now is the cycle's time, at which pending pods are counted.
-	now time.Time
+func (pl *LoadAware) newState(ctx context.Context, pod *v1.Pod) *nodeload.Cycle {
+	return pl.tracker.NewCycle(ctx, Name, pod, pl.window, pl.estimate)
 }
 
-// Clone shares the state: it is never modified after PreFilter/PreScore.
-func (s *cycleState) Clone() fwk.StateData { return s }
-
-func (pl *LoadAware) newState(ctx context.Context, pod *v1.Pod) *cycleState {
-	snap := pl.tracker.Snapshot()
-	return &cycleState{snap: snap, views: pl.tracker.Views(snap, pl.window), podEst: pl.tracker.EstimatePod(ctx, Name, pod, pl.estimate), now: pl.tracker.Now()}
-}
-
-func (pl *LoadAware) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod) *cycleState {
-	if d, err := cs.Read(stateKey); err == nil {
-		if s, ok := d.(*cycleState); ok {
-			return s
-		}
+func (pl *LoadAware) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod) *nodeload.Cycle {
+	if s, ok := nodeload.ReadCycle(cs, Name); ok {
+		return s
 	}
 	return pl.newState(ctx, pod)
 }
@@ -156,8 +136,8 @@ func (pl *LoadAware) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod) 
 // prepare stores the cycle's state and reports nodes without usable usage.
 func (pl *LoadAware) prepare(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, resources []usage.Resource) {
 	s := pl.newState(ctx, pod)
-	cs.Write(stateKey, s)
-	pl.tracker.Report(ctx, pl.handle, Name, pod, pl.tracker.Unavailable(s.snap, nodes, pl.window, resources...))
+	nodeload.WriteCycle(cs, Name, s)
+	pl.tracker.Report(ctx, pl.handle, Name, pod, pl.tracker.Unavailable(s.Snap, nodes, pl.window, resources...))
 }
 
 // SignPod lets kube-scheduler batch pods (fwk.SignPlugin): Filter and Score
@@ -211,25 +191,25 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 // predict returns the node's predicted usage for resources, from the
 // statistic configured for each (thresholdStatistics), or false when its
 // usage is unavailable.
-func (pl *LoadAware) predict(buf []loadscore.Prediction, s *cycleState, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadscore.Prediction, bool) {
+func (pl *LoadAware) predict(buf []loadscore.Prediction, s *nodeload.Cycle, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadscore.Prediction, bool) {
 	node := nodeInfo.Node().Name
 	// Missing or stale usage: no prediction. Missing windows and invalid
 	// numbers are caught by Predict.
-	v, ok := s.views.Node(node)
+	v, ok := s.Views.Node(node)
 	if !ok || !v.Fresh {
 		return nil, false
 	}
-	pending := pl.tracker.Pending().SumAt(s.now, node, v.SampleTime, pl.window.Duration(), pl.estimate)
+	pending := pl.tracker.Pending().SumAt(s.Now, node, v.SampleTime, pl.window.Duration(), pl.estimate)
 	current := func(r usage.Resource) (float64, bool) {
 		st, ok := v.Stats(r)
 		return pl.stats.Pick(r, st), ok
 	}
-	return loadscore.Predict(buf, resources, current, pending, s.podEst, nodeload.Allocatable(nodeInfo))
+	return loadscore.Predict(buf, resources, current, pending, s.PodEst, nodeload.Allocatable(nodeInfo))
 }
 
 // PreScore takes the cycle's snapshot if PreFilter did not (score-only use).
 func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	if _, err := cs.Read(stateKey); err == nil {
+	if _, ok := nodeload.ReadCycle(cs, Name); ok {
 		return nil
 	}
 	pl.prepare(ctx, cs, pod, nodes, pl.scored)

@@ -8,7 +8,6 @@ package loadvariationriskbalancing
 import (
 	"context"
 	"math"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -76,60 +75,41 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 // Name returns the plugin's name.
 func (pl *LoadVariationRiskBalancing) Name() string { return Name }
 
-const stateKey fwk.StateKey = Name
-
-type cycleState struct {
-	snap *usage.Snapshot
-	// views are snap's nodes in the plugin's window.
-	views  *nodeload.Views
-	podEst loadscore.Amount
-	// now is the cycle's time, at which pending pods are counted.
-	now time.Time
-}
-
-// Clone shares the state: it is never modified after PreScore.
-func (s *cycleState) Clone() fwk.StateData { return s }
-
-// demand is what a pod adds to a node's mean: its running siblings'
-// measured usage when known, else its requests, as in Trimaran, with
-// LoadAware's defaults for containers that request nothing so that
-// best-effort pods are not free.
-func (pl *LoadVariationRiskBalancing) demand(ctx context.Context, p *v1.Pod) loadscore.Amount {
-	return pl.tracker.EstimatePod(ctx, Name, p, loadscore.DefaultEstimateOptions)
-}
-
 // SignPod lets kube-scheduler batch pods (fwk.SignPlugin): Score depends on
 // the pod only through its demand.
 func (pl *LoadVariationRiskBalancing) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	return []fwk.SignFragment{pl.tracker.SignEstimate(Name, pod, loadscore.DefaultEstimateOptions)}, nil
 }
 
-func (pl *LoadVariationRiskBalancing) newState(ctx context.Context, pod *v1.Pod) *cycleState {
-	snap := pl.tracker.Snapshot()
-	return &cycleState{snap: snap, views: pl.tracker.Views(snap, pl.window), podEst: pl.demand(ctx, pod), now: pl.tracker.Now()}
+// newState takes the cycle's snapshot and the pod's demand, what it adds to
+// a node's mean: its running siblings' measured usage when known, else its
+// requests, as in Trimaran, with LoadAware's defaults for containers that
+// request nothing so that best-effort pods are not free.
+func (pl *LoadVariationRiskBalancing) newState(ctx context.Context, pod *v1.Pod) *nodeload.Cycle {
+	return pl.tracker.NewCycle(ctx, Name, pod, pl.window, loadscore.DefaultEstimateOptions)
 }
 
 // PreScore takes the cycle's usage snapshot and reports nodes without usage.
 func (pl *LoadVariationRiskBalancing) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	s := pl.newState(ctx, pod)
-	cs.Write(stateKey, s)
-	pl.tracker.Report(ctx, pl.handle, Name, pod, pl.tracker.Unavailable(s.snap, nodes, pl.window, pl.resources...))
+	nodeload.WriteCycle(cs, Name, s)
+	pl.tracker.Report(ctx, pl.handle, Name, pod, pl.tracker.Unavailable(s.Snap, nodes, pl.window, pl.resources...))
 	return nil
 }
 
 // Score returns 100 × (1 − risk), combining resources by weight; a node
 // without usable usage gets the neutral score.
 func (pl *LoadVariationRiskBalancing) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
-	s, ok := readState(cs)
+	s, ok := nodeload.ReadCycle(cs, Name)
 	if !ok {
 		s = pl.newState(ctx, pod)
 	}
 	node := nodeInfo.Node().Name
-	v, ok := s.views.Node(node)
+	v, ok := s.Views.Node(node)
 	if !ok || v.Cause(pl.resources...) != nodeload.CauseNone {
 		return nodeload.NeutralScore, nil
 	}
-	added := s.podEst.Add(pl.tracker.Pending().SumAt(s.now, node, v.SampleTime, pl.window.Duration(), loadscore.DefaultEstimateOptions))
+	added := s.PodEst.Add(pl.tracker.Pending().SumAt(s.Now, node, v.SampleTime, pl.window.Duration(), loadscore.DefaultEstimateOptions))
 	alloc := nodeload.Allocatable(nodeInfo)
 	logger := klog.FromContext(ctx)
 	verbose := logger.V(4).Enabled()
@@ -150,15 +130,6 @@ func (pl *LoadVariationRiskBalancing) Score(ctx context.Context, cs fwk.CycleSta
 		logger.V(4).Info("Risk-balancing score", "plugin", Name, "pod", klog.KObj(pod), "node", node, "score", score)
 	}
 	return score, nil
-}
-
-func readState(cs fwk.CycleState) (*cycleState, bool) {
-	d, err := cs.Read(stateKey)
-	if err != nil {
-		return nil, false
-	}
-	s, ok := d.(*cycleState)
-	return s, ok
 }
 
 // ScoreExtensions returns nil: scores are already between 0 and 100.

@@ -85,16 +85,6 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 // Name returns the plugin's name.
 func (pl *UsageAwareFit) Name() string { return Name }
 
-const stateKey fwk.StateKey = Name
-
-type cycleState struct {
-	snap   *usage.Snapshot
-	podEst loadscore.Amount
-}
-
-// Clone shares the state: it is never modified after PreFilter.
-func (s *cycleState) Clone() fwk.StateData { return s }
-
 // SignPod lets kube-scheduler batch pods (fwk.SignPlugin): Filter depends on
 // the pod through its requests, as NodeResourcesFit's does, and its usage
 // estimate.
@@ -109,12 +99,12 @@ func (pl *UsageAwareFit) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFrag
 
 // PreFilter takes the cycle's usage snapshot and estimates the pod.
 func (pl *UsageAwareFit) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	cs.Write(stateKey, pl.newState(ctx, pod))
+	nodeload.WriteCycle(cs, Name, pl.newState(ctx, pod))
 	return nil, nil
 }
 
-func (pl *UsageAwareFit) newState(ctx context.Context, pod *v1.Pod) *cycleState {
-	return &cycleState{snap: pl.tracker.Snapshot(), podEst: pl.tracker.EstimatePod(ctx, Name, pod, pl.estimate)}
+func (pl *UsageAwareFit) newState(ctx context.Context, pod *v1.Pod) *nodeload.Cycle {
+	return pl.tracker.NewCycle(ctx, Name, pod, pl.window, pl.estimate)
 }
 
 // PreFilterExtensions returns nil.
@@ -152,7 +142,7 @@ func (pl *UsageAwareFit) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.
 	for i, r := range over {
 		resources[i] = usage.Resource(r.ResourceName)
 	}
-	nu, cause := nodeload.Lookup(s.snap, node, pl.window, resources...)
+	nu, cause := nodeload.Lookup(s.Snap, node, pl.window, resources...)
 	if cause != nodeload.CauseNone {
 		var u nodeload.Unavailable
 		u.Add(node, cause)
@@ -164,7 +154,7 @@ func (pl *UsageAwareFit) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.
 		st, ok := nu.Get(pl.window, r)
 		return st.P95, ok
 	}
-	preds, ok := loadscore.Predict(nil, resources, current, pending, s.podEst, nodeload.Allocatable(nodeInfo))
+	preds, ok := loadscore.Predict(nil, resources, current, pending, s.PodEst, nodeload.Allocatable(nodeInfo))
 	if !ok {
 		return refuse(short)
 	}
@@ -203,11 +193,9 @@ func (pl *UsageAwareFit) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.
 	return nil
 }
 
-func (pl *UsageAwareFit) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod) *cycleState {
-	if d, err := cs.Read(stateKey); err == nil {
-		if s, ok := d.(*cycleState); ok {
-			return s
-		}
+func (pl *UsageAwareFit) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod) *nodeload.Cycle {
+	if s, ok := nodeload.ReadCycle(cs, Name); ok {
+		return s
 	}
 	return pl.newState(ctx, pod)
 }
