@@ -135,15 +135,15 @@ func askLoadWatcher(ctx context.Context, o Options, lw *appsv1.Deployment, schem
 	var forwardErr error
 	if lw != nil {
 		port, pod, stop, err := forward(ctx, o.RestConfig, o.Client, lw, o.LoadWatcherPort)
+		forwardErr = err
 		if err == nil {
 			defer stop()
 			u, err := fetchUsage(ctx, fmt.Sprintf("%s://127.0.0.1:%d", scheme, port), insecureClient(), nodes)
 			if err == nil {
 				return u, "port-forward to pod " + pod, nil
 			}
-			err = fmt.Errorf("through a port-forward to pod %s: %w", pod, err)
+			forwardErr = fmt.Errorf("through a port-forward to pod %s: %w", pod, err)
 		}
-		forwardErr = err
 	}
 	svc := charts.ComponentFullname(o.ReleaseName, "load-watcher")
 	proxy, _, err := rest.DefaultServerUrlFor(o.RestConfig)
