@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	_ "github.com/ballast-sched/ballast/scheduler/pkg/apis/config" // Ballast's args in kube-scheduler's scheme
+	"github.com/ballast-sched/ballast/simulator/defaultstest"
 )
 
 // TestShippedProfilesStateOnlyWhatDiffersFromDefaults holds the shipped
@@ -94,38 +95,12 @@ func redundantArgs(t *testing.T, data []byte) []string {
 			}
 			id := fmt.Sprintf("%v/%v", profile["schedulerName"], entry["name"])
 			prefix := fmt.Sprintf("profiles[%v].pluginConfig[%v].args", profile["schedulerName"], entry["name"])
-			found = append(found, redundantKeys(t, doc, args, prefix, func() bool {
+			found = append(found, defaultstest.RedundantKeys(args, prefix, func() bool {
 				return equality.Semantic.DeepEqual(decodeArgs(t, doc)[id], full[id])
 			})...)
 		}
 	}
 	sort.Strings(found)
-	return found
-}
-
-// redundantKeys deletes each key of m in turn (m lies inside doc) and asks
-// same whether the decoded args stayed the same; it descends into the keys
-// that matter.
-func redundantKeys(t *testing.T, doc, m map[string]any, prefix string, same func() bool) []string {
-	var found []string
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := m[k]
-		delete(m, k)
-		redundant := same()
-		m[k] = v
-		if redundant {
-			found = append(found, prefix+"."+k)
-			continue
-		}
-		if child, ok := v.(map[string]any); ok {
-			found = append(found, redundantKeys(t, doc, child, prefix+"."+k, same)...)
-		}
-	}
 	return found
 }
 

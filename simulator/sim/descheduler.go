@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
@@ -156,14 +157,21 @@ func (d *deschedulerRunner) highThresholds() (map[usage.Resource]float64, error)
 // loadPolicy loads the policy file with Ballast's plugins registered, bound
 // to this runner. Callers hold cycleMu.
 func (d *deschedulerRunner) loadPolicy() (*api.DeschedulerPolicy, error) {
+	return loadPolicy(d.policyPath, d.c.Client, d.deps)
+}
+
+// loadPolicy decodes, defaults and validates the policy file at path with
+// the upstream plugins and Ballast's, bound to deps, in the descheduler's
+// process-wide registry. Callers hold cycleMu.
+func loadPolicy(path string, client clientset.Interface, deps balance.Deps) (*api.DeschedulerPolicy, error) {
 	descheduler.SetupPlugins()
-	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(d.deps), &loadawarebalance.LoadAwareBalance{},
+	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(deps), &loadawarebalance.LoadAwareBalance{},
 		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
 		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, pluginregistry.PluginRegistry)
-	pluginregistry.Register(spreadreplicas.PluginName, spreadreplicas.NewBuilder(d.deps), &spreadreplicas.SpreadReplicas{},
+	pluginregistry.Register(spreadreplicas.PluginName, spreadreplicas.NewBuilder(deps), &spreadreplicas.SpreadReplicas{},
 		&spreadreplicas.SpreadReplicasArgs{}, spreadreplicas.ValidateSpreadReplicasArgs,
 		spreadreplicas.SetDefaults_SpreadReplicasArgs, pluginregistry.PluginRegistry)
-	policy, err := descheduler.LoadPolicyConfig(d.policyPath, d.c.Client, pluginregistry.PluginRegistry)
+	policy, err := descheduler.LoadPolicyConfig(path, client, pluginregistry.PluginRegistry)
 	if err != nil {
 		return nil, fmt.Errorf("loading the descheduler policy: %w", err)
 	}

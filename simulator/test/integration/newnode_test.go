@@ -2,28 +2,59 @@ package integration
 
 import (
 	"os"
-	"strings"
+	"slices"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // shippedPolicyPath is Ballast's default policy file.
 const shippedPolicyPath = "../../../descheduler/config/policy.yaml"
 
-// shippedPolicy writes the shipped policy with its 5m statistics window
-// scaled to the test's: a descheduling cycle runs every few hundred
-// milliseconds here, and a 5m window would still hold the samples from
-// before earlier moves, which a real 5m cycle never sees.
+// shippedPolicy writes the shipped policy with the statistics window of
+// Ballast's plugins (by default 5m) set to the test's: a descheduling cycle
+// runs every few hundred milliseconds here, and a 5m window would still
+// hold the samples from before earlier moves, which a real 5m cycle never
+// sees.
 func shippedPolicy(e *env) string {
 	e.t.Helper()
 	raw, err := os.ReadFile(shippedPolicyPath)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	scaled := strings.ReplaceAll(string(raw), "window: 5m", "window: "+window.String())
-	if scaled == string(raw) {
-		e.t.Fatal("the shipped policy sets no 5m window to scale")
+	var doc map[string]any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		e.t.Fatal(err)
 	}
-	return e.writePolicy(scaled)
+	scaled := 0
+	for _, p := range doc["profiles"].([]any) {
+		profile := p.(map[string]any)
+		entries, _ := profile["pluginConfig"].([]any)
+		for _, name := range []string{"LoadAwareBalance", "SpreadReplicas"} {
+			i := slices.IndexFunc(entries, func(e any) bool { return e.(map[string]any)["name"] == name })
+			if i < 0 {
+				entries = append(entries, map[string]any{"name": name})
+				i = len(entries) - 1
+			}
+			entry := entries[i].(map[string]any)
+			args, _ := entry["args"].(map[string]any)
+			if args == nil {
+				args = map[string]any{}
+				entry["args"] = args
+			}
+			args["window"] = window.String()
+			scaled++
+		}
+		profile["pluginConfig"] = entries
+	}
+	if scaled == 0 {
+		e.t.Fatal("the shipped policy has no profile to scale")
+	}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.writePolicy(string(out))
 }
 
 // Six replicas run on node-a while node-b is cordoned; after the uncordon,
