@@ -1,10 +1,8 @@
 package config_test
 
 import (
-	"fmt"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -82,26 +80,9 @@ func redundantArgs(t *testing.T, data []byte) []string {
 		t.Fatalf("parsing: %v", err)
 	}
 	full := decodeArgs(t, doc)
-	var found []string
-	profiles, _ := doc["profiles"].([]any)
-	for _, p := range profiles {
-		profile, _ := p.(map[string]any)
-		entries, _ := profile["pluginConfig"].([]any)
-		for _, e := range entries {
-			entry, _ := e.(map[string]any)
-			args, ok := entry["args"].(map[string]any)
-			if !ok {
-				continue
-			}
-			id := fmt.Sprintf("%v/%v", profile["schedulerName"], entry["name"])
-			prefix := fmt.Sprintf("profiles[%v].pluginConfig[%v].args", profile["schedulerName"], entry["name"])
-			found = append(found, defaultstest.RedundantKeys(args, prefix, func() bool {
-				return equality.Semantic.DeepEqual(decodeArgs(t, doc)[id], full[id])
-			})...)
-		}
-	}
-	sort.Strings(found)
-	return found
+	return defaultstest.RedundantPluginArgs(doc, "schedulerName", func(id string) bool {
+		return equality.Semantic.DeepEqual(decodeArgs(t, doc)[id], full[id])
+	})
 }
 
 // decodeArgs decodes doc through kube-scheduler's scheme, which defaults

@@ -5,8 +5,38 @@
 package defaultstest
 
 import (
+	"fmt"
 	"sort"
 )
+
+// RedundantPluginArgs walks the plugin args of a scheduler configuration or
+// descheduler policy parsed into doc: every entry of every profile's
+// pluginConfig, the profile named by its profileName key ("schedulerName"
+// in a scheduler configuration, "name" in a descheduler policy). same(id)
+// must decode doc as it is now and report whether the args of id
+// ("<profile>/<plugin>") equal those of the whole file. It returns, sorted,
+// the keys that only restate a default, as
+// "profiles[<profile>].pluginConfig[<plugin>].args.<key>".
+func RedundantPluginArgs(doc map[string]any, profileName string, same func(id string) bool) []string {
+	var found []string
+	profiles, _ := doc["profiles"].([]any)
+	for _, p := range profiles {
+		profile, _ := p.(map[string]any)
+		entries, _ := profile["pluginConfig"].([]any)
+		for _, e := range entries {
+			entry, _ := e.(map[string]any)
+			args, ok := entry["args"].(map[string]any)
+			if !ok {
+				continue
+			}
+			id := fmt.Sprintf("%v/%v", profile[profileName], entry["name"])
+			prefix := fmt.Sprintf("profiles[%v].pluginConfig[%v].args", profile[profileName], entry["name"])
+			found = append(found, RedundantKeys(args, prefix, func() bool { return same(id) })...)
+		}
+	}
+	sort.Strings(found)
+	return found
+}
 
 // RedundantKeys deletes each key of m in turn (m lies inside a document the
 // caller decodes), asks same whether the decoded, defaulted configuration

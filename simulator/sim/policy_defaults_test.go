@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,24 +83,7 @@ func redundantPolicyArgs(t *testing.T, data []byte) []string {
 		return out
 	}
 	full := decode()
-	var found []string
-	profiles, _ := doc["profiles"].([]any)
-	for _, p := range profiles {
-		profile, _ := p.(map[string]any)
-		entries, _ := profile["pluginConfig"].([]any)
-		for _, e := range entries {
-			entry, _ := e.(map[string]any)
-			args, ok := entry["args"].(map[string]any)
-			if !ok {
-				continue
-			}
-			id := fmt.Sprintf("%v/%v", profile["name"], entry["name"])
-			prefix := fmt.Sprintf("profiles[%v].pluginConfig[%v].args", profile["name"], entry["name"])
-			found = append(found, defaultstest.RedundantKeys(args, prefix, func() bool {
-				return equality.Semantic.DeepEqual(decode()[id], full[id])
-			})...)
-		}
-	}
-	slices.Sort(found)
-	return found
+	return defaultstest.RedundantPluginArgs(doc, "name", func(id string) bool {
+		return equality.Semantic.DeepEqual(decode()[id], full[id])
+	})
 }
