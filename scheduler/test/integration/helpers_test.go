@@ -146,17 +146,27 @@ func deleteDeployment(t *testing.T, ctx context.Context, c *cluster.Cluster, nam
 		t.Fatal(err)
 	}
 	// No garbage collector runs in the in-process cluster: remove the
-	// ReplicaSets and pods explicitly.
+	// ReplicaSets and pods explicitly. The deployment controller may not have
+	// seen the Deployment go yet and can create a ReplicaSet (and the
+	// ReplicaSet controller pods) after a first sweep, so sweep until a list
+	// of both comes back empty.
 	sel := metav1.ListOptions{LabelSelector: "app=" + name}
-	if err := c.Client.AppsV1().ReplicaSets("default").DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Client.CoreV1().Pods("default").DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
-		t.Fatal(err)
-	}
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := c.Client.AppsV1().ReplicaSets("default").DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
+			return false, fmt.Errorf("deleting the ReplicaSets of %s: %w", name, err)
+		}
+		if err := c.Client.CoreV1().Pods("default").DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
+			return false, fmt.Errorf("deleting the pods of %s: %w", name, err)
+		}
+		sets, err := c.Client.AppsV1().ReplicaSets("default").List(ctx, sel)
+		if err != nil {
+			return false, err
+		}
 		pods, err := c.Client.CoreV1().Pods("default").List(ctx, sel)
-		return err == nil && len(pods.Items) == 0, err
+		if err != nil {
+			return false, err
+		}
+		return len(sets.Items) == 0 && len(pods.Items) == 0, nil
 	})
 	if err != nil {
 		t.Fatalf("waiting for the pods of %s to go: %v", name, err)
