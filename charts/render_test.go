@@ -225,7 +225,7 @@ scheduler:
 		"thresholds":          map[string]any{"cpu": float64(60), "memory": float64(70)},
 		"thresholdStatistics": map[string]any{"cpu": "Average", "memory": "Latest"},
 		"filterCriticalPods":  false,
-		"scoringStrategy":     map[string]any{"type": "TargetPacking", "targetUtilization": float64(55), "resources": []any{map[string]any{"name": "cpu", "weight": float64(1)}, map[string]any{"name": "memory", "weight": float64(1)}}},
+		"scoringStrategy":     map[string]any{"type": "TargetPacking", "targetUtilization": float64(55), "combine": "Bottleneck", "resources": []any{map[string]any{"name": "cpu", "weight": float64(1)}, map[string]any{"name": "memory", "weight": float64(1)}}},
 		"window":              "5m",
 		"podEstimate":         map[string]any{"requestMultiplier": float64(1), "defaultCPU": "100m", "defaultMemory": "200Mi"},
 	}

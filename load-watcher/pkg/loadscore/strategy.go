@@ -19,28 +19,59 @@ type ResourceWeight struct {
 	Weight   int64
 }
 
-// WeightedScore combines per-resource scores into a node score:
+// Combination names how the per-resource scores of a node become its score.
+type Combination string
+
+const (
+	// Bottleneck scores a node by its worst resource: the lowest of the
+	// per-resource scores. A node whose memory is taken counts as full
+	// however idle its CPU is, and a big node whose every resource is cool
+	// beats a small one that is cool on one resource only. Weights do not
+	// apply: every resource with a positive weight takes part equally.
+	Bottleneck Combination = "Bottleneck"
+	// WeightedMean scores a node by the weighted mean of its per-resource
+	// scores, as kube-scheduler's NodeResourcesFit does with requests.
+	WeightedMean Combination = "WeightedMean"
+)
+
+// DefaultCombination is the combination of the scheduler's defaults, and the
+// one the descheduler's model of it uses when it is given none.
+const DefaultCombination = Bottleneck
+
+// Combinations are the supported combinations, in a stable order.
+var Combinations = []Combination{Bottleneck, WeightedMean}
+
+// Score combines per-resource scores into a node score, over the resources
+// in weights (weight above 0) that have a prediction:
 //
-//	score = round( Σ weight_r × scorer(predicted_r) / Σ weight_r )
+//	Bottleneck:    score = round( min_r scorer(predicted_r) )
+//	WeightedMean:  score = round( Σ weight_r × scorer(predicted_r) / Σ weight_r )
 //
-// over the resources in weights that have a prediction. It returns 0 when no
-// weighted resource has one.
-func WeightedScore(preds []Prediction, weights []ResourceWeight, scorer ResourceScorer) int64 {
+// The empty combination is DefaultCombination. Score returns 0 when no
+// weighted resource has a prediction.
+func (c Combination) Score(preds []Prediction, weights []ResourceWeight, scorer ResourceScorer) int64 {
+	bottleneck := c == Bottleneck || c == ""
 	var sum, total float64
+	low := math.Inf(1)
 	for _, w := range weights {
 		if w.Weight <= 0 {
 			continue
 		}
 		for _, p := range preds {
 			if p.Resource == w.Resource {
-				sum += float64(w.Weight) * scorer(p.Total())
+				s := scorer(p.Total())
+				sum += float64(w.Weight) * s
 				total += float64(w.Weight)
+				low = math.Min(low, s)
 				break
 			}
 		}
 	}
 	if total == 0 {
 		return 0
+	}
+	if bottleneck {
+		return int64(math.Round(low))
 	}
 	return int64(math.Round(sum / total))
 }

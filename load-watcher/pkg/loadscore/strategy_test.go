@@ -55,27 +55,49 @@ func TestTargetPacking(t *testing.T) {
 	}
 }
 
-func TestWeightedScore(t *testing.T) {
+func TestCombinationScore(t *testing.T) {
 	preds := []Prediction{
 		{Resource: usage.CPU, Current: 20},    // LeastLoaded 80
 		{Resource: usage.Memory, Current: 60}, // LeastLoaded 40
 	}
 	tests := []struct {
 		name    string
+		combine Combination
 		weights []ResourceWeight
 		want    int64
 	}{
-		{name: "equal weights", weights: []ResourceWeight{{usage.CPU, 1}, {usage.Memory, 1}}, want: 60},       // (80+40)/2
-		{name: "memory weighs three", weights: []ResourceWeight{{usage.CPU, 1}, {usage.Memory, 3}}, want: 50}, // (80+120)/4
-		{name: "memory only", weights: []ResourceWeight{{usage.Memory, 1}}, want: 40},                         // 40/1
-		{name: "zero weight ignored", weights: []ResourceWeight{{usage.CPU, 0}, {usage.Memory, 2}}, want: 40}, // 80/2
-		{name: "no usable weight", weights: []ResourceWeight{{usage.CPU, 0}}, want: 0},
+		{name: "mean, equal weights", combine: WeightedMean, weights: []ResourceWeight{{usage.CPU, 1}, {usage.Memory, 1}}, want: 60},       // (80+40)/2
+		{name: "mean, memory weighs three", combine: WeightedMean, weights: []ResourceWeight{{usage.CPU, 1}, {usage.Memory, 3}}, want: 50}, // (80+120)/4
+		{name: "mean, memory only", combine: WeightedMean, weights: []ResourceWeight{{usage.Memory, 1}}, want: 40},                         // 40/1
+		{name: "mean, zero weight ignored", combine: WeightedMean, weights: []ResourceWeight{{usage.CPU, 0}, {usage.Memory, 2}}, want: 40}, // 80/2
+		{name: "mean, no usable weight", combine: WeightedMean, weights: []ResourceWeight{{usage.CPU, 0}}, want: 0},
+		{name: "bottleneck takes the worst resource", combine: Bottleneck, weights: []ResourceWeight{{usage.CPU, 1}, {usage.Memory, 1}}, want: 40},
+		{name: "bottleneck ignores the weights' sizes", combine: Bottleneck, weights: []ResourceWeight{{usage.CPU, 5}, {usage.Memory, 1}}, want: 40},
+		{name: "bottleneck over cpu only", combine: Bottleneck, weights: []ResourceWeight{{usage.CPU, 1}}, want: 80},
+		{name: "bottleneck skips a zero weight", combine: Bottleneck, weights: []ResourceWeight{{usage.CPU, 1}, {usage.Memory, 0}}, want: 80},
+		{name: "bottleneck, no usable weight", combine: Bottleneck, weights: []ResourceWeight{{usage.Memory, 0}}, want: 0},
+		{name: "empty is the default", combine: "", weights: []ResourceWeight{{usage.CPU, 1}, {usage.Memory, 1}}, want: 40},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := WeightedScore(preds, tt.weights, LeastLoaded); got != tt.want {
-				t.Errorf("WeightedScore() = %v, want %v", got, tt.want)
+			if got := tt.combine.Score(preds, tt.weights, LeastLoaded); got != tt.want {
+				t.Errorf("%q.Score() = %v, want %v", tt.combine, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestBottleneckPrefersTheBigCoolNode: a big node cool on both resources and
+// a small one whose CPU is idle but whose memory is half taken. The mean
+// calls them equal; the bottleneck prefers the big node.
+func TestBottleneckPrefersTheBigCoolNode(t *testing.T) {
+	equal := []ResourceWeight{{usage.CPU, 1}, {usage.Memory, 1}}
+	big := []Prediction{{Resource: usage.CPU, Current: 25}, {Resource: usage.Memory, Current: 25}}
+	small := []Prediction{{Resource: usage.CPU, Current: 0}, {Resource: usage.Memory, Current: 50}}
+	if b, s := WeightedMean.Score(big, equal, LeastLoaded), WeightedMean.Score(small, equal, LeastLoaded); b != s {
+		t.Fatalf("WeightedMean: big %d, small %d, want equal", b, s)
+	}
+	if b, s := Bottleneck.Score(big, equal, LeastLoaded), Bottleneck.Score(small, equal, LeastLoaded); b <= s {
+		t.Errorf("Bottleneck: big %d, small %d, want the big node higher", b, s)
 	}
 }

@@ -17,6 +17,9 @@ type SchedulerModel struct {
 	Estimate loadscore.EstimateOptions
 	// Weights of the resources in the score; cpu and memory equally when empty.
 	Weights []loadscore.ResourceWeight
+	// Combine is how the resources' scores make a node's; the scheduler's
+	// default (loadscore.DefaultCombination) when empty.
+	Combine loadscore.Combination
 }
 
 var _ LoadModel = SchedulerModel{}
@@ -54,7 +57,8 @@ func (m SchedulerModel) Share(amount loadscore.Amount, node *v1.Node) NodeLoad {
 }
 
 // Place predicts node's usage with a pod using est on it, rejects it when a
-// high threshold would be exceeded and otherwise scores it least-loaded first.
+// high threshold would be exceeded and otherwise scores it least-loaded first,
+// combining the resources as LoadAware does.
 func (m SchedulerModel) Place(est loadscore.Amount, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement {
 	var known []usage.Resource
 	for _, r := range usage.Resources {
@@ -71,5 +75,5 @@ func (m SchedulerModel) Place(est loadscore.Amount, node *v1.Node, current NodeL
 	if v := loadscore.CheckThresholds(preds, high); len(v) > 0 {
 		return Placement{Reason: v[0].Reason()}
 	}
-	return Placement{Fits: true, Score: loadscore.WeightedScore(preds, m.weights(), loadscore.LeastLoaded)}
+	return Placement{Fits: true, Score: m.Combine.Score(preds, m.weights(), loadscore.LeastLoaded)}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
@@ -22,9 +23,15 @@ func TestSchedulerModel(t *testing.T) {
 	}
 	high := balance.ResourceThresholds{usage.CPU: 80, usage.Memory: 85}
 	fits := m.Place(m.EstimatePod(p), n, balance.NodeLoad{usage.CPU: 10, usage.Memory: 40}, high)
-	// Least loaded: cpu 100 − 12.5, memory 100 − 50, averaged: 68.75 → 69.
-	if !fits.Fits || fits.Score != 69 {
-		t.Errorf("Place on a cool node = %+v, want fits with score 69", fits)
+	// Least loaded: cpu 100 − 12.5, memory 100 − 50; the bottleneck, as
+	// LoadAware's default: 50.
+	if !fits.Fits || fits.Score != 50 {
+		t.Errorf("Place on a cool node = %+v, want fits with score 50", fits)
+	}
+	// The weighted mean, when the scheduler is set to it: 68.75 → 69.
+	mean := balance.SchedulerModel{Combine: loadscore.WeightedMean}
+	if got := mean.Place(m.EstimatePod(p), n, balance.NodeLoad{usage.CPU: 10, usage.Memory: 40}, high); !got.Fits || got.Score != 69 {
+		t.Errorf("Place with the weighted mean = %+v, want fits with score 69", got)
 	}
 	tooHot := m.Place(m.EstimatePod(p), n, balance.NodeLoad{usage.CPU: 10, usage.Memory: 80}, high)
 	if tooHot.Fits || !strings.Contains(tooHot.Reason, "memory") {

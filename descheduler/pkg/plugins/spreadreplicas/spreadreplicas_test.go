@@ -273,7 +273,7 @@ func TestPrefersTheNodeWithFewestReplicas(t *testing.T) {
 	pods := append(replicaPods("web", "node-a", 5), replicaPods("web", "node-b", 2)...)
 	h := newHarness(t, args(func(a *SpreadReplicasArgs) { a.MaxEvictionsPerNode = ptrTo(int32(1)) }), nodes, pods...)
 	now := h.clock.Now()
-	h.cycle(loads("node-a", 20, 30, "node-b", 5, 10, "node-c", 5, 30))
+	h.cycle(loads("node-a", 20, 30, "node-b", 5, 10, "node-c", 5, 20))
 	// 5/2/0 → 4/2/1: node-a reached its limit and 2 − 1 leaves node-b alone.
 	if len(h.Evicted) != 1 || !allFrom("node-a", h.Evicted) {
 		t.Fatalf("evicted %v, want one pod from node-a", h.Evicted)

@@ -55,6 +55,9 @@ func SetDefaults_LoadAwareArgs(args *LoadAwareArgs) {
 	if len(s.Resources) == 0 {
 		s.Resources = defaultResources()
 	}
+	if s.Combine == "" {
+		s.Combine = loadscore.DefaultCombination
+	}
 	if s.TargetUtilization == nil {
 		s.TargetUtilization = ptr.To(DefaultTargetUtilization)
 	}

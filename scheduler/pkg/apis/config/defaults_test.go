@@ -27,6 +27,7 @@ func TestSetDefaultsLoadAwareArgs(t *testing.T) {
 				ScoringStrategy: &ScoringStrategy{
 					Type:              LeastLoaded,
 					Resources:         []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},
+					Combine:           Bottleneck,
 					TargetUtilization: ptr.To(70.0),
 				},
 				Window: &metav1.Duration{Duration: 5 * time.Minute},
@@ -42,7 +43,7 @@ func TestSetDefaultsLoadAwareArgs(t *testing.T) {
 			in: &LoadAwareArgs{
 				Thresholds:          map[usage.Resource]float64{usage.Memory: 80},
 				ThresholdStatistics: map[usage.Resource]UsageStatistic{usage.Memory: P95},
-				ScoringStrategy:     &ScoringStrategy{Type: TargetPacking, TargetUtilization: ptr.To(60.0)},
+				ScoringStrategy:     &ScoringStrategy{Type: TargetPacking, TargetUtilization: ptr.To(60.0), Combine: WeightedMean},
 				Window:              &metav1.Duration{Duration: time.Minute},
 				PodEstimate:         &PodEstimate{RequestMultiplier: ptr.To(1.5)},
 			},
@@ -52,6 +53,7 @@ func TestSetDefaultsLoadAwareArgs(t *testing.T) {
 				ScoringStrategy: &ScoringStrategy{
 					Type:              TargetPacking,
 					Resources:         []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},
+					Combine:           WeightedMean,
 					TargetUtilization: ptr.To(60.0),
 				},
 				Window: &metav1.Duration{Duration: time.Minute},

@@ -34,12 +34,28 @@ type ResourceSpec struct {
 type ScoringStrategy struct {
 	// Type is LeastLoaded or TargetPacking. Defaults to LeastLoaded.
 	Type ScoringStrategyType `json:"type,omitempty"`
-	// Resources weighs the resources scored. Defaults to cpu and memory, weight 1 each.
+	// Resources are the resources scored, with their weights. Defaults to
+	// cpu and memory, weight 1 each.
 	Resources []ResourceSpec `json:"resources,omitempty"`
+	// Combine is how the resources' scores make the node's: Bottleneck (the
+	// lowest, the default) or WeightedMean (weighted by Resources). Weights
+	// apply only to WeightedMean, so Bottleneck asks for equal weights.
+	Combine ScoreCombination `json:"combine,omitempty"`
 	// TargetUtilization is the usage, in percent, TargetPacking fills nodes up
 	// to. Defaults to 70. Ignored by LeastLoaded.
 	TargetUtilization *float64 `json:"targetUtilization,omitempty"`
 }
+
+// ScoreCombination names how per-resource scores make a node score
+// (loadscore.Combination); the descheduler's model uses the default.
+type ScoreCombination = loadscore.Combination
+
+const (
+	// Bottleneck scores a node by its worst resource.
+	Bottleneck = loadscore.Bottleneck
+	// WeightedMean scores a node by the weighted mean of its resources.
+	WeightedMean = loadscore.WeightedMean
+)
 
 // UsageStatistic names which number of a load-watcher window stands for a
 // node's usage; the descheduler reads the same (loadscore.Statistic).
@@ -115,8 +131,13 @@ type LoadVariationRiskBalancingArgs struct {
 	// Window is the load-watcher window whose mean and standard deviation are
 	// used. Defaults to 15m.
 	Window *metav1.Duration `json:"window,omitempty"`
-	// Resources weighs the resources scored. Defaults to cpu and memory, weight 1 each.
+	// Resources are the resources scored, with their weights. Defaults to
+	// cpu and memory, weight 1 each.
 	Resources []ResourceSpec `json:"resources,omitempty"`
+	// Combine is how the resources' scores make the node's: Bottleneck (the
+	// lowest, the default) or WeightedMean (weighted by Resources). Weights
+	// apply only to WeightedMean, so Bottleneck asks for equal weights.
+	Combine ScoreCombination `json:"combine,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"math"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +37,7 @@ func ValidateLoadAwareArgs(path *field.Path, args *LoadAwareArgs) error {
 			errs = append(errs, field.NotSupported(sp.Child("type"), s.Type, sets.List(supportedStrategies)))
 		}
 		errs = append(errs, validateResources(sp.Child("resources"), s.Resources)...)
+		errs = append(errs, validateCombine(sp, s)...)
 		if t := s.TargetUtilization; t == nil || !(*t > 0 && *t <= 100) {
 			errs = append(errs, field.Invalid(sp.Child("targetUtilization"), deref(t), "must be above 0 and at most 100"))
 		}
@@ -115,6 +117,31 @@ func validateResources(path *field.Path, rs []ResourceSpec) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// validateCombine refuses an unknown combination, and unequal weights under
+// Bottleneck: a minimum has no use for them, and a user who set them wants
+// the weighted mean.
+func validateCombine(path *field.Path, s *ScoringStrategy) field.ErrorList {
+	supported := sets.New(loadscore.Combinations...)
+	if !supported.Has(s.Combine) {
+		return field.ErrorList{field.NotSupported(path.Child("combine"), s.Combine, loadscore.Combinations)}
+	}
+	if s.Combine != Bottleneck {
+		return nil
+	}
+	for _, r := range s.Resources {
+		if r.Weight < minWeight || r.Weight > maxWeight {
+			return nil // validateResources names it
+		}
+	}
+	for i, r := range s.Resources {
+		if r.Weight != s.Resources[0].Weight {
+			return field.ErrorList{field.Invalid(path.Child("resources").Index(i).Child("weight"), r.Weight,
+				fmt.Sprintf("weights apply only with combine: %s; give every resource the same weight, or set combine: %s", WeightedMean, WeightedMean))}
+		}
+	}
+	return nil
 }
 
 func validateWindow(path *field.Path, w *metav1.Duration) field.ErrorList {

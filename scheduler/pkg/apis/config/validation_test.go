@@ -104,6 +104,25 @@ func TestValidateLoadAwareArgs(t *testing.T) {
 			},
 		},
 		{
+			name: "unknown combination",
+			args: valid(func(a *LoadAwareArgs) { a.ScoringStrategy.Combine = "Average" }),
+			want: field.ErrorList{field.NotSupported[string](field.NewPath("scoringStrategy", "combine"), nil, nil)},
+		},
+		{
+			name: "unequal weights under the bottleneck",
+			args: valid(func(a *LoadAwareArgs) {
+				a.ScoringStrategy.Resources = []ResourceSpec{{Name: usage.CPU, Weight: 2}, {Name: usage.Memory, Weight: 1}}
+			}),
+			want: field.ErrorList{field.Invalid(field.NewPath("scoringStrategy", "resources").Index(1).Child("weight"), nil, "")},
+		},
+		{
+			name: "unequal weights under the weighted mean",
+			args: valid(func(a *LoadAwareArgs) {
+				a.ScoringStrategy.Combine = WeightedMean
+				a.ScoringStrategy.Resources = []ResourceSpec{{Name: usage.CPU, Weight: 2}, {Name: usage.Memory, Weight: 1}}
+			}),
+		},
+		{
 			name: "target utilisation out of range",
 			args: valid(func(a *LoadAwareArgs) { a.ScoringStrategy.TargetUtilization = ptr.To(0.0) }),
 			want: field.ErrorList{field.Invalid(field.NewPath("scoringStrategy", "targetUtilization"), nil, "")},

@@ -59,6 +59,7 @@ type LoadAware struct {
 	scored   []usage.Resource
 	scorer   loadscore.ResourceScorer
 	strategy config.ScoringStrategyType
+	combine  loadscore.Combination
 	window   usage.Window
 	estimate loadscore.EstimateOptions
 	// filterCriticalPods applies the thresholds to system-critical pods too.
@@ -91,6 +92,7 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 		stats:      loadscore.Statistics(args.ThresholdStatistics),
 		scorer:     strategies[s.Type](s),
 		strategy:   s.Type,
+		combine:    s.Combine,
 		window:     usage.Window(args.Window.Duration),
 		estimate:   EstimateOptions(args.PodEstimate),
 
@@ -227,10 +229,10 @@ func (pl *LoadAware) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, 
 	if !ok {
 		return nodeload.NeutralScore, nil
 	}
-	score := loadscore.WeightedScore(preds, pl.weights, pl.scorer)
+	score := pl.combine.Score(preds, pl.weights, pl.scorer)
 	if logger := klog.FromContext(ctx); logger.V(4).Enabled() {
 		logger.V(4).Info("Load-aware score", "plugin", Name, "pod", klog.KObj(pod), "node", nodeInfo.Node().Name,
-			"strategy", pl.strategy, "usage", breakdown(preds), "score", score)
+			"strategy", pl.strategy, "combine", pl.combine, "usage", breakdown(preds), "score", score)
 	}
 	return score, nil
 }

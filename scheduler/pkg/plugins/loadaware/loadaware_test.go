@@ -207,21 +207,33 @@ func TestScore(t *testing.T) {
 		want map[string]int64
 	}{
 		{
-			// LeastLoaded, equal weights: cool (80+80)/2, warm (40+60)/2, hot (0+0)/2; stale neutral 50
+			// LeastLoaded, bottleneck: cool min(80, 80), warm min(40, 60), hot 0; stale neutral 50
 			name: "least loaded",
+			want: map[string]int64{"cool": 80, "warm": 40, "hot": 0, "stale": 50},
+		},
+		{
+			// equal weights: cool (80+80)/2, warm (40+60)/2, hot (0+0)/2
+			name: "least loaded, weighted mean",
+			args: &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Combine: config.WeightedMean}},
 			want: map[string]int64{"cool": 80, "warm": 50, "hot": 0, "stale": 50},
 		},
 		{
 			// memory weight 3: warm (1×40 + 3×60)/4 = 55
 			name: "least loaded with memory weighing more",
-			args: &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 3}}}},
+			args: &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Combine: config.WeightedMean, Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 3}}}},
 			want: map[string]int64{"cool": 80, "warm": 55, "hot": 0, "stale": 50},
 		},
 		{
 			// TargetPacking 60: cool 60+40×20/60 = 73.3 for both; warm cpu at the target 100,
-			// memory 60+40×40/60 = 86.7 → 93.3; hot 0
+			// memory 60+40×40/60 = 86.7: the bottleneck 86.7; hot 0
 			name: "target packing",
 			args: &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Type: config.TargetPacking, TargetUtilization: ptr.To(60.0)}},
+			want: map[string]int64{"cool": 73, "warm": 87, "hot": 0, "stale": 50},
+		},
+		{
+			// warm: (100 + 86.7)/2 = 93.3
+			name: "target packing, weighted mean",
+			args: &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Type: config.TargetPacking, TargetUtilization: ptr.To(60.0), Combine: config.WeightedMean}},
 			want: map[string]int64{"cool": 73, "warm": 93, "hot": 0, "stale": 50},
 		},
 	}
@@ -250,8 +262,8 @@ func TestScoreUsesTheFilterStatistics(t *testing.T) {
 		stats map[usage.Resource]config.UsageStatistic
 		want  map[string]int64
 	}{
-		// memory-taken: cpu 80, memory 100−80 = 20 → 50; cpu-burst on the mean: 80.
-		{name: "defaults", want: map[string]int64{"memory-taken": 50, "cpu-burst": 80}},
+		// memory-taken: cpu 80, memory 100−80 = 20 → the bottleneck 20; cpu-burst on the mean: 80.
+		{name: "defaults", want: map[string]int64{"memory-taken": 20, "cpu-burst": 80}},
 		{name: "memory on the average", stats: map[usage.Resource]config.UsageStatistic{usage.Memory: config.Average},
 			want: map[string]int64{"memory-taken": 80, "cpu-burst": 80}},
 	}

@@ -43,6 +43,17 @@
 {{- if hasKey $p.loadAware "thresholdStatistics" }}
 {{- fail "scheduler.plugins.loadAware.thresholdStatistics has moved to global.thresholdStatistics, which the descheduler reads too" }}
 {{- end }}
+{{- with $p.loadAware.scoringStrategy }}
+{{- if eq (default "Bottleneck" .combine) "Bottleneck" }}
+{{- $weights := list }}
+{{- range .resources }}
+{{- $weights = append $weights (toString .weight) }}
+{{- end }}
+{{- if gt (len ($weights | uniq)) 1 }}
+{{- fail (printf "scheduler.plugins.loadAware.scoringStrategy.resources: weights %v apply only with combine: WeightedMean; give every resource the same weight, or set scheduler.plugins.loadAware.scoringStrategy.combine=WeightedMean" $weights) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- /* One statistic per resource for the scheduler and the descheduler. */}}
 {{- $stats := dict }}
 {{- with (.Values.global).thresholdStatistics }}
