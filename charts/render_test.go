@@ -463,7 +463,8 @@ descheduler:
 	want := map[string]any{
 		"highThresholds":           map[string]any{"cpu": float64(80), "memory": float64(85)},
 		"evictionCooldown":         "10m",
-		"maxEvictionsPerNode":      float64(2),
+		"balanceCooldown":          "1h",
+		"maxEvictionsPerNode":      float64(5),
 		"maxEvictionsPerNamespace": float64(5),
 		"maxEvictionsPerCycle":     float64(5),
 		"window":                   "5m",

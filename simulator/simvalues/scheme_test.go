@@ -172,6 +172,18 @@ func TestSchemaAgreesWithValidation(t *testing.T) {
 			plugin: func() error {
 				return loadawarebalance.ValidateLoadAwareBalanceArgs(lab(`deviationThresholds: {cpu: 0}`))
 			}},
+		{name: "balance cooldown shorter than the eviction cooldown", values: `descheduler: {loadAwareBalance: {evictionCooldown: 1h, balanceCooldown: 30m}}`,
+			plugin: func() error {
+				return loadawarebalance.ValidateLoadAwareBalanceArgs(lab(`{evictionCooldown: 1h, balanceCooldown: 30m}`))
+			}},
+		{name: "balance cooldown in other units", values: `descheduler: {spreadReplicas: {evictionCooldown: 90s, balanceCooldown: 1m30s}}`,
+			plugin: func() error {
+				return spreadreplicas.ValidateSpreadReplicasArgs(spread(`{evictionCooldown: 90s, balanceCooldown: 1m30s}`))
+			}, valid: true},
+		{name: "spread balance cooldown shorter", values: `descheduler: {spreadReplicas: {evictionCooldown: 2h, balanceCooldown: 1h59m}}`,
+			plugin: func() error {
+				return spreadreplicas.ValidateSpreadReplicasArgs(spread(`{evictionCooldown: 2h, balanceCooldown: 1h59m}`))
+			}},
 		{name: "spread high threshold above 100", values: `descheduler: {spreadReplicas: {highThresholds: {cpu: 101}}}`,
 			plugin: func() error { return spreadreplicas.ValidateSpreadReplicasArgs(spread(`highThresholds: {cpu: 101}`)) }},
 		{name: "no scheduler names", values: `descheduler: {schedulerNames: []}`,

@@ -131,8 +131,12 @@ func TestShippedPolicy(t *testing.T) {
 			t.Errorf("%s schedulerNames (-want,+got):\n%s", name, diff)
 		}
 	}
-	if got := *policy.MaxNoOfPodsToEvictPerNode; got != 2 {
-		t.Errorf("maxNoOfPodsToEvictPerNode = %d, want 2", got)
+	// Per node, each plugin's own maxEvictionsPerNode applies.
+	if policy.MaxNoOfPodsToEvictPerNode != nil {
+		t.Errorf("maxNoOfPodsToEvictPerNode = %d, want unset", *policy.MaxNoOfPodsToEvictPerNode)
+	}
+	if got := *policy.MaxNoOfPodsToEvictTotal; got != 5 {
+		t.Errorf("maxNoOfPodsToEvictTotal = %d, want 5", got)
 	}
 }
 

@@ -18,13 +18,20 @@ type ResourceThresholds map[usage.Resource]float64
 // EvictionArgs are the settings every Ballast balance plugin takes, embedded
 // inline in each plugin's args.
 type EvictionArgs struct {
-	// EvictionCooldown is how long a move is remembered: pods of a workload
-	// are not evicted from a node they were moved onto (or whose replacement
-	// landed back), nor moved back to a node they were moved off. Defaults
-	// to 10m.
+	// EvictionCooldown is how long a hot node is guarded by earlier moves:
+	// pods of a workload are not evicted from a node over a high threshold
+	// that they were moved onto (or whose replacement landed back) within it,
+	// nor moved back to a node they were moved off. Defaults to 10m.
 	EvictionCooldown *metav1.Duration `json:"evictionCooldown,omitempty"`
+	// BalanceCooldown is the same guard for balancing, the moves off a node
+	// under every high threshold: within it no such move takes a workload's
+	// pod off a node that received a moved pod of that workload, nor sends
+	// one back to a node it was moved off, so balancing never undoes an
+	// earlier move. At least EvictionCooldown. Defaults to 1h, or
+	// EvictionCooldown when that is longer.
+	BalanceCooldown *metav1.Duration `json:"balanceCooldown,omitempty"`
 	// MaxEvictionsPerNode caps the plugin's evictions per node and cycle.
-	// Defaults to 2.
+	// Defaults to 5.
 	MaxEvictionsPerNode *int32 `json:"maxEvictionsPerNode,omitempty"`
 	// MaxEvictionsPerNamespace caps the plugin's evictions per namespace and
 	// cycle. Defaults to 5.

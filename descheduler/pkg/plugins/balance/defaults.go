@@ -15,7 +15,8 @@ var (
 	DefaultHighThresholds = ResourceThresholds{usage.CPU: 80, usage.Memory: 85}
 
 	defaultEvictionCooldown         = 10 * time.Minute
-	defaultMaxEvictionsPerNode      = int32(2)
+	defaultBalanceCooldown          = time.Hour
+	defaultMaxEvictionsPerNode      = int32(5)
 	defaultMaxEvictionsPerNamespace = int32(5)
 	defaultMaxEvictionsPerCycle     = int32(5)
 	defaultWindow                   = usage.Window5m.Duration()
@@ -29,6 +30,9 @@ var (
 func SetDefaults_EvictionArgs(a *EvictionArgs) {
 	if a.EvictionCooldown == nil {
 		a.EvictionCooldown = &metav1.Duration{Duration: defaultEvictionCooldown}
+	}
+	if a.BalanceCooldown == nil {
+		a.BalanceCooldown = &metav1.Duration{Duration: max(defaultBalanceCooldown, a.EvictionCooldown.Duration)}
 	}
 	if a.MaxEvictionsPerNode == nil {
 		a.MaxEvictionsPerNode = ptrTo(defaultMaxEvictionsPerNode)

@@ -56,10 +56,11 @@ func NewStore() *Store {
 // by an earlier cycle, whether the scheduler put its replacement there or
 // the move expected it there: evicting w from either would undo that move.
 // Moves of the current cycle (made at now) do not count. A node a workload was moved
-// off stays a source: a hot node may take several cycles to cool.
+// off stays a source: a hot node may take several cycles to cool; a
+// replacement that landed back on it is a bounce (Bounced), not a move onto it.
 func (s *Store) MovedOnto(w Workload, node string, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
-		if m.workload == w && (m.destination == node || m.landedOn == node) && m.at.Before(now) && now.Sub(m.at) < cooldown {
+		if m.workload == w && m.source != node && (m.destination == node || m.landedOn == node) && m.at.Before(now) && now.Sub(m.at) < cooldown {
 			return true
 		}
 	}

@@ -72,6 +72,34 @@ func TestCooldownAndExpiry(t *testing.T) {
 	}
 }
 
+// A replacement that lands back on its source is a bounce (Bounced), not a
+// move onto the source: the source stays a source for MovedOnto.
+func TestABounceIsNotAMoveOntoTheSource(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	back := balancetest.Pod("web-back", "a", "web", 40)
+	back.CreationTimestamp = metav1.NewTime(t0.Add(time.Minute))
+	s := balance.NewStore()
+	s.Lock()
+	defer s.Unlock()
+	s.Remember(w, "a", "b", t0, nil, nil)
+	if n := s.Follow([]string{"a", "b"}, func(node string) []*v1.Pod {
+		if node == "a" {
+			return []*v1.Pod{back}
+		}
+		return nil
+	}); n["a"] != 1 {
+		t.Fatalf("ping-pong = %v, want 1 on a", n)
+	}
+	now := t0.Add(20 * time.Minute)
+	if s.MovedOnto(w, "a", now, time.Hour) {
+		t.Error("MovedOnto(a) = true for the move's own source")
+	}
+	if !s.Bounced(w, "a", now, time.Hour) {
+		t.Error("Bounced(a) = false after its replacement landed back")
+	}
+}
+
 func TestWorkloadOf(t *testing.T) {
 	owned := func(kind, name string, labels map[string]string) *v1.Pod {
 		yes := true

@@ -51,6 +51,12 @@ func ValidateEvictionArgs(path *field.Path, a *EvictionArgs) field.ErrorList {
 	if a.EvictionCooldown == nil || a.EvictionCooldown.Duration < 0 {
 		errs = append(errs, field.Invalid(path.Child("evictionCooldown"), durationString(a.EvictionCooldown), "must not be negative"))
 	}
+	if a.BalanceCooldown == nil || a.BalanceCooldown.Duration < 0 {
+		errs = append(errs, field.Invalid(path.Child("balanceCooldown"), durationString(a.BalanceCooldown), "must not be negative"))
+	} else if a.EvictionCooldown != nil && a.BalanceCooldown.Duration < a.EvictionCooldown.Duration {
+		errs = append(errs, field.Invalid(path.Child("balanceCooldown"), durationString(a.BalanceCooldown),
+			"must be at least evictionCooldown ("+durationString(a.EvictionCooldown)+"): balancing would undo a move sooner than cooling a hot node may"))
+	}
 	for _, limit := range []struct {
 		name string
 		v    *int32

@@ -19,6 +19,11 @@ func (in *EvictionArgs) DeepCopyInto(out *EvictionArgs) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.BalanceCooldown != nil {
+		in, out := &in.BalanceCooldown, &out.BalanceCooldown
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.MaxEvictionsPerNode != nil {
 		in, out := &in.MaxEvictionsPerNode, &out.MaxEvictionsPerNode
 		*out = new(int32)

@@ -29,7 +29,8 @@ func TestSetDefaults(t *testing.T) {
 				ConsecutiveHotCycles: ptrTo(int32(1)),
 				EvictionArgs: balance.EvictionArgs{
 					EvictionCooldown:         &metav1.Duration{Duration: 10 * time.Minute},
-					MaxEvictionsPerNode:      ptrTo(int32(2)),
+					BalanceCooldown:          &metav1.Duration{Duration: time.Hour},
+					MaxEvictionsPerNode:      ptrTo(int32(5)),
 					MaxEvictionsPerNamespace: ptrTo(int32(5)),
 					MaxEvictionsPerCycle:     ptrTo(int32(5)),
 					Window:                   &metav1.Duration{Duration: 5 * time.Minute},
@@ -46,7 +47,7 @@ func TestSetDefaults(t *testing.T) {
 				LowThresholds:        balance.ResourceThresholds{usage.Memory: 40},
 				ConsecutiveHotCycles: ptrTo(int32(1)),
 				EvictionArgs: balance.EvictionArgs{
-					EvictionCooldown:         &metav1.Duration{Duration: time.Hour},
+					EvictionCooldown:         &metav1.Duration{Duration: 2 * time.Hour},
 					MaxEvictionsPerNode:      ptrTo(int32(7)),
 					MaxEvictionsPerNamespace: ptrTo(int32(8)),
 					MaxEvictionsPerCycle:     ptrTo(int32(9)),
@@ -63,8 +64,10 @@ func TestSetDefaults(t *testing.T) {
 				ConsecutiveHotCycles: ptrTo(int32(1)),
 				EvictionArgs: balance.EvictionArgs{
 					// A resource the args do not name gets its default statistic.
-					ThresholdStatistics:      loadscore.Statistics{usage.CPU: loadscore.Average, usage.Memory: loadscore.P95},
-					EvictionCooldown:         &metav1.Duration{Duration: time.Hour},
+					ThresholdStatistics: loadscore.Statistics{usage.CPU: loadscore.Average, usage.Memory: loadscore.P95},
+					EvictionCooldown:    &metav1.Duration{Duration: 2 * time.Hour},
+					// Never shorter than evictionCooldown.
+					BalanceCooldown:          &metav1.Duration{Duration: 2 * time.Hour},
 					MaxEvictionsPerNode:      ptrTo(int32(7)),
 					MaxEvictionsPerNamespace: ptrTo(int32(8)),
 					MaxEvictionsPerCycle:     ptrTo(int32(9)),

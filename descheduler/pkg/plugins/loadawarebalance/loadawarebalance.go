@@ -80,7 +80,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	defer s.Unlock()
 
 	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{}, byNamespace: map[string]int32{}}
-	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
+	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
 	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
 
 	snap := p.Deps.Usage.Snapshot()
@@ -279,13 +279,21 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			p.skip(podLogger, balance.SkipFiltered, "pod has no controller to replace it")
 			continue
 		}
-		if s.MovedOnto(wl, node.Name, c.now, p.args.EvictionCooldown.Duration) || s.Bounced(wl, node.Name, c.now, p.args.EvictionCooldown.Duration) {
-			p.skip(podLogger, balance.SkipCooldown, "workload was moved onto this node, or its replacement landed back here, within the cooldown", "workload", wl)
+		// Cooling a node over a high threshold may undo a move older than
+		// evictionCooldown; balancing never undoes one within balanceCooldown.
+		balancing := len(p.args.HighThresholds.Above(c.loads[node.Name])) == 0
+		guard := p.args.EvictionCooldown.Duration
+		if balancing {
+			guard = p.args.BalanceCooldown.Duration
+		}
+		if s.MovedOnto(wl, node.Name, c.now, guard) || s.Bounced(wl, node.Name, c.now, p.args.EvictionCooldown.Duration) {
+			p.skip(podLogger, balance.SkipCooldown, "workload was moved onto this node, or its replacement landed back here, within the cooldown", "workload", wl,
+				"cooldown", guard)
 			continue
 		}
-		undoes := func(dest string) bool { return s.MovedOff(wl, dest, c.now, p.args.EvictionCooldown.Duration) }
+		undoes := func(dest string) bool { return s.MovedOff(wl, dest, c.now, guard) }
 		var narrows func(*v1.Node) bool
-		if len(p.args.HighThresholds.Above(c.loads[node.Name])) == 0 {
+		if balancing {
 			// Above the mean only: balance, which a move that swaps the
 			// roles of the two nodes does not improve, nor one that
 			// kube-scheduler's replica spreading would undo.

@@ -31,6 +31,15 @@ func eager(a *LoadAwareBalanceArgs) { a.ConsecutiveHotCycles = ptrTo(int32(1)) }
 // patient waits three hot cycles before evicting.
 func patient(a *LoadAwareBalanceArgs) { a.ConsecutiveHotCycles = ptrTo(int32(3)) }
 
+// twoPerNode is edit with at most two evictions per node and cycle, so that
+// a test sees the pods evicted one cycle at a time.
+func twoPerNode(edit func(*LoadAwareBalanceArgs)) func(*LoadAwareBalanceArgs) {
+	return func(a *LoadAwareBalanceArgs) {
+		edit(a)
+		a.MaxEvictionsPerNode = ptrTo(int32(2))
+	}
+}
+
 func unlimited(a *LoadAwareBalanceArgs) {
 	a.ConsecutiveHotCycles = ptrTo(int32(1))
 	a.MaxEvictionsPerNode = ptrTo(int32(100))
@@ -54,7 +63,7 @@ func hotPods() []*v1.Pod {
 var hotUsage = loads("hot", 40, 95, "cool-a", 10, 20, "cool-b", 10, 30)
 
 func TestBalanceWaitsForConsecutiveHotCycles(t *testing.T) {
-	h := newHarness(t, args(patient), threeNodes, hotPods()...)
+	h := newHarness(t, args(twoPerNode(patient)), threeNodes, hotPods()...)
 	for i := 1; i <= 2; i++ {
 		h.cycle(hotUsage)
 		if len(h.Evicted) != 0 {
@@ -262,6 +271,39 @@ func TestBalanceCooldownAndPingPong(t *testing.T) {
 	}
 }
 
+// Balancing never undoes a move within balanceCooldown; cooling a node over
+// a high threshold may, once evictionCooldown is over.
+func TestBalanceDoesNotUndoAMoveWithinTheBalanceCooldown(t *testing.T) {
+	pods := []*v1.Pod{pod("web-1", "hot", "web", 40), pod("web-2", "hot", "web", 40), pod("web-3", "hot", "web", 40)}
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
+		eager(a)
+		a.MaxEvictionsPerNode = ptrTo(int32(1))
+		a.DeviationThresholds = balance.ResourceThresholds{usage.Memory: 20}
+	}), threeNodes, pods...)
+	h.cycle(hotUsage)
+	if diff := cmp.Diff([]string{"web-1"}, h.evictedSorted()); diff != "" {
+		t.Fatalf("first cycle evicted (-want,+got):\n%s", diff)
+	}
+	// The replacement lands on cool-a, the expected destination.
+	h.Add(pod("web-4", "cool-a", "web", 40, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
+
+	// 20 minutes on, cool-a is far above the mean (memory 60 %, mean 33 %)
+	// but under the high thresholds: balancing would move web-4 to cool-b.
+	h.clock.Step(20 * time.Minute)
+	h.cycle(loads("hot", 10, 20, "cool-a", 40, 60, "cool-b", 10, 20))
+	if len(h.Evicted) != 1 {
+		t.Errorf("balancing evicted %v, undoing the first move within balanceCooldown", h.Evicted)
+	}
+	if got := h.skipped(balance.SkipCooldown); got != 1 {
+		t.Errorf("skipped{reason=cooldown} = %v, want 1", got)
+	}
+	// Over a high threshold, cool-a is cooled: evictionCooldown is over.
+	h.cycle(loads("hot", 10, 20, "cool-a", 40, 95, "cool-b", 10, 20))
+	if diff := cmp.Diff([]string{"web-1", "web-4"}, h.evictedSorted()); diff != "" {
+		t.Errorf("cooling evicted (-want,+got):\n%s", diff)
+	}
+}
+
 func TestBalanceProjectsWithMeasuredPodUsage(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
 	// The pods ask for 40 MiB (4 %) and use 80 MiB (8 %): 95 → 87 → 79.
@@ -421,7 +463,7 @@ func TestBalanceLimits(t *testing.T) {
 		{name: "per node", edit: func(a *LoadAwareBalanceArgs) { unlimited(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }, want: 2},
 		{name: "per cycle", edit: func(a *LoadAwareBalanceArgs) { unlimited(a); a.MaxEvictionsPerCycle = ptrTo(int32(3)) }, want: 3},
 		{name: "per namespace", edit: func(a *LoadAwareBalanceArgs) { unlimited(a); a.MaxEvictionsPerNamespace = ptrTo(int32(2)) }, want: 2},
-		{name: "defaults", want: 4}, // two per node
+		{name: "defaults", want: 5}, // five per cycle: four cool hot (99 − 4×4 = 83 %), one from hot-2
 		{name: "three hot cycles", edit: patient, want: 0},
 	}
 	for _, tc := range tests {
@@ -525,7 +567,7 @@ func TestBalanceMovesOnlyPodsOfSchedulerNames(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			edit := func(a *LoadAwareBalanceArgs) {
-				eager(a)
+				twoPerNode(eager)(a)
 				if tc.schedulerNames != nil {
 					a.SchedulerNames = tc.schedulerNames
 				}
@@ -543,7 +585,7 @@ func TestBalanceMovesOnlyPodsOfSchedulerNames(t *testing.T) {
 }
 
 func TestBalanceAccountsForMovesTheWindowDoesNotShowYet(t *testing.T) {
-	h := newHarness(t, args(eager), threeNodes, hotPods()...)
+	h := newHarness(t, args(twoPerNode(eager)), threeNodes, hotPods()...)
 	h.cycle(hotUsage)
 	// The window average still reads 95 % a minute later: the two pods that
 	// left (8 %) are subtracted for the part of the window that predates
@@ -555,7 +597,7 @@ func TestBalanceAccountsForMovesTheWindowDoesNotShowYet(t *testing.T) {
 }
 
 func TestBalanceRecordsEvictionMetricAndEvents(t *testing.T) {
-	h := newHarness(t, args(eager), threeNodes, hotPods()...)
+	h := newHarness(t, args(twoPerNode(eager)), threeNodes, hotPods()...)
 	h.cycle(hotUsage)
 	if got := h.Counter(h.metrics.Evictions, PluginName, "hot-memory", "hot"); got != 2 {
 		t.Errorf("evictions{reason=hot-memory,node=hot} = %v, want 2", got)

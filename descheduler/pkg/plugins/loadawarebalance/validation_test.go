@@ -73,6 +73,14 @@ func TestValidateLoadAwareBalanceArgs(t *testing.T) {
 			},
 		},
 		{
+			name: "balance cooldown shorter than the eviction cooldown",
+			args: &LoadAwareBalanceArgs{EvictionArgs: balance.EvictionArgs{
+				EvictionCooldown: &metav1.Duration{Duration: time.Hour},
+				BalanceCooldown:  &metav1.Duration{Duration: 30 * time.Minute},
+			}},
+			want: field.ErrorList{field.Invalid(field.NewPath("balanceCooldown"), nil, "")},
+		},
+		{
 			name: "include and exclude namespaces together",
 			args: &LoadAwareBalanceArgs{EvictionArgs: balance.EvictionArgs{Namespaces: &api.Namespaces{Include: []string{"a"}, Exclude: []string{"b"}}}},
 			want: field.ErrorList{field.Invalid(field.NewPath("namespaces"), nil, "")},

@@ -18,7 +18,8 @@ func TestSetDefaults(t *testing.T) {
 		HighThresholds: balance.ResourceThresholds{"cpu": 80, "memory": 85},
 		EvictionArgs: balance.EvictionArgs{
 			EvictionCooldown:         &metav1.Duration{Duration: 10 * time.Minute},
-			MaxEvictionsPerNode:      ptrTo(int32(2)),
+			BalanceCooldown:          &metav1.Duration{Duration: time.Hour},
+			MaxEvictionsPerNode:      ptrTo(int32(5)),
 			MaxEvictionsPerNamespace: ptrTo(int32(5)),
 			MaxEvictionsPerCycle:     ptrTo(int32(5)),
 			Window:                   &metav1.Duration{Duration: 5 * time.Minute},
@@ -31,6 +32,7 @@ func TestSetDefaults(t *testing.T) {
 		HighThresholds: balance.ResourceThresholds{"memory": 70},
 		EvictionArgs: balance.EvictionArgs{
 			EvictionCooldown:         &metav1.Duration{Duration: time.Minute},
+			BalanceCooldown:          &metav1.Duration{Duration: 30 * time.Minute},
 			MaxEvictionsPerNode:      ptrTo(int32(1)),
 			MaxEvictionsPerNamespace: ptrTo(int32(1)),
 			MaxEvictionsPerCycle:     ptrTo(int32(1)),
@@ -66,7 +68,7 @@ func TestSchemeAppliesDefaults(t *testing.T) {
 	}
 	a := &SpreadReplicasArgs{}
 	scheme.Default(a)
-	if a.MaxEvictionsPerNode == nil || *a.MaxEvictionsPerNode != 2 {
-		t.Errorf("scheme defaulting left maxEvictionsPerNode = %v, want 2", a.MaxEvictionsPerNode)
+	if a.MaxEvictionsPerNode == nil || *a.MaxEvictionsPerNode != 5 {
+		t.Errorf("scheme defaulting left maxEvictionsPerNode = %v, want 5", a.MaxEvictionsPerNode)
 	}
 }

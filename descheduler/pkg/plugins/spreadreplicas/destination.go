@@ -64,7 +64,7 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w balanc
 			reject(n, fmt.Sprintf("hot at its peak in the window (%v)", over))
 			continue
 		}
-		if p.Deps.Store.MovedOff(w, n.Name, c.now, p.args.EvictionCooldown.Duration) {
+		if p.Deps.Store.MovedOff(w, n.Name, c.now, p.args.BalanceCooldown.Duration) {
 			reject(n, "the workload was moved off it within the cooldown")
 			continue
 		}

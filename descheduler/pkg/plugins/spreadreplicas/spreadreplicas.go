@@ -92,7 +92,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 	defer s.Unlock()
 
 	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, reported: map[string]balance.NodeLoad{}, peaks: map[string]balance.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
-	s.Expire(c.now, max(p.args.EvictionCooldown.Duration, p.args.Window.Duration))
+	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
 	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
 
 	snap := p.Deps.Usage.Snapshot()
@@ -197,7 +197,8 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 			if c.fromNode[src.Name] >= *p.args.MaxEvictionsPerNode {
 				break
 			}
-			if s.Bounced(w, src.Name, c.now, p.args.EvictionCooldown.Duration) || s.MovedOnto(w, src.Name, c.now, p.args.EvictionCooldown.Duration) {
+			// Spreading is balancing: it never undoes a move within balanceCooldown.
+			if s.Bounced(w, src.Name, c.now, p.args.EvictionCooldown.Duration) || s.MovedOnto(w, src.Name, c.now, p.args.BalanceCooldown.Duration) {
 				p.skip(logger, balance.SkipCooldown, "the workload was moved onto this node, or a replacement landed back on it, within the cooldown", "node", klog.KObj(src))
 				break
 			}

@@ -31,24 +31,32 @@ var twoNodes = []*v1.Node{node("node-a"), node("node-b")}
 // quiet: both nodes far under every threshold.
 var quiet = loads("node-a", 20, 30, "node-b", 5, 10)
 
-// Six replicas on node-a, none on node-b: 2 move in the first cycle (the
-// per-node limit), 1 in the second (4 vs 2), then 3/3 is left alone.
+// Six replicas on node-a, none on node-b: 3 move in the first cycle (6/0
+// to 3/3), then 3/3 is left alone. With two per node and cycle, 2 move in
+// the first cycle and 1 in the second (4 vs 2).
 func TestSpreadsReplicasOntoNewNode(t *testing.T) {
 	h := newHarness(t, args(nil), twoNodes, replicaPods("web", "node-a", 6)...)
-	if got := h.cycle(quiet); len(got) != 2 || !allFrom("node-a", got) {
-		t.Fatalf("first cycle evicted %v, want 2 pods from node-a", got)
+	if got := h.cycle(quiet); len(got) != 3 || !allFrom("node-a", got) {
+		t.Fatalf("first cycle evicted %v, want 3 pods from node-a", got)
 	}
-	h.add(replica("web-new-0", "node-b", "web"))
-	h.add(replica("web-new-1", "node-b", "web"))
-	if got := h.cycle(quiet); len(got) != 1 || !allFrom("node-a", got) {
-		t.Fatalf("second cycle evicted %v, want 1 pod from node-a", got)
+	for i := range 3 {
+		h.add(replica(fmt.Sprintf("web-new-%d", i), "node-b", "web"))
 	}
-	h.add(replica("web-new-2", "node-b", "web"))
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v at 3/3", got)
 	}
 	if v := h.Counter(h.metrics.Evictions, PluginName, "spread", "node-a"); v != 3 {
 		t.Errorf("evictions metric = %v, want 3", v)
+	}
+
+	h = newHarness(t, args(func(a *SpreadReplicasArgs) { a.MaxEvictionsPerNode = ptrTo(int32(2)) }), twoNodes, replicaPods("web", "node-a", 6)...)
+	if got := h.cycle(quiet); len(got) != 2 || !allFrom("node-a", got) {
+		t.Fatalf("two per node: first cycle evicted %v, want 2 pods from node-a", got)
+	}
+	h.add(replica("web-new-0", "node-b", "web"))
+	h.add(replica("web-new-1", "node-b", "web"))
+	if got := h.cycle(quiet); len(got) != 1 || !allFrom("node-a", got) {
+		t.Fatalf("two per node: second cycle evicted %v, want 1 pod from node-a", got)
 	}
 }
 
@@ -194,7 +202,7 @@ func TestMovesOnlyReplicasOfSchedulerNames(t *testing.T) {
 		// The other scheduler's replicas are the first candidates: passed over.
 		{name: "a mixed workload moves Ballast's replicas",
 			pods:        append(othersOf("web", "node-a", 3), prioritized(replicaPods("web", "node-a", 3))...),
-			wantBallast: 2, wantSkipped: 3},
+			wantBallast: 3, wantSkipped: 3},
 		// 3 vs 2, a difference of one: nothing moves. Counting only
 		// Ballast's replicas would make it 3 vs 0. node-b's two, looked at
 		// as a source, are passed over.
@@ -203,7 +211,7 @@ func TestMovesOnlyReplicasOfSchedulerNames(t *testing.T) {
 			wantSkipped: 2},
 		{name: "replaceDefault mode lists default-scheduler",
 			schedulerNames: []string{"ballast-scheduler", "default-scheduler"},
-			pods:           othersOf("web", "node-a", 6), wantOther: 2},
+			pods:           othersOf("web", "node-a", 6), wantOther: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			edit := func(a *SpreadReplicasArgs) {
@@ -263,6 +271,24 @@ func TestDoesNotUndoAnotherPluginsMove(t *testing.T) {
 	h.store.Unlock()
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v towards a node the workload was just moved off", got)
+	}
+}
+
+// Spreading is balancing: a node that received a moved pod of the workload
+// is not a source for it within balanceCooldown, long after evictionCooldown.
+func TestDoesNotUndoAMoveWithinTheBalanceCooldown(t *testing.T) {
+	nodes := []*v1.Node{node("node-a"), node("node-b"), node("node-c")}
+	h := newHarness(t, args(nil), nodes, replicaPods("web", "node-a", 6)...)
+	web := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	h.store.Lock()
+	h.store.Remember(web, "node-c", "node-a", h.clock.Now().Add(-20*time.Minute), balance.NodeLoad{}, balance.NodeLoad{})
+	h.store.Unlock()
+	if got := h.cycle(quiet); len(got) != 0 {
+		t.Fatalf("evicted %v from node-a, which received a moved pod of web 20 minutes ago", got)
+	}
+	h.clock.Step(time.Hour)
+	if got := h.cycle(quiet); len(got) == 0 {
+		t.Error("evicted nothing once balanceCooldown is over")
 	}
 }
 
