@@ -45,6 +45,9 @@ type Store struct {
 	mu      sync.Mutex
 	streaks hotStreaks
 	moves   []*move
+	// keep is the longest memory any plugin sharing the store asked Expire
+	// for: a move is forgotten only once none of them needs it.
+	keep time.Duration
 }
 
 // NewStore returns an empty memory.
@@ -116,11 +119,14 @@ func (s *Store) remember(m *move) {
 	s.moves = append(s.moves, m)
 }
 
-// Expire forgets moves older than keep.
+// Expire forgets moves older than keep, or than the longest keep an
+// earlier call asked for: plugins sharing the store may remember for
+// different times (balanceCooldown), and the longest wins.
 func (s *Store) Expire(now time.Time, keep time.Duration) {
+	s.keep = max(s.keep, keep)
 	kept := s.moves[:0]
 	for _, m := range s.moves {
-		if now.Sub(m.at) < keep {
+		if now.Sub(m.at) < s.keep {
 			kept = append(kept, m)
 		}
 	}

@@ -70,6 +70,20 @@ func TestCooldownAndExpiry(t *testing.T) {
 	if n := len(s.Destinations()); n != 0 {
 		t.Errorf("expire kept %d moves older than 10m", n)
 	}
+
+	// Two plugins share a store and remember for 1h and 10m: the shorter
+	// memory does not forget what the longer one still needs.
+	shared := balance.NewStore()
+	shared.Remember(w, "a", "b", t0, nil, nil)
+	shared.Expire(t0.Add(time.Minute), time.Hour)
+	shared.Expire(t0.Add(20*time.Minute), 10*time.Minute)
+	if !shared.MovedOnto(w, "b", t0.Add(20*time.Minute), time.Hour) {
+		t.Error("a 10m Expire forgot a move the 1h plugin still guards")
+	}
+	shared.Expire(t0.Add(time.Hour), 10*time.Minute)
+	if n := len(shared.Destinations()); n != 0 {
+		t.Errorf("expire kept %d moves older than the longest memory", n)
+	}
 }
 
 // A replacement that lands back on its source is a bounce (Bounced), not a
