@@ -50,7 +50,9 @@ var Combinations = []Combination{Bottleneck, WeightedMean}
 // The empty combination is DefaultCombination. Score returns 0 when no
 // weighted resource has a prediction.
 func (c Combination) Score(preds []Prediction, weights []ResourceWeight, scorer ResourceScorer) int64 {
-	bottleneck := c == Bottleneck || c == ""
+	if c == "" {
+		c = DefaultCombination
+	}
 	var sum, total float64
 	low := math.Inf(1)
 	for _, w := range weights {
@@ -70,7 +72,7 @@ func (c Combination) Score(preds []Prediction, weights []ResourceWeight, scorer 
 	if total == 0 {
 		return 0
 	}
-	if bottleneck {
+	if c == Bottleneck {
 		return int64(math.Round(low))
 	}
 	return int64(math.Round(sum / total))
