@@ -88,8 +88,9 @@ func (c *Collector) Config() Config { return c.cfg }
 
 func (c *Collector) now() time.Time { return c.cfg.Now() }
 
-// Run samples every period until ctx ends. A node source that needs
-// starting (an informer) is started and synced first.
+// Run samples until ctx ends: every period, with each round kept just
+// behind the moment the source publishes new samples (see pacer). A node
+// source that needs starting (an informer) is started and synced first.
 func (c *Collector) Run(ctx context.Context) error {
 	if s, ok := c.cfg.Nodes.(starter); ok {
 		if err := s.Start(ctx); err != nil {
@@ -100,17 +101,23 @@ func (c *Collector) Run(ctx context.Context) error {
 	if n, ok := c.cfg.Nodes.(changeNotifier); ok {
 		changed = n.Changed()
 	}
-	ticker := time.NewTicker(c.cfg.Period)
-	defer ticker.Stop()
+	pace := newPacer(c.cfg.Period)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
 	for {
-		if err := c.Collect(ctx); err != nil && ctx.Err() == nil {
+		fresh, err := c.collect(ctx)
+		if err != nil && ctx.Err() == nil {
 			klog.ErrorS(err, "Sampling usage failed; keeping the previous samples", "provider", c.cfg.Provider.Name())
 		}
+		wait := pace.next(time.Now(), fresh > 0, err != nil)
+		c.metrics.rounds.WithLabelValues(roundResult(fresh, err)).Inc()
+		klog.V(5).InfoS("Sampling round done", "provider", c.cfg.Provider.Name(), "nodesWithNewSamples", fresh, "next", wait)
+		timer.Reset(wait)
 		for waiting := true; waiting; {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-ticker.C:
+			case <-timer.C:
 				waiting = false
 			case <-changed:
 				c.Prune()
@@ -119,14 +126,32 @@ func (c *Collector) Run(ctx context.Context) error {
 	}
 }
 
+// roundResult is the result label of load_watcher_sampling_rounds_total.
+func roundResult(fresh int, err error) string {
+	switch {
+	case err != nil:
+		return "error"
+	case fresh > 0:
+		return "new_samples"
+	default:
+		return "nothing_new"
+	}
+}
+
 // Collect runs one sampling round: list nodes, ask the provider, store the
 // sanitized samples and publish fresh statistics. Samples a partial answer
 // did return are kept even when it also reports an error.
 func (c *Collector) Collect(ctx context.Context) error {
+	_, err := c.collect(ctx)
+	return err
+}
+
+// collect is Collect that also returns how many nodes got a newer sample.
+func (c *Collector) collect(ctx context.Context) (int, error) {
 	nodes, err := c.cfg.Nodes.Nodes()
 	if err != nil {
 		c.recordFailure(err)
-		return err
+		return 0, err
 	}
 	start := time.Now()
 	samples, perr := c.cfg.Provider.Sample(ctx, nodes)
@@ -137,17 +162,17 @@ func (c *Collector) Collect(ctx context.Context) error {
 	c.rounds++
 	byName := index(nodes)
 	c.pruneLocked(nodes, byName)
-	c.ingestLocked(nodes, byName, samples)
+	fresh := c.ingestLocked(nodes, byName, samples)
 	c.publishLocked()
 	if perr != nil {
 		c.lastErr = perr
 		c.metrics.providerErrors.Inc()
-		return fmt.Errorf("sampling %s: %w", c.cfg.Provider.Name(), perr)
+		return fresh, fmt.Errorf("sampling %s: %w", c.cfg.Provider.Name(), perr)
 	}
 	c.lastErr = nil
 	c.lastSuccess = c.now()
 	c.metrics.lastSuccess.Set(unixSeconds(c.lastSuccess))
-	return nil
+	return fresh, nil
 }
 
 func (c *Collector) recordFailure(err error) {
@@ -201,8 +226,11 @@ func (c *Collector) pruneLocked(nodes []provider.Node, exists map[string]*provid
 	return pruned
 }
 
-func (c *Collector) ingestLocked(nodes []provider.Node, byName map[string]*provider.Node, samples []provider.Sample) {
+// ingestLocked stores the samples newer than each node's newest and
+// returns how many nodes got one.
+func (c *Collector) ingestLocked(nodes []provider.Node, byName map[string]*provider.Node, samples []provider.Sample) int {
 	now := c.now()
+	fresh := 0
 	for _, s := range samples {
 		n, ok := byName[s.Node]
 		if !ok {
@@ -233,8 +261,10 @@ func (c *Collector) ingestLocked(nodes []provider.Node, byName map[string]*provi
 		}
 		ns.ring.push(unixNano, float32(cpu), float32(memory))
 		ns.version = c.seq + 1 // the round about to be published
+		fresh++
 	}
 	c.noSamples = c.noSamplesLocked(nodes)
+	return fresh
 }
 
 // sanitize returns the usable value, or NaN when the value is dropped;

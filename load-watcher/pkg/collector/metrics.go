@@ -12,6 +12,7 @@ import (
 type metrics struct {
 	providerErrors prometheus.Counter
 	sampleDuration prometheus.Histogram
+	rounds         *prometheus.CounterVec
 	rejected       *prometheus.CounterVec
 	lastSuccess    prometheus.Gauge
 	nodesTracked   prometheus.GaugeFunc
@@ -31,6 +32,10 @@ func newMetrics(reg prometheus.Registerer, providerName string, c *Collector) (*
 			Help:    "Time taken by one sampling round of the usage provider.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 		}),
+		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "load_watcher_sampling_rounds_total", ConstLabels: constLabels,
+			Help: "Sampling rounds by result: new_samples (some node got a newer sample), nothing_new (the source had not published since the last round; a retry follows shortly), error.",
+		}, []string{"result"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "load_watcher_samples_rejected_total", ConstLabels: constLabels,
 			Help: "Sample values dropped (nan, negative) or clamped (over_capacity), by resource and reason.",
@@ -49,7 +54,7 @@ func newMetrics(reg prometheus.Registerer, providerName string, c *Collector) (*
 		}, func() float64 { return float64(len(c.Status().NodesWithoutSamples)) }),
 		sampleAge: newSampleAgeCollector(c, constLabels),
 	}
-	for _, col := range []prometheus.Collector{m.providerErrors, m.sampleDuration, m.rejected, m.lastSuccess, m.nodesTracked, m.nodesNoSamples, m.sampleAge} {
+	for _, col := range []prometheus.Collector{m.providerErrors, m.sampleDuration, m.rounds, m.rejected, m.lastSuccess, m.nodesTracked, m.nodesNoSamples, m.sampleAge} {
 		if err := reg.Register(col); err != nil {
 			return nil, err
 		}
