@@ -132,8 +132,8 @@ bench-scheduler: ## Scheduling throughput at 500 nodes: kube-scheduler's default
 		-test.bench BenchmarkSchedulingThroughput -test.benchtime 1x -test.timeout 60m
 
 .PHONY: bench-freshness
-bench-freshness: ## How long a step in a node's usage takes to reach load-watcher's API and LoadAware's score, with the chart's default intervals (docs/performance.md; ~5 min).
-	cd simulator && $(GO) test -run '^$$' -bench BenchmarkFreshness -benchtime 1x -timeout 30m ./test/integration/
+bench-freshness: ## How long a step in a node's real usage takes to reach the metrics API, load-watcher's API and LoadAware's score, with metrics-server's 15 s scrapes and the chart's default intervals; with `make peers-bins` done, Trimaran's too (docs/performance.md; ~10 min).
+	cd simulator && $(GO) test -run '^$$' -bench BenchmarkFreshness -benchtime 1x -timeout 60m ./test/integration/
 
 .PHONY: bench-balance
 bench-balance: ## Balance of every shipped scenario: default scheduler, upstream load-aware peer (needs peers-bins; ~1.5 h) and Ballast (docs/performance.md).

@@ -129,19 +129,19 @@ func RunPeer(ctx context.Context, sc *scenario.Scenario, opts PeerOptions) (_ *R
 			err = shutErr
 		}
 	}()
-	sched, err := startPeerScheduler(ctx, opts, dir, peerSchedulerValues{Kubeconfig: srv.KubeconfigPath, LoadWatcher: srv.LoadWatcher})
+	sched, err := StartPeerScheduler(ctx, opts.Scheduler, dir, srv.KubeconfigPath, srv.LoadWatcher, opts.Log)
 	if err != nil {
 		return nil, err
 	}
-	defer sched.stop()
+	defer sched.Stop()
 	progress := time.NewTicker(time.Duration(float64(5*time.Minute) / opts.Speed))
 	defer progress.Stop()
 	for done := false; !done; {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-sched.exited:
-			return nil, fmt.Errorf("the peer scheduler exited: %v%s", sched.err, sched.logTail())
+		case <-sched.Exited():
+			return nil, sched.Err()
 		case <-srv.Recorded():
 			done = true
 		case <-progress.C:
@@ -150,7 +150,7 @@ func RunPeer(ctx context.Context, sc *scenario.Scenario, opts PeerOptions) (_ *R
 			}
 		}
 	}
-	sched.stop()
+	sched.Stop()
 	if _, err := srv.Shutdown(ctx); err != nil {
 		return nil, err
 	}
@@ -159,8 +159,8 @@ func RunPeer(ctx context.Context, sc *scenario.Scenario, opts PeerOptions) (_ *R
 	return r, nil
 }
 
-// peerScheduler is the peer's kube-scheduler process.
-type peerScheduler struct {
+// PeerScheduler is the peer's kube-scheduler process.
+type PeerScheduler struct {
 	cmd    *exec.Cmd
 	log    *tailBuffer
 	exited chan struct{}
@@ -168,10 +168,14 @@ type peerScheduler struct {
 	once   sync.Once
 }
 
-// startPeerScheduler writes the peer's scheduler configuration into dir and
-// starts the binary on it, without serving HTTPS.
-func startPeerScheduler(ctx context.Context, opts PeerOptions, dir string, values peerSchedulerValues) (*peerScheduler, error) {
+// StartPeerScheduler starts binary, the peer's kube-scheduler (see
+// FindPeerScheduler), on the peer's configuration for the cluster of
+// kubeconfig and the load-watcher at loadWatcher (its base URL), without
+// serving HTTPS. The configuration is written into dir; the process's
+// output goes to log when it is not nil.
+func StartPeerScheduler(ctx context.Context, binary, dir, kubeconfig, loadWatcher string, log io.Writer) (*PeerScheduler, error) {
 	var cfg bytes.Buffer
+	values := peerSchedulerValues{Kubeconfig: kubeconfig, LoadWatcher: loadWatcher}
 	if err := template.Must(template.New("peer-scheduler").Parse(peerSchedulerConfig)).Execute(&cfg, values); err != nil {
 		return nil, fmt.Errorf("the peer scheduler's configuration: %w", err)
 	}
@@ -179,12 +183,15 @@ func startPeerScheduler(ctx context.Context, opts PeerOptions, dir string, value
 	if err := os.WriteFile(path, cfg.Bytes(), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the peer scheduler's configuration: %w", err)
 	}
-	p := &peerScheduler{log: &tailBuffer{max: 4 << 10}, exited: make(chan struct{})}
-	p.cmd = exec.CommandContext(ctx, opts.Scheduler, "--config", path, "--secure-port", "0")
-	out := io.MultiWriter(p.log, opts.Log)
+	if log == nil {
+		log = io.Discard
+	}
+	p := &PeerScheduler{log: &tailBuffer{max: 4 << 10}, exited: make(chan struct{})}
+	p.cmd = exec.CommandContext(ctx, binary, "--config", path, "--secure-port", "0")
+	out := io.MultiWriter(p.log, log)
 	p.cmd.Stdout, p.cmd.Stderr = out, out
 	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the peer scheduler %s: %w", opts.Scheduler, err)
+		return nil, fmt.Errorf("starting the peer scheduler %s: %w", binary, err)
 	}
 	go func() {
 		p.err = p.cmd.Wait()
@@ -193,8 +200,17 @@ func startPeerScheduler(ctx context.Context, opts PeerOptions, dir string, value
 	return p, nil
 }
 
-// stop ends the process, asking first, and waits for it.
-func (p *peerScheduler) stop() {
+// Exited is closed when the process has ended.
+func (p *PeerScheduler) Exited() <-chan struct{} { return p.exited }
+
+// Err says how the process ended, with the end of its output; call it once
+// Exited is closed.
+func (p *PeerScheduler) Err() error {
+	return fmt.Errorf("the peer scheduler exited: %v%s", p.err, p.logTail())
+}
+
+// Stop ends the process, asking first, and waits for it.
+func (p *PeerScheduler) Stop() {
 	p.once.Do(func() {
 		_ = p.cmd.Process.Signal(os.Interrupt)
 		select {
@@ -207,7 +223,7 @@ func (p *peerScheduler) stop() {
 }
 
 // logTail is the end of the process's output, for an error message.
-func (p *peerScheduler) logTail() string {
+func (p *PeerScheduler) logTail() string {
 	s := strings.TrimSpace(p.log.String())
 	if s == "" {
 		return ""

@@ -2,13 +2,17 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +34,7 @@ import (
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/plugintest"
 	"github.com/ballast-sched/ballast/simulator/cluster"
 	"github.com/ballast-sched/ballast/simulator/metricsapi"
+	"github.com/ballast-sched/ballast/simulator/sim"
 	"github.com/ballast-sched/ballast/simulator/simvalues"
 )
 
@@ -55,6 +60,11 @@ const metricResolution = 15 * time.Second
 // node's usage every metricResolution and serves the newest scrape, as
 // metrics-server does (the kubelet's own collection delay comes on top,
 // docs/performance.md).
+//
+// Where the upstream peer is built (make peers-bins), it also times (c)
+// until scheduler-plugins' Trimaran kube-scheduler, reading this
+// load-watcher's /watcher with its own client, has fetched the step: its
+// plugins score from the last answer fetched.
 //
 // The node's memory alternates between 30 % and 70 % of 8 GiB; each step
 // comes at a random moment of the scrape interval, after load-watcher has
@@ -124,10 +134,29 @@ func BenchmarkFreshness(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	// Only the upstream pair's client reads /watcher here: the tap records
+	// what each of its answers said of the node.
+	tap := &watcherTap{next: handler, node: node}
+	srv := &http.Server{Handler: tap, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(lis) }()
 	defer func() { _ = srv.Close() }()
 	address := "http://" + lis.Addr().String()
+
+	// The upstream pair, where the peer is built (make peers-bins):
+	// scheduler-plugins' Trimaran kube-scheduler reading this load-watcher
+	// through its own, unmodified client, which fetches every
+	// sim.TrimaranPoll; its plugins score from the last answer fetched.
+	peer := false
+	if bin, err := sim.FindPeerScheduler(); err != nil {
+		fmt.Printf("the upstream pair is not measured: %v\n", err)
+	} else {
+		p, err := sim.StartPeerScheduler(ctx, bin, b.TempDir(), c.KubeconfigPath(), address, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Stop()
+		peer = true
+	}
 
 	// The scheduler's side, as ballast-scheduler wires it in service mode:
 	// load-watcher's client, the usage tracker and LoadAware. A scheduler
@@ -213,7 +242,7 @@ func BenchmarkFreshness(b *testing.B) {
 
 	rng := rand.New(rand.NewPCG(1, 16))
 	for i := 0; i < b.N; i++ {
-		var toMetrics, toAPI, toScore []time.Duration
+		var toMetrics, toAPI, toScore, toPeer []time.Duration
 		for step := 0; step < steps; step++ {
 			time.Sleep(time.Duration(rng.Int64N(int64(metricResolution))))
 			score, stop := newScheduler()
@@ -238,16 +267,30 @@ func BenchmarkFreshness(b *testing.B) {
 			toAPI = append(toAPI, time.Since(stepped))
 			waitFor("the score changing", limit, func() bool { return score() != before })
 			toScore = append(toScore, time.Since(stepped))
+			peerSaw := ""
+			if peer {
+				var at time.Time
+				waitFor("the upstream pair fetching the step", limit+sim.TrimaranPoll, func() bool {
+					var ok bool
+					at, ok = tap.first(stepped, want)
+					return ok
+				})
+				toPeer = append(toPeer, at.Sub(stepped))
+				peerSaw = fmt.Sprintf(", Trimaran fetched it after %s", toPeer[step].Round(time.Millisecond))
+			}
 			// Printed rather than logged: the cluster's own log lines would
 			// push a benchmark's log past what go test shows.
-			fmt.Printf("step %d to %.0f %%: metrics API after %s, load-watcher after %s, score %d→%d after %s\n", step, want,
-				toMetrics[step].Round(time.Millisecond), toAPI[step].Round(time.Millisecond), before, score(), toScore[step].Round(time.Millisecond))
+			fmt.Printf("step %d to %.0f %%: metrics API after %s, load-watcher after %s, score %d→%d after %s%s\n", step, want,
+				toMetrics[step].Round(time.Millisecond), toAPI[step].Round(time.Millisecond), before, score(), toScore[step].Round(time.Millisecond), peerSaw)
 			stop()
 		}
 		for _, m := range []struct {
 			name string
 			v    []time.Duration
-		}{{"metrics-api", toMetrics}, {"load-watcher", toAPI}, {"score", toScore}} {
+		}{{"metrics-api", toMetrics}, {"load-watcher", toAPI}, {"score", toScore}, {"trimaran", toPeer}} {
+			if len(m.v) == 0 {
+				continue
+			}
 			b.ReportMetric(medianDuration(m.v).Seconds(), m.name+"-median-s")
 			b.ReportMetric(slices.Max(m.v).Seconds(), m.name+"-max-s")
 		}
@@ -262,6 +305,10 @@ func BenchmarkFreshness(b *testing.B) {
 			medianDuration(toAPI).Round(time.Millisecond), slices.Max(toAPI).Round(time.Millisecond),
 			medianDuration(toScore).Round(time.Millisecond), slices.Max(toScore).Round(time.Millisecond),
 			metricResolution, chart.Period/5, client.DefaultInterval, bound, perScrape)
+		if peer {
+			fmt.Printf("the upstream pair (Trimaran fetching this load-watcher every %s): median %s, max %s\n", sim.TrimaranPoll,
+				medianDuration(toPeer).Round(time.Millisecond), slices.Max(toPeer).Round(time.Millisecond))
+		}
 	}
 }
 
@@ -272,4 +319,65 @@ func medianDuration(v []time.Duration) time.Duration {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// watcherTap passes requests to next and records, for every /watcher
+// answer, when it was sent and the node's newest memory figure in it.
+type watcherTap struct {
+	next http.Handler
+	node string
+
+	mu      sync.Mutex
+	answers []tappedAnswer
+}
+
+type tappedAnswer struct {
+	at     time.Time
+	memory float64
+}
+
+func (t *watcherTap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/watcher" {
+		t.next.ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	t.next.ServeHTTP(rec, r)
+	maps.Copy(w.Header(), rec.Header())
+	w.WriteHeader(rec.Code)
+	body := rec.Body.Bytes()
+	_, _ = w.Write(body)
+	var answer struct {
+		Data struct {
+			NodeMetricsMap map[string]struct {
+				Metrics []struct {
+					Type, Operator string
+					Value          float64
+				}
+			}
+		}
+	}
+	if rec.Code != http.StatusOK || json.Unmarshal(body, &answer) != nil {
+		return
+	}
+	for _, m := range answer.Data.NodeMetricsMap[t.node].Metrics {
+		if m.Type == "Memory" && m.Operator == "Latest" {
+			t.mu.Lock()
+			t.answers = append(t.answers, tappedAnswer{at: time.Now(), memory: m.Value})
+			t.mu.Unlock()
+		}
+	}
+}
+
+// first returns when the first answer after since said the node's memory
+// was want (±1).
+func (t *watcherTap) first(since time.Time, want float64) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, a := range t.answers {
+		if a.at.After(since) && a.memory > want-1 && a.memory < want+1 {
+			return a.at, true
+		}
+	}
+	return time.Time{}, false
 }
