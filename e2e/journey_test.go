@@ -107,6 +107,39 @@ func TestUserJourney(t *testing.T) {
 		}
 	})
 
+	t.Run("load-watcher follows metrics-server's scrapes", func(t *testing.T) {
+		// Rounds creep towards the moment metrics-server publishes until one
+		// finds nothing new, and a retry reads the scrape (docs/load-watcher.md,
+		// Pacing): against the real metrics-server, some rounds come back
+		// empty, and the rounds stay near one per period. The rate is read
+		// over two minutes at least, so a retry early on does not decide it.
+		var rounds map[string]float64
+		var elapsed time.Duration
+		poll(ctx, t, "a load-watcher round to find nothing new since metrics-server's last scrape", 4*time.Minute, func(ctx context.Context) (bool, string) {
+			raw, err := l.Client.CoreV1().Services(ballastNamespace).ProxyGet("http", "ballast-load-watcher", "2021", "/metrics", nil).DoRaw(ctx)
+			if err != nil {
+				return false, err.Error()
+			}
+			var started float64
+			rounds, started = samplingRounds(raw)
+			if started == 0 {
+				return false, "no process_start_time_seconds in load-watcher's /metrics"
+			}
+			elapsed = time.Since(time.Unix(int64(started), 0))
+			return rounds["nothing_new"] >= 1 && rounds["new_samples"] >= 2 && elapsed >= 2*time.Minute,
+				fmt.Sprintf("%v rounds in %s", rounds, elapsed.Round(time.Second))
+		})
+		// The first round comes at the start; the others after a wait each.
+		total := rounds["new_samples"] + rounds["nothing_new"] + rounds["error"]
+		perPeriod := (total - 1) / (elapsed.Seconds() / 15)
+		t.Logf("load-watcher: %v rounds in %s since it started, %.2f per 15 s period", rounds, elapsed.Round(time.Second), perPeriod)
+		// About 1.1 once it has found the scrapes, more in its first minutes
+		// while it looks for them; a retry storm would be far above 2.
+		if perPeriod > 2 {
+			t.Errorf("load-watcher ran %.2f rounds per period, want at most 2", perPeriod)
+		}
+	})
+
 	t.Run("ballast-scheduler binds an opted-in workload", func(t *testing.T) {
 		d := deployment("opted-in", 2, ballastScheduler, "10Mi")
 		if _, err := l.Client.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
@@ -502,4 +535,32 @@ func describeNamespace(ctx context.Context, c kubernetes.Interface, ns string) s
 		fmt.Fprintf(&b, "event %s %s: %s\n", e.InvolvedObject.Name, e.Reason, e.Message)
 	}
 	return b.String()
+}
+
+// samplingRounds reads load_watcher_sampling_rounds_total by result and
+// process_start_time_seconds from load-watcher's /metrics text.
+func samplingRounds(metrics []byte) (map[string]float64, float64) {
+	rounds := map[string]float64{}
+	var started float64
+	for _, line := range strings.Split(string(metrics), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) != 2 {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(fields[1], &v); err != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(fields[0], "load_watcher_sampling_rounds_total{"):
+			for _, result := range []string{"new_samples", "nothing_new", "error"} {
+				if strings.Contains(fields[0], `result="`+result+`"`) {
+					rounds[result] = v
+				}
+			}
+		case fields[0] == "process_start_time_seconds":
+			started = v
+		}
+	}
+	return rounds, started
 }
