@@ -102,8 +102,12 @@ func (c *Collector) Run(ctx context.Context) error {
 		changed = n.Changed()
 	}
 	pace := newPacer(c.cfg.Period)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	var timer *time.Timer // made with the first wait; reset only once drained
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		fresh, err := c.collect(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -112,7 +116,11 @@ func (c *Collector) Run(ctx context.Context) error {
 		wait := pace.next(time.Now(), fresh > 0, err != nil)
 		c.metrics.rounds.WithLabelValues(roundResult(fresh, err)).Inc()
 		klog.V(5).InfoS("Sampling round done", "provider", c.cfg.Provider.Name(), "nodesWithNewSamples", fresh, "next", wait)
-		timer.Reset(wait)
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
 		for waiting := true; waiting; {
 			select {
 			case <-ctx.Done():
