@@ -1,24 +1,21 @@
-# Ballast build. Every Go module is built and tested on its own; go.work ties
-# them together. Run `make help` for the targets.
+# Ballast build. Run `make help` for the targets.
 
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 GO      ?= go
-# installer/test is the installer's integration tests, a module apart so that
-# the ballast CLI's module needs no Kubernetes control plane.
-MODULES := load-watcher scheduler descheduler installer installer/test simulator charts images e2e
-# Modules outside go.work that build the stacks Ballast is compared with
-# (`make peers-bins`): gofmt-checked here, vetted where they are built.
-PEER_MODULES := peers/trimaran
-# Modules that hold Go code yet (a new module starts with its go.mod alone).
-GO_MODULES = $(foreach m,$(MODULES),$(if $(shell find $(m) -name '*.go' -print -quit),$(m)))
+# The repository is one Go module (docs/architecture.md says why); its
+# top-level directories are the components and the ground floor they share,
+# and hack/verify-layers holds them to importing only downward.
+# Modules outside it that build the stacks Ballast is compared with
+# (`make peers-bins`) and the lane's tools (e2e/build/*, other Kubernetes
+# lines) are gofmt-checked with it and vetted where they are built.
+
 BIN     := $(CURDIR)/bin
 # Every build, vet and test is static (no cgo), as the images must be, so one
 # compilation of each package serves the tests, the real-node lane's binaries
-# and the lane's images; with the components' dependencies held at the
-# workspace's versions (hack/update-component-deps.sh), a cold `make test`
-# compiles client-go, apiserver and the scheduler framework once, not twice.
+# and the lane's images: a cold `make test` compiles client-go, apiserver and
+# the scheduler framework once.
 # (Tests cannot take -trimpath: kube-apiserver's test server finds its
 # fixtures through its source path. The release images do; the lane's are
 # built with --keep-paths to match the tests.)
@@ -49,9 +46,8 @@ demo: ## Compare the default scheduler and Ballast on a simulated homelab (no cl
 .PHONY: build
 build: ## Build every binary into bin/.
 	@mkdir -p $(BIN)
-	@for m in $(GO_MODULES); do \
-		if [ -d $$m/cmd ]; then echo "build $$m"; (cd $$m && $(GO) build -o $(BIN)/ ./cmd/...); fi; \
-	done
+	$(GO) build -o $(BIN)/ ./load-watcher/cmd/... ./scheduler/cmd/... ./descheduler/cmd/... \
+		./installer/cmd/... ./simulator/cmd/... ./images/cmd/...
 
 .PHONY: images
 images: ## Cross-compile the three components and build their images into _output/images (PLATFORMS=, VERSION=; no Docker).
@@ -61,12 +57,12 @@ images: ## Cross-compile the three components and build their images into _outpu
 test: lint test-all lane ## Lint, every unit and integration test of every module, then the real-node lane: a user's journey and the fault suite (what CI runs).
 
 .PHONY: test-all
-test-all: ## Unit and integration tests of every module.
-	@for m in $(GO_MODULES); do echo "== test $$m"; (cd $$m && $(GO) test $(GOTEST_FLAGS) ./...); done
+test-all: ## Unit and integration tests of every package.
+	$(GO) test $(GOTEST_FLAGS) ./...
 
 .PHONY: fuzz
-fuzz: ## Run every fuzz target of every module for FUZZTIME (10s) each.
-	@FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) hack/fuzz.sh $(FUZZTIME) $(GO_MODULES)
+fuzz: ## Run every fuzz target of every package for FUZZTIME (10s) each.
+	@FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) hack/fuzz.sh $(FUZZTIME)
 
 .PHONY: test-fuzz
 test-fuzz: ## Every fuzz target for TEST_FUZZTIME (5s) each, as the GitHub CI fuzz step runs them.
@@ -74,22 +70,20 @@ test-fuzz: ## Every fuzz target for TEST_FUZZTIME (5s) each, as the GitHub CI fu
 
 .PHONY: test-unit
 test-unit: ## Fast unit tests only (-short: no control plane, no Prometheus).
-	@for m in $(GO_MODULES); do echo "== unit $$m"; (cd $$m && $(GO) test -short $(GOTEST_FLAGS) ./...); done
+	$(GO) test -short $(GOTEST_FLAGS) ./...
 
 .PHONY: lint
-lint: ## gofmt check, go vet, every go.mod tidy, the generated replace blocks and the components' dependencies up to date, workflow actions pinned by commit, and vulncheck when its database answers.
-	@bad=$$(gofmt -l $(MODULES) $(PEER_MODULES)); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
-	@for m in $(GO_MODULES); do echo "== vet $$m"; (cd $$m && $(GO) vet ./...); done
+lint: ## gofmt check, go vet, go.mod tidy, the generated replace block, imports only downward (hack/verify-layers), workflow actions pinned by commit, and vulncheck when its database answers.
+	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
+	$(GO) vet ./...
 	@hack/update-k8s-replace.sh --verify
-	@for m in $(GO_MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy -diff >/dev/null) || \
-		{ echo "$$m/go.mod is not tidy on its own (the release builds each module with GOWORK=off): cd $$m && GOWORK=off go mod tidy"; exit 1; }; done
-	@hack/update-component-deps.sh --verify
+	@GOWORK=off $(GO) mod tidy -diff >/dev/null || { echo "go.mod is not tidy: GOWORK=off go mod tidy"; exit 1; }
+	$(GO) run ./hack/verify-layers
 	@hack/verify-action-pins.sh
 	@$(MAKE) --no-print-directory vulncheck-lint
 
 # govulncheck reports the known vulnerabilities (Go vulnerability database)
-# that each module's code can reach, in the dependency versions the module
-# ships with: GOWORK=off, as `make images` and the release build them.
+# that Ballast's code can reach, in the dependency versions go.mod selects.
 GOVULNCHECK ?= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
 GOVULNDB    ?= https://vuln.go.dev
 # `make lint` skips vulncheck when the database does not answer (offline), and
@@ -101,10 +95,8 @@ VULNDB_PROBE = case "$(GOVULNDB)" in \
 	*) curl -fsS --max-time 10 -o /dev/null "$(GOVULNDB)/index/db.json" 2>/dev/null ;; esac
 
 .PHONY: vulncheck
-vulncheck: ## Fail on known vulnerabilities reachable from any module (govulncheck; needs the database at GOVULNDB).
-	@status=0; for m in $(GO_MODULES); do echo "== vulncheck $$m"; \
-		(cd $$m && GOWORK=off $(GOVULNCHECK) -db "$(GOVULNDB)" ./...) || { echo "vulncheck $$m failed" >&2; status=1; }; \
-	done; exit $$status
+vulncheck: ## Fail on known vulnerabilities reachable from Ballast's code (govulncheck; needs the database at GOVULNDB).
+	GOWORK=off $(GOVULNCHECK) -db "$(GOVULNDB)" ./...
 
 .PHONY: vulncheck-lint
 vulncheck-lint:
@@ -114,8 +106,8 @@ vulncheck-lint:
 	else echo "vulncheck: skipped: the vulnerability database $(GOVULNDB) does not answer (offline?); VULNCHECK=required makes this an error"; fi
 
 .PHONY: bench
-bench: ## Benchmarks of every module (figures go to docs/performance.md).
-	@for m in $(GO_MODULES); do echo "== bench $$m"; (cd $$m && $(GO) test $(BENCH_FLAGS) ./...); done
+bench: ## Benchmarks of every package (figures go to docs/performance.md).
+	$(GO) test $(BENCH_FLAGS) ./...
 
 .PHONY: bench-load-watcher
 bench-load-watcher: ## load-watcher at 1 000 and 5 000 nodes: request latency, ingest, memory of 15 minutes of samples, process RSS (docs/performance.md).

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	lwv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
+	lwv1 "github.com/ballast-sched/ballast/core/api/v1"
 )
 
 const deschedulerLease = "ballast-descheduler"

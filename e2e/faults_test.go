@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	lwv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
-	"github.com/ballast-sched/ballast/simulator/cluster"
+	lwv1 "github.com/ballast-sched/ballast/core/api/v1"
+	"github.com/ballast-sched/ballast/core/cluster"
 
 	"github.com/ballast-sched/ballast/e2e/pkg/lane"
 )

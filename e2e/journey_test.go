@@ -24,9 +24,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	lwv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
-	lwclient "github.com/ballast-sched/ballast/load-watcher/pkg/client"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	lwv1 "github.com/ballast-sched/ballast/core/api/v1"
+	lwclient "github.com/ballast-sched/ballast/core/client"
+	"github.com/ballast-sched/ballast/core/objects"
+	"github.com/ballast-sched/ballast/core/usage"
 
 	"github.com/ballast-sched/ballast/e2e/pkg/lane"
 )
@@ -300,30 +301,12 @@ func loadEnv(t *testing.T) env {
 	return e
 }
 
+// deployment is a Deployment of the lane's pause image (never pulled), with
+// a quick exit and the restricted security context.
 func deployment(name string, replicas int32, schedulerName, memory string) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					SchedulerName:                 schedulerName,
-					TerminationGracePeriodSeconds: ptr.To[int64](1),
-					Containers: []corev1.Container{{
-						Name: "app", Image: lane.SandboxImage, ImagePullPolicy: corev1.PullNever,
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-							corev1.ResourceMemory: resource.MustParse(memory),
-							corev1.ResourceCPU:    resource.MustParse("10m"),
-						}},
-						SecurityContext: restricted(),
-					}},
-				},
-			},
-		},
-	}
+	return objects.MakeDeployment(name).Replicas(replicas).SchedulerName(schedulerName).
+		Image(lane.SandboxImage, corev1.PullNever).Requests("10m", memory).GracePeriod(1).
+		SecurityContext(restricted()).Obj()
 }
 
 // hogPod holds mib MiB of memory while requesting almost nothing: the kind

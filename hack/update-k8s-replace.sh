@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates the Kubernetes staging `replace` block in every Go module of
-# go.work from k8s.io/kubernetes's own go.mod, so all modules stay on one
-# Kubernetes line. The version lives in hack/k8s-version.
+# Regenerates the Kubernetes staging `replace` block of the module's go.mod
+# from k8s.io/kubernetes's own go.mod, so every package stays on one
+# Kubernetes line. The version lives in hack/k8s-version. (Modules outside
+# the main one, peers/ and e2e/build/, are on other lines and keep their own.)
 #
 #   hack/update-k8s-replace.sh           rewrite the blocks
 #   hack/update-k8s-replace.sh --verify  fail if any block is out of date
@@ -27,9 +28,7 @@ block=$(
 )
 
 status=0
-for dir in $(cd "$root" && go work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)"$/\1/p'); do
-	gomod="$root/${dir#./}/go.mod"
-	grep -q '^[[:space:]]*k8s.io/' "$gomod" || continue
+for gomod in "$root/go.mod"; do
 	want=$(
 		awk -v b="$begin" -v e="$end" '$0==b{skip=1;next} $0==e{skip=0;next} !skip' "$gomod" |
 			sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'

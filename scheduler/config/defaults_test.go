@@ -12,8 +12,8 @@ import (
 	schedscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ballast-sched/ballast/core/defaultstest"
 	_ "github.com/ballast-sched/ballast/scheduler/pkg/apis/config" // Ballast's args in kube-scheduler's scheme
-	"github.com/ballast-sched/ballast/simulator/defaultstest"
 )
 
 // TestShippedProfilesStateOnlyWhatDiffersFromDefaults holds the shipped

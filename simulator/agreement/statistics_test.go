@@ -14,10 +14,10 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
@@ -40,20 +40,20 @@ var thresholds = map[usage.Resource]float64{usage.CPU: 85, usage.Memory: 90}
 func TestHotAlike(t *testing.T) {
 	tests := []struct {
 		name  string
-		stats loadscore.Statistics
+		stats loadmodel.Statistics
 		want  []usage.Resource // the resources that make the node hot
 	}{
 		{name: "defaults", stats: nil, want: []usage.Resource{usage.Memory}},
-		{name: "average, average", stats: loadscore.Statistics{usage.CPU: loadscore.Average, usage.Memory: loadscore.Average}},
-		{name: "average, latest", stats: loadscore.Statistics{usage.CPU: loadscore.Average, usage.Memory: loadscore.Latest}, want: []usage.Resource{usage.Memory}},
-		{name: "average, p95", stats: loadscore.Statistics{usage.CPU: loadscore.Average, usage.Memory: loadscore.P95}, want: []usage.Resource{usage.Memory}},
-		{name: "latest, average", stats: loadscore.Statistics{usage.CPU: loadscore.Latest, usage.Memory: loadscore.Average}, want: []usage.Resource{usage.CPU}},
-		{name: "latest, latest", stats: loadscore.Statistics{usage.CPU: loadscore.Latest, usage.Memory: loadscore.Latest}, want: []usage.Resource{usage.CPU, usage.Memory}},
-		{name: "latest, p95", stats: loadscore.Statistics{usage.CPU: loadscore.Latest, usage.Memory: loadscore.P95}, want: []usage.Resource{usage.CPU, usage.Memory}},
-		{name: "p95, average", stats: loadscore.Statistics{usage.CPU: loadscore.P95, usage.Memory: loadscore.Average}},
-		{name: "p95, latest", stats: loadscore.Statistics{usage.CPU: loadscore.P95, usage.Memory: loadscore.Latest}, want: []usage.Resource{usage.Memory}},
-		{name: "p95, p95", stats: loadscore.Statistics{usage.CPU: loadscore.P95, usage.Memory: loadscore.P95}, want: []usage.Resource{usage.Memory}},
-		{name: "memory only, cpu on the default", stats: loadscore.Statistics{usage.Memory: loadscore.Average}},
+		{name: "average, average", stats: loadmodel.Statistics{usage.CPU: loadmodel.Average, usage.Memory: loadmodel.Average}},
+		{name: "average, latest", stats: loadmodel.Statistics{usage.CPU: loadmodel.Average, usage.Memory: loadmodel.Latest}, want: []usage.Resource{usage.Memory}},
+		{name: "average, p95", stats: loadmodel.Statistics{usage.CPU: loadmodel.Average, usage.Memory: loadmodel.P95}, want: []usage.Resource{usage.Memory}},
+		{name: "latest, average", stats: loadmodel.Statistics{usage.CPU: loadmodel.Latest, usage.Memory: loadmodel.Average}, want: []usage.Resource{usage.CPU}},
+		{name: "latest, latest", stats: loadmodel.Statistics{usage.CPU: loadmodel.Latest, usage.Memory: loadmodel.Latest}, want: []usage.Resource{usage.CPU, usage.Memory}},
+		{name: "latest, p95", stats: loadmodel.Statistics{usage.CPU: loadmodel.Latest, usage.Memory: loadmodel.P95}, want: []usage.Resource{usage.CPU, usage.Memory}},
+		{name: "p95, average", stats: loadmodel.Statistics{usage.CPU: loadmodel.P95, usage.Memory: loadmodel.Average}},
+		{name: "p95, latest", stats: loadmodel.Statistics{usage.CPU: loadmodel.P95, usage.Memory: loadmodel.Latest}, want: []usage.Resource{usage.Memory}},
+		{name: "p95, p95", stats: loadmodel.Statistics{usage.CPU: loadmodel.P95, usage.Memory: loadmodel.P95}, want: []usage.Resource{usage.Memory}},
+		{name: "memory only, cpu on the default", stats: loadmodel.Statistics{usage.Memory: loadmodel.Average}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestHotAlike(t *testing.T) {
 
 // schedulerHot runs LoadAware's Filter on the node for a pod too small to
 // matter and returns the resources it rejects the node for.
-func schedulerHot(t *testing.T, snap *usage.Snapshot, stats loadscore.Statistics) []usage.Resource {
+func schedulerHot(t *testing.T, snap *usage.Snapshot, stats loadmodel.Statistics) []usage.Resource {
 	t.Helper()
 	args := &config.LoadAwareArgs{Thresholds: thresholds, ThresholdStatistics: stats}
 	tracker := nodeload.NewTracker(&plugintest.Source{Snap: snap}, nodeload.Options{Registerer: prometheus.NewRegistry()})
@@ -110,7 +110,7 @@ func schedulerHot(t *testing.T, snap *usage.Snapshot, stats loadscore.Statistics
 
 // deschedulerHot classifies the node as LoadAwareBalance does, with its
 // args defaulted and validated as the descheduler's scheme does them.
-func deschedulerHot(t *testing.T, snap *usage.Snapshot, stats loadscore.Statistics) []usage.Resource {
+func deschedulerHot(t *testing.T, snap *usage.Snapshot, stats loadmodel.Statistics) []usage.Resource {
 	t.Helper()
 	args := &loadawarebalance.LoadAwareBalanceArgs{HighThresholds: thresholds, EvictionArgs: balance.EvictionArgs{ThresholdStatistics: stats}}
 	loadawarebalance.SetDefaults_LoadAwareBalanceArgs(args)

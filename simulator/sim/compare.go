@@ -5,59 +5,12 @@ import (
 	"fmt"
 
 	"github.com/ballast-sched/ballast/simulator/scenario"
+	"github.com/ballast-sched/ballast/simulator/sim/record"
 )
 
-// Comparison is one scenario run with the default scheduler and with Ballast,
-// and optionally with the upstream load-aware peer.
-type Comparison struct {
-	Scenario    string  `json:"scenario"`
-	Description string  `json:"description,omitempty"`
-	Seed        int64   `json:"seed"`
-	Default     *Result `json:"default"`
-	Ballast     *Result `json:"ballast"`
-	// Target is what Ballast is expected to achieve; nil for a scenario
-	// without one.
-	Target *scenario.Target `json:"target,omitempty"`
-	// Peer is the upstream load-aware setup's run (RunPeer), when made.
-	Peer *Result `json:"peer,omitempty"`
-
-	// Configuration is what the Ballast run was configured with.
-	Configuration Configuration `json:"configuration"`
-}
-
-// SpreadRatio is Ballast's utilisation spread over the default scheduler's;
-// below 1 means Ballast balanced better. Zero when the default spread is.
-func (c *Comparison) SpreadRatio() float64 {
-	if c.Default.Summary.Spread == 0 {
-		return 0
-	}
-	return c.Ballast.Summary.Spread / c.Default.Summary.Spread
-}
-
-// BestPeerSpread is the lowest spread Ballast is compared with: the
-// default scheduler's, or the upstream peer's when that is lower.
-func (c *Comparison) BestPeerSpread() float64 {
-	best := c.Default.Summary.Spread
-	if c.Peer != nil {
-		best = min(best, c.Peer.Summary.Spread)
-	}
-	return best
-}
-
-// BestPeerRatio is Ballast's spread over BestPeerSpread; below 1 means
-// Ballast balanced better than every stack it is compared with. Zero when
-// the best spread is.
-func (c *Comparison) BestPeerRatio() float64 {
-	best := c.BestPeerSpread()
-	if best == 0 {
-		return 0
-	}
-	return c.Ballast.Summary.Spread / best
-}
-
 // Compare runs sc in both modes, default first.
-func Compare(ctx context.Context, sc *scenario.Scenario, opts Options) (*Comparison, error) {
-	out := &Comparison{Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, Target: sc.Target, Configuration: opts.configuration()}
+func Compare(ctx context.Context, sc *scenario.Scenario, opts Options) (*record.Comparison, error) {
+	out := &record.Comparison{Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, Target: sc.Target, Configuration: opts.configuration()}
 	for _, m := range []Mode{ModeDefault, ModeBallast} {
 		if opts.Progress != nil {
 			fmt.Fprintf(opts.Progress, "Running %s with the %s stack…\n", sc.Name, m)

@@ -1,9 +1,13 @@
 package sim
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ballast-sched/ballast/simulator/sim/record"
+)
 
 func TestOptionsConfiguration(t *testing.T) {
-	values := Configuration{Source: ConfigValues, Inputs: []string{"-f", "a.yaml"}}
+	values := record.Configuration{Source: record.ConfigValues, Inputs: []string{"-f", "a.yaml"}}
 	for _, tc := range []struct {
 		name string
 		opts Options

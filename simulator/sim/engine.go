@@ -6,31 +6,23 @@ import (
 	"io"
 	"time"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/simulator/scenario"
+	"github.com/ballast-sched/ballast/simulator/sim/model"
+	"github.com/ballast-sched/ballast/simulator/sim/record"
+	"github.com/ballast-sched/ballast/simulator/sim/stack"
 )
 
-// Mode says which scheduling stack a run uses.
-type Mode string
+// Mode says which scheduling stack a run uses (model.Mode).
+type Mode = model.Mode
 
+// The modes a run or a served cluster may use.
 const (
-	// ModeDefault runs the upstream kube-scheduler alone.
-	ModeDefault Mode = "default"
-	// ModeBallast runs ballast-scheduler's shipped profile as the default
-	// scheduler, fed by load-watcher, and the shipped descheduler policy.
-	ModeBallast Mode = "ballast"
-	// ModeNone runs no scheduler: pods wait for an external one. Only a
-	// served cluster offers it.
-	ModeNone Mode = "none"
-	// ModePeer is the upstream load-aware setup Ballast is compared with:
-	// scheduler-plugins' Trimaran in its own kube-scheduler process and the
-	// upstream descheduler's LowNodeUtilization on metrics.k8s.io. Only
-	// RunPeer runs it, on a served cluster.
-	ModePeer Mode = "peer"
+	ModeDefault = model.ModeDefault
+	ModeBallast = model.ModeBallast
+	ModeNone    = model.ModeNone
+	ModePeer    = model.ModePeer
 )
-
-// workloadLabel marks every pod with the scenario workload it belongs to.
-const workloadLabel = "sim.ballast-sched.io/workload"
 
 // Options tune a run.
 type Options struct {
@@ -50,7 +42,7 @@ type Options struct {
 	Progress io.Writer
 	// Configuration names where SchedulerConfig and DeschedulerPolicy came
 	// from, for the output; default shipped, or files when either is set.
-	Configuration Configuration
+	Configuration record.Configuration
 	// Windows are the statistics windows load-watcher keeps; every window a
 	// plugin reads must be one of them. Default usage.DefaultWindows.
 	Windows []usage.Window
@@ -61,99 +53,141 @@ func (o *Options) setDefaults() {
 		o.DeschedulerEvery = 5 * time.Minute
 	}
 	if o.SchedulerConfig == "" {
-		o.SchedulerConfig = schedulerConfig
+		o.SchedulerConfig = stack.SchedulerConfig
 	}
 	if o.DeschedulerPolicy == "" {
-		o.DeschedulerPolicy = deschedulerPolicy
+		o.DeschedulerPolicy = stack.DeschedulerPolicy
 	}
 	if o.SettleTimeout <= 0 {
 		o.SettleTimeout = 20 * time.Second
 	}
 }
 
+// configuration is opts' Configuration, or the one its configuration
+// fields imply when it was not set.
+func (o *Options) configuration() record.Configuration {
+	switch {
+	case o.Configuration.Source != "":
+		return o.Configuration
+	case o.SchedulerConfig == "" && o.DeschedulerPolicy == "":
+		return record.Configuration{Source: record.ConfigShipped}
+	default:
+		return record.Configuration{Source: record.ConfigFiles}
+	}
+}
+
 // engine is one run of one scenario in one mode on a simulated clock.
 type engine struct {
-	*stack
+	*stack.Stack
 	mode  Mode
 	opts  Options
-	clock *simClock
-	rec   *recorder
+	clock *model.Clock
+	rec   *record.Recorder
 	// hot follows the nodes over thresholds from one descheduling cycle to
 	// the next; nil without a descheduler.
-	hot *hotTracker
+	hot *record.HotTracker
 }
 
 // Run runs sc in mode on a fresh in-process cluster and returns what
 // happened at every step.
-func Run(ctx context.Context, sc *scenario.Scenario, mode Mode, opts Options) (*Result, error) {
+func Run(ctx context.Context, sc *scenario.Scenario, mode Mode, opts Options) (*record.Result, error) {
 	if mode != ModeDefault && mode != ModeBallast {
 		return nil, fmt.Errorf("unknown mode %q (want %s or %s)", mode, ModeDefault, ModeBallast)
 	}
 	opts.setDefaults()
-	clock := newSimClock(time.Now().Truncate(time.Second))
-	s, err := startStack(ctx, sc, stackConfig{
-		scheduler: mode, descheduler: mode == ModeBallast, schedulerConfig: opts.SchedulerConfig,
-		deschedulerPolicy: opts.DeschedulerPolicy, clock: clock, period: sc.Step.Duration, windows: opts.Windows,
+	thresholds, err := schedulerThresholds(opts.SchedulerConfig)
+	if err != nil {
+		return nil, err
+	}
+	clock := model.NewClock(time.Now().Truncate(time.Second))
+	s, err := stack.Start(ctx, sc, stack.Config{
+		Scheduler: mode, Descheduler: mode == ModeBallast, SchedulerConfig: opts.SchedulerConfig,
+		DeschedulerPolicy: opts.DeschedulerPolicy, Clock: clock, Period: sc.Step.Duration, Windows: opts.Windows,
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer s.close()
-	e := &engine{stack: s, mode: mode, opts: opts, clock: clock, rec: newRecorder(s, mode)}
-	if s.descheduler != nil {
-		high, err := s.descheduler.highThresholds()
+	defer s.Close()
+	e := &engine{Stack: s, mode: mode, opts: opts, clock: clock, rec: record.NewRecorder(s.Model(), sc, mode, thresholds)}
+	if d := s.Descheduler(); d != nil {
+		high, err := d.HighThresholds()
 		if err != nil {
 			return nil, err
 		}
-		e.hot = newHotTracker(high)
+		e.hot = record.NewHotTracker(thresholds, high)
 	}
 	if err := e.loop(ctx); err != nil {
 		return nil, err
 	}
-	if err := s.err(); err != nil {
+	if err := s.Err(); err != nil {
 		return nil, err
 	}
-	return e.rec.finish(), nil
+	return e.rec.Finish(), nil
 }
 
 // loop runs every step: usage is published and sampled, the timeline's
 // events applied, the cluster left to settle, the descheduler run when due,
 // and the nodes recorded.
 func (e *engine) loop(ctx context.Context) error {
-	step := e.sc.Step.Duration
-	steps := int64(e.sc.Duration.Duration / step)
+	sc := e.Scenario()
+	step := sc.Step.Duration
+	steps := int64(sc.Duration.Duration / step)
 	every := max(int64(e.opts.DeschedulerEvery/step), 1)
-	events := newTimeline(e.sc)
+	events := model.NewTimeline(sc)
 	for i := int64(0); i <= steps; i++ {
 		t := time.Duration(i) * step
-		e.clock.set(e.start.Add(t))
+		e.clock.Set(e.Started().Add(t))
 		if i > 0 {
-			if err := e.publishAndCollect(ctx, t, i); err != nil {
+			if err := e.PublishAndCollect(ctx, t, i); err != nil {
 				return err
 			}
-		} else if err := e.createWorkloads(ctx); err != nil {
+		} else if err := e.CreateWorkloads(ctx); err != nil {
 			return err
 		}
-		if err := e.applyDue(ctx, events, t); err != nil {
-			return err
+		for _, ev := range events.Due(t) {
+			if err := e.Apply(ctx, ev); err != nil {
+				return fmt.Errorf("event %s at %s: %w", ev.Type, ev.At.Duration, err)
+			}
 		}
 		if err := e.settle(ctx, false); err != nil {
 			return err
 		}
-		if e.descheduler != nil && i > 0 && i%every == 0 {
+		if e.Descheduler() != nil && i > 0 && i%every == 0 {
 			if err := e.deschedule(ctx, t, i); err != nil {
 				return err
 			}
 		}
-		rec, err := e.recordStep(ctx, t, i)
-		if err != nil {
+		if err := e.recordStep(ctx, t, i); err != nil {
 			return err
 		}
-		e.rec.addStep(rec)
 		if e.opts.Progress != nil && t%(5*time.Minute) == 0 && t > 0 {
-			fmt.Fprintf(e.opts.Progress, "  %s: %s/%s simulated\n", e.mode, t, e.sc.Duration.Duration)
+			fmt.Fprintf(e.opts.Progress, "  %s: %s/%s simulated\n", e.mode, t, sc.Duration.Duration)
 		}
 	}
+	return nil
+}
+
+// nodeStates is every node's state at step (scenario time t).
+func (e *engine) nodeStates(ctx context.Context, t time.Duration, step int64) ([]record.NodeState, int, error) {
+	nodes, err := e.Nodes(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	pods, err := e.CurrentPods(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	states, pending := record.NodeStates(nodes, pods, e.Model(), t, step)
+	return states, pending, nil
+}
+
+// recordStep adds the cluster at step (scenario time t) to the record.
+func (e *engine) recordStep(ctx context.Context, t time.Duration, step int64) error {
+	states, pending, err := e.nodeStates(ctx, t, step)
+	if err != nil {
+		return err
+	}
+	e.rec.AddStep(record.StepOf(states, pending, t))
 	return nil
 }
 
@@ -165,21 +199,22 @@ func (e *engine) deschedule(ctx context.Context, t time.Duration, step int64) er
 	if err != nil {
 		return err
 	}
-	e.hot.observe(states, e.rec.result)
-	before, err := e.descheduler.hotEvictions()
+	e.hot.Observe(states, e.rec.Result())
+	d := e.Descheduler()
+	before, err := d.HotEvictions()
 	if err != nil {
 		return err
 	}
-	if err := e.descheduler.cycle(ctx); err != nil {
+	if err := d.Cycle(ctx); err != nil {
 		return err
 	}
 	if err := e.settle(ctx, true); err != nil {
 		return err
 	}
-	after, err := e.descheduler.hotEvictions()
+	after, err := d.HotEvictions()
 	if err != nil {
 		return err
 	}
-	e.rec.result.HotEvictions += after - before
+	e.rec.Result().HotEvictions += after - before
 	return nil
 }

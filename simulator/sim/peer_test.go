@@ -3,13 +3,13 @@ package sim
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ballast-sched/ballast/simulator/scenario"
+	"github.com/ballast-sched/ballast/simulator/sim/report"
+	"github.com/ballast-sched/ballast/simulator/sim/stack"
 )
 
 // peerScenario hogs node-2's CPU before a rollout. Requests say node-2 is
@@ -41,8 +41,8 @@ func TestRunPeer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane and the peer scheduler; run without -short")
 	}
-	bin, err := FindPeerScheduler()
-	if errors.Is(err, ErrNoPeerScheduler) {
+	bin, err := stack.FindPeerScheduler()
+	if errors.Is(err, stack.ErrNoPeerScheduler) {
 		t.Skipf("%v (the peer scheduler compiles a second Kubernetes line; `make test` does not build it)", err)
 	}
 	if err != nil {
@@ -59,7 +59,7 @@ func TestRunPeer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, log.String())
 	}
-	t.Logf("placement %s; placed on the hog %d; spread %.1f", FinalPlacement(r), r.PlacedOnHog, r.Summary.Spread)
+	t.Logf("placement %s; placed on the hog %d; spread %.1f", report.FinalPlacement(r), r.PlacedOnHog, r.Summary.Spread)
 	if r.Mode != ModePeer {
 		t.Errorf("mode %q, want %q", r.Mode, ModePeer)
 	}
@@ -79,35 +79,6 @@ func TestRunPeer(t *testing.T) {
 		if strings.Contains(log.String(), bad) {
 			t.Errorf("the peer scheduler could not read load-watcher (%q)\nlog:\n%s", bad, log.String())
 		}
-	}
-}
-
-func TestFindPeerScheduler(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, peerSchedulerPath)
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, nil, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	nested := filepath.Join(dir, "simulator", "sim")
-	if err := os.MkdirAll(nested, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(nested)
-	t.Setenv(PeerSchedulerEnv, "")
-	if got, err := FindPeerScheduler(); err != nil || got != bin {
-		t.Errorf("from a subdirectory: FindPeerScheduler() = %q, %v; want %q", got, err, bin)
-	}
-	t.Setenv(PeerSchedulerEnv, filepath.Join(dir, "elsewhere"))
-	if _, err := FindPeerScheduler(); err == nil {
-		t.Errorf("with %s naming a missing file: no error", PeerSchedulerEnv)
-	}
-	t.Setenv(PeerSchedulerEnv, "")
-	t.Chdir(t.TempDir())
-	if _, err := FindPeerScheduler(); !errors.Is(err, ErrNoPeerScheduler) {
-		t.Errorf("without a binary: error %v, want ErrNoPeerScheduler", err)
 	}
 }
 

@@ -20,21 +20,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	"github.com/ballast-sched/ballast/simulator/scenario"
-)
-
-// A served cluster describes itself in this ConfigMap, so that tools given
-// only its kubeconfig (`ballast sim report`) find load-watcher.
-const (
-	InfoNamespace = metav1.NamespaceSystem
-	InfoName      = "ballast-sim"
-	// InfoLoadWatcher is the key of load-watcher's base URL.
-	InfoLoadWatcher = "loadWatcher"
+	"github.com/ballast-sched/ballast/simulator/sim/model"
+	"github.com/ballast-sched/ballast/simulator/sim/record"
+	"github.com/ballast-sched/ballast/simulator/sim/stack"
 )
 
 // KubeconfigContext names the cluster, user and context of a served
@@ -91,10 +86,10 @@ func (o *ServeOptions) setDefaults() {
 		o.DeschedulerEvery = 5 * time.Minute
 	}
 	if o.SchedulerConfig == "" {
-		o.SchedulerConfig = schedulerConfig
+		o.SchedulerConfig = stack.SchedulerConfig
 	}
 	if o.DeschedulerPolicy == "" {
-		o.DeschedulerPolicy = deschedulerPolicy
+		o.DeschedulerPolicy = stack.DeschedulerPolicy
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -132,20 +127,23 @@ type Server struct {
 	// MetricsAPI is the base URL of the simulated metrics.k8s.io.
 	MetricsAPI string
 
-	stack  *stack
+	stack  *stack.Stack
 	opts   ServeOptions
-	events *timeline
-	http   *http.Server
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	once   sync.Once
+	events *model.Timeline
+	// thresholds are the scheduler's, which the record and the placement
+	// judge hot nodes by.
+	thresholds record.Thresholds
+	http       *http.Server
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	once       sync.Once
 
 	// rec records the run when ServeOptions.Record is set; recorded closes
 	// once it has the step at the scenario's end; result is its summary
 	// after Shutdown.
-	rec      *recorder
+	rec      *record.Recorder
 	recorded chan struct{}
-	result   *Result
+	result   *record.Result
 
 	wroteKubeconfig bool
 }
@@ -162,27 +160,31 @@ func Serve(ctx context.Context, sc *scenario.Scenario, opts ServeOptions) (_ *Se
 	if err := checkKubeconfigOut(opts.KubeconfigOut); err != nil {
 		return nil, err
 	}
-	st, err := startStack(ctx, sc, stackConfig{
-		scheduler: opts.Scheduler, descheduler: opts.Descheduler, schedulerConfig: opts.SchedulerConfig,
-		deschedulerPolicy: opts.DeschedulerPolicy, clock: clock.RealClock{},
-		period: time.Duration(float64(sc.Step.Duration) / opts.Speed), speed: opts.Speed, windows: opts.Windows,
+	thresholds, err := schedulerThresholds(opts.SchedulerConfig)
+	if err != nil {
+		return nil, err
+	}
+	st, err := stack.Start(ctx, sc, stack.Config{
+		Scheduler: opts.Scheduler, Descheduler: opts.Descheduler, SchedulerConfig: opts.SchedulerConfig,
+		DeschedulerPolicy: opts.DeschedulerPolicy, Clock: clock.RealClock{},
+		Period: time.Duration(float64(sc.Step.Duration) / opts.Speed), Speed: opts.Speed, Windows: opts.Windows,
 	})
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{stack: st, opts: opts, events: newTimeline(sc), KubeconfigPath: opts.KubeconfigOut,
-		APIServer: st.c.RestConfig.Host, MetricsAPI: "http://" + st.metrics.Address()}
+	s := &Server{stack: st, opts: opts, events: model.NewTimeline(sc), thresholds: thresholds, KubeconfigPath: opts.KubeconfigOut,
+		APIServer: st.Cluster().RestConfig.Host, MetricsAPI: "http://" + st.MetricsAddress()}
 	defer func() {
 		if err != nil {
 			_ = s.close()
 		}
 	}()
-	if err := st.createWorkloads(ctx); err != nil {
+	if err := st.CreateWorkloads(ctx); err != nil {
 		return nil, err
 	}
 	s.applyDue(ctx, 0)
 	if opts.Record {
-		s.rec, s.recorded = newRecorder(st, opts.Scheduler), make(chan struct{})
+		s.rec, s.recorded = record.NewRecorder(st.Model(), sc, opts.Scheduler, thresholds), make(chan struct{})
 		if err := s.record(ctx, 0, false); err != nil {
 			return nil, err
 		}
@@ -191,7 +193,7 @@ func Serve(ctx context.Context, sc *scenario.Scenario, opts ServeOptions) (_ *Se
 		return nil, err
 	}
 	s.wroteKubeconfig = true
-	if err := st.c.WriteKubeconfig(opts.KubeconfigOut, KubeconfigContext); err != nil {
+	if err := st.Cluster().WriteKubeconfig(opts.KubeconfigOut, KubeconfigContext); err != nil {
 		return nil, err
 	}
 	if err := s.publishInfo(ctx); err != nil {
@@ -209,7 +211,7 @@ func (s *Server) serveLoadWatcher() error {
 	if err != nil {
 		return fmt.Errorf("listening for load-watcher's API on %s: %w", s.opts.LoadWatcherAddress, err)
 	}
-	col := s.stack.collector
+	col := s.stack.Collector()
 	handler := server.NewHandler(server.Options{Source: col, Gatherer: col.Gatherer()})
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	s.LoadWatcher = "http://" + l.Addr().String()
@@ -227,36 +229,37 @@ func (s *Server) serveLoadWatcher() error {
 // publishInfo writes the ConfigMap that tells other tools where
 // load-watcher is and what runs.
 func (s *Server) publishInfo(ctx context.Context) error {
-	client := s.stack.c.Client
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: InfoNamespace}}
+	client := s.stack.Cluster().Client
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: record.InfoNamespace}}
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", InfoNamespace, err)
+		return fmt.Errorf("creating namespace %s: %w", record.InfoNamespace, err)
 	}
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: InfoName, Namespace: InfoNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: record.InfoName, Namespace: record.InfoNamespace},
 		Data: map[string]string{
-			InfoLoadWatcher: s.LoadWatcher,
-			"scenario":      s.stack.sc.Name,
-			"scheduler":     string(s.opts.Scheduler),
-			"descheduler":   strconv.FormatBool(s.opts.Descheduler),
-			"speed":         strconv.FormatFloat(s.opts.Speed, 'g', -1, 64),
+			record.InfoLoadWatcher: s.LoadWatcher,
+			"scenario":             s.stack.Scenario().Name,
+			"scheduler":            string(s.opts.Scheduler),
+			"descheduler":          strconv.FormatBool(s.opts.Descheduler),
+			"speed":                strconv.FormatFloat(s.opts.Speed, 'g', -1, 64),
 		},
 	}
-	if _, err := client.CoreV1().ConfigMaps(InfoNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("publishing %s/%s: %w", InfoNamespace, InfoName, err)
+	record.PublishThresholds(cm.Data, s.thresholds)
+	if _, err := client.CoreV1().ConfigMaps(record.InfoNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("publishing %s/%s: %w", record.InfoNamespace, record.InfoName, err)
 	}
 	return nil
 }
 
 // scenarioTime is how far the scenario has got: real time since the start
 // times the speed.
-func (s *Server) scenarioTime() time.Duration { return s.stack.scenarioTime() }
+func (s *Server) scenarioTime() time.Duration { return s.stack.ScenarioTime() }
 
 // loop samples usage every period, applies the events that fell due and
 // runs the descheduler when due, until ctx ends. A failing round is
 // reported and the next one tried: the cluster stays up for its users.
 func (s *Server) loop(ctx context.Context) {
-	tick := time.NewTicker(s.stack.cfg.period)
+	tick := time.NewTicker(s.stack.Period())
 	defer tick.Stop()
 	var lastCycle time.Duration
 	for {
@@ -266,12 +269,12 @@ func (s *Server) loop(ctx context.Context) {
 		case <-tick.C:
 		}
 		t := s.scenarioTime()
-		s.report(ctx, t, s.stack.publishAndCollect(ctx, t, int64(t/s.stack.sc.Step.Duration)))
+		s.report(ctx, t, s.stack.PublishAndCollect(ctx, t, int64(t/s.stack.Scenario().Step.Duration)))
 		s.applyDue(ctx, t)
 		s.report(ctx, t, s.observe(ctx, t, false))
-		if s.stack.descheduler != nil && t-lastCycle >= s.opts.DeschedulerEvery {
+		if d := s.stack.Descheduler(); d != nil && t-lastCycle >= s.opts.DeschedulerEvery {
 			lastCycle = t
-			s.report(ctx, t, s.stack.descheduler.cycle(ctx))
+			s.report(ctx, t, d.Cycle(ctx))
 			s.report(ctx, t, s.observe(ctx, t, true))
 		}
 		s.report(ctx, t, s.record(ctx, t, true))
@@ -308,11 +311,11 @@ func (s *Server) observe(ctx context.Context, t time.Duration, evicting bool) er
 	if !s.recording() {
 		return nil
 	}
-	pods, err := s.stack.currentPods(ctx)
+	pods, err := s.stack.CurrentPods(ctx)
 	if err != nil {
 		return err
 	}
-	s.rec.observe(pods, t, evicting)
+	s.rec.Observe(pods, t, evicting)
 	return nil
 }
 
@@ -328,12 +331,17 @@ func (s *Server) record(ctx context.Context, t time.Duration, observed bool) err
 			return err
 		}
 	}
-	step, err := s.stack.recordStep(ctx, t, int64(t/s.stack.sc.Step.Duration))
+	nodes, err := s.stack.Nodes(ctx)
 	if err != nil {
 		return err
 	}
-	s.rec.addStep(step)
-	if t >= s.stack.sc.Duration.Duration {
+	pods, err := s.stack.CurrentPods(ctx)
+	if err != nil {
+		return err
+	}
+	states, pending := record.NodeStates(nodes, pods, s.stack.Model(), t, int64(t/s.stack.Scenario().Step.Duration))
+	s.rec.AddStep(record.StepOf(states, pending, t))
+	if t >= s.stack.Scenario().Duration.Duration {
 		close(s.recorded)
 	}
 	return nil
@@ -346,19 +354,15 @@ func (s *Server) Recorded() <-chan struct{} { return s.recorded }
 // Result is the run's record, summarised as a run on the simulated clock
 // is: every step from the start to the scenario's end, or to Shutdown if
 // that came first. Nil before Shutdown or without ServeOptions.Record.
-func (s *Server) Result() *Result { return s.result }
+func (s *Server) Result() *record.Result { return s.result }
 
 // applyDue applies every event due at t, reporting each failure.
 func (s *Server) applyDue(ctx context.Context, t time.Duration) {
-	for applied := s.events.next; ; applied = s.events.next {
-		err := s.stack.applyDue(ctx, s.events, t)
-		for _, ev := range s.events.events[applied:s.events.next] {
-			fmt.Fprintf(s.opts.Log, "%s: %s\n", ev.At.Duration, eventText(ev))
+	for _, ev := range s.events.Due(t) {
+		fmt.Fprintf(s.opts.Log, "%s: %s\n", ev.At.Duration, eventText(ev))
+		if err := s.stack.Apply(ctx, ev); err != nil {
+			fmt.Fprintf(s.opts.Log, "%s: event %s at %s: %v\n", t.Round(time.Second), ev.Type, ev.At.Duration, err)
 		}
-		if err == nil {
-			return
-		}
-		fmt.Fprintf(s.opts.Log, "%s: %v\n", t.Round(time.Second), err)
 	}
 }
 
@@ -383,17 +387,17 @@ func eventText(ev scenario.Event) string {
 
 // Shutdown measures the placement that resulted, then stops everything,
 // waits for it, and removes the kubeconfig and every temporary file.
-func (s *Server) Shutdown(ctx context.Context) (*Placement, error) {
-	var p *Placement
+func (s *Server) Shutdown(ctx context.Context) (*record.Placement, error) {
+	var p *record.Placement
 	var err error
 	s.once.Do(func() {
 		s.cancel()
-		p, err = Observe(ctx, s.stack.c.Client, s.stack.collector.Snapshot())
+		p, err = record.Observe(ctx, s.stack.Cluster().Client, s.stack.Collector().Snapshot(), s.thresholds)
 		if closeErr := s.close(); err == nil {
 			err = closeErr
 		}
 		if s.rec != nil {
-			s.result = s.rec.finish()
+			s.result = s.rec.Finish()
 		}
 	})
 	return p, err
@@ -409,13 +413,13 @@ func (s *Server) close() error {
 		_ = s.http.Close()
 	}
 	s.wg.Wait()
-	s.stack.close()
+	s.stack.Close()
 	if s.wroteKubeconfig {
 		if err := os.Remove(s.KubeconfigPath); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("removing the kubeconfig: %w", err)
 		}
 	}
-	return s.stack.err()
+	return s.stack.Err()
 }
 
 // checkKubeconfigOut refuses to overwrite a file that a served cluster did
@@ -429,4 +433,15 @@ func checkKubeconfigOut(path string) error {
 		return nil
 	}
 	return fmt.Errorf("%s exists and is not a kubeconfig written by a served simulation: remove it or choose another file", path)
+}
+
+// Report measures a cluster served by Serve (record.Report), judging hot
+// nodes by the scheduler thresholds it publishes, or by the shipped
+// scheduler profile's when it publishes none.
+func Report(ctx context.Context, client kubernetes.Interface, loadWatcher string) (*record.Placement, error) {
+	shipped, err := schedulerThresholds(stack.SchedulerConfig)
+	if err != nil {
+		return nil, err
+	}
+	return record.Report(ctx, client, loadWatcher, shipped)
 }

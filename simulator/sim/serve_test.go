@@ -17,7 +17,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,11 +24,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/utils/ptr"
 
-	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
+	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
+	"github.com/ballast-sched/ballast/core/objects"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/api/watcher"
 	"github.com/ballast-sched/ballast/simulator/scenario"
+	"github.com/ballast-sched/ballast/simulator/sim/record"
 )
 
 // serveScenario samples every second; api pods use a whole CPU and 1Gi
@@ -85,7 +85,7 @@ func TestServeWithExternalScheduler(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := kubernetes.NewForConfigOrDie(cfg)
-	if _, err := client.AppsV1().Deployments("default").Create(ctx, webDeployment(), metav1.CreateOptions{}); err != nil {
+	if _, err := client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment("web").Replicas(2).Container("web").Image("registry.invalid/web", "").Requests("500m", "256Mi").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pods := waitForPods(ctx, t, client, 4, func(p *corev1.Pod) bool { return true })
@@ -125,11 +125,11 @@ func TestServeWithExternalScheduler(t *testing.T) {
 	checkPlacement(t, "report", p)
 	// Without the published address the report asks for one, and works
 	// when given it.
-	if err := client.CoreV1().ConfigMaps(InfoNamespace).Delete(ctx, InfoName, metav1.DeleteOptions{}); err != nil {
+	if err := client.CoreV1().ConfigMaps(record.InfoNamespace).Delete(ctx, record.InfoName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Report(ctx, client, ""); err == nil || !strings.Contains(err.Error(), "give load-watcher's address") {
-		t.Errorf("report without %s/%s: err = %v, want a request for the address", InfoNamespace, InfoName, err)
+		t.Errorf("report without %s/%s: err = %v, want a request for the address", record.InfoNamespace, record.InfoName, err)
 	}
 	if p, err = Report(ctx, client, srv.LoadWatcher); err != nil {
 		t.Fatal(err)
@@ -141,23 +141,6 @@ func TestServeWithExternalScheduler(t *testing.T) {
 	}
 	checkPlacement(t, "shutdown", final)
 	checkNothingLeft(t, srv, kubeconfig, tmp, before)
-}
-
-func webDeployment() *appsv1.Deployment {
-	labels := map[string]string{"app": "web"}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](2),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.invalid/web", Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-				}}}},
-			},
-		},
-	}
 }
 
 // waitForPods waits until exactly n pods exist and all satisfy ok.
@@ -238,7 +221,7 @@ func getJSON(u string, into any) error {
 }
 
 // checkPlacement checks the nodes a report or the shutdown measured.
-func checkPlacement(t *testing.T, what string, p *Placement) {
+func checkPlacement(t *testing.T, what string, p *record.Placement) {
 	t.Helper()
 	type node struct {
 		Pods        int
@@ -258,7 +241,7 @@ func checkPlacement(t *testing.T, what string, p *Placement) {
 	// Requests: 2 × 100m of 4 CPUs → 5%; 2 × 500m → 25%.
 	want := map[string]node{
 		"node-1": {Pods: 2, Workloads: map[string]int{"api": 2}, CPURequests: 5},
-		"node-2": {Pods: 2, Workloads: map[string]int{otherWorkload: 2}, CPURequests: 25, Cordoned: true},
+		"node-2": {Pods: 2, Workloads: map[string]int{record.OtherWorkload: 2}, CPURequests: 25, Cordoned: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("%s: nodes (-want,+got):\n%s", what, diff)
@@ -494,7 +477,7 @@ func TestServeRecords(t *testing.T) {
 	}
 }
 
-func podsPerNode(nodes []NodeStep) map[string]int {
+func podsPerNode(nodes []record.NodeStep) map[string]int {
 	out := map[string]int{}
 	for _, n := range nodes {
 		out[n.Node] = n.Pods

@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/charts"
-	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/simulator/cluster"
+	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
+	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // defaultSchedulerName is the scheduler of pods that name none, as every

@@ -21,12 +21,12 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/plugins/defaultevictor"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/usage"
 	deschedulerapp "github.com/ballast-sched/ballast/descheduler/cmd/ballast-descheduler/app"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	ballastconfig "github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
-	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 
 func render(t *testing.T, valuesYAML string) *Config {

@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ballast-sched/ballast/simulator/cluster"
-	"github.com/ballast-sched/ballast/simulator/metricsapi"
+	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/metricsapi"
 	"github.com/ballast-sched/ballast/simulator/scenario"
 )
 

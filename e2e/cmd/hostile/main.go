@@ -23,8 +23,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	lwv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	lwv1 "github.com/ballast-sched/ballast/core/api/v1"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 func main() {

@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/ballast-sched/ballast/e2e/pkg/pki"
-	"github.com/ballast-sched/ballast/simulator/cluster"
+	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/pki"
 )
 
 // credentials are the lane's certificates and kubeconfigs, laid out as

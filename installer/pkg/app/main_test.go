@@ -9,17 +9,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/core/version"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s/k3stest"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
 
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err = Run(log.New(&errOut), cmd.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+	err = Run(log.New(&errOut), cli.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
 	return out.String(), errOut.String(), err
 }
 
@@ -44,7 +44,7 @@ func TestSimEndsWithThePluginsStatus(t *testing.T) {
 	}
 	t.Setenv("PATH", dir)
 	stdout, stderr, err := run(t, "-q", "sim", "--scenario", "x")
-	if got := cmd.ExitCode(err); got != 4 {
+	if got := cli.ExitCode(err); got != 4 {
 		t.Errorf("exit code %d (err %v), want the plugin's 4", got, err)
 	}
 	if stdout != "ran with -q --scenario x\n" {

@@ -8,8 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 const barWidth = 10
@@ -52,10 +52,10 @@ func cell(has bool, percent float64) string {
 
 // statisticLabel says which number of window w a column shows for r.
 func statisticLabel(r usage.Resource, w usage.Window) string {
-	switch loadscore.DefaultStatistics()[r] {
-	case loadscore.Latest:
+	switch loadmodel.DefaultStatistics()[r] {
+	case loadmodel.Latest:
 		return "newest sample"
-	case loadscore.P95:
+	case loadmodel.P95:
 		return w.String() + " p95"
 	}
 	return w.String() + " average"

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 func TestBar(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/client"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // fetchTimeout bounds the one request status makes to load-watcher.
@@ -92,7 +92,7 @@ func (u *Usage) fresh() int {
 
 // Rows are the table's rows, sorted by node name, unsampled nodes included.
 func (u *Usage) Rows(now time.Time) []NodeRow {
-	stats := loadscore.DefaultStatistics()
+	stats := loadmodel.DefaultStatistics()
 	rows := make([]NodeRow, 0, len(u.Snapshot.Nodes)+len(u.Unsampled))
 	for name, n := range u.Snapshot.Nodes {
 		r := NodeRow{Node: name, Sampled: now.Sub(n.SampleTime).Round(time.Second)}

@@ -10,7 +10,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 
-	"github.com/ballast-sched/ballast/installer/pkg/values"
+	"github.com/ballast-sched/ballast/charts/values"
 )
 
 // PreviousValues returns the values the release was last installed or

@@ -1,6 +1,10 @@
 package k3s
 
-import "path/filepath"
+import (
+	"path/filepath"
+
+	"github.com/ballast-sched/ballast/core/cli/kube"
+)
 
 // Names of what Ballast writes on a k3s server.
 const (
@@ -78,4 +82,4 @@ func (p Paths) AdmissionPolicyDropIn() string {
 
 // Kubeconfig is the admin kubeconfig k3s writes for local tools; the CLI only
 // uses it to talk to the API as the invoking admin, never copies it.
-func (p Paths) Kubeconfig() string { return p.host(filepath.Join(DefaultConfigDir, "k3s.yaml")) }
+func (p Paths) Kubeconfig() string { return p.host(kube.K3sKubeconfig) }

@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/ballast-sched/ballast/installer/pkg/kube"
-	"github.com/ballast-sched/ballast/simulator/cluster"
+	"github.com/ballast-sched/ballast/core/cli/kube"
+	"github.com/ballast-sched/ballast/core/cluster"
 )
 
 // startCluster starts a control plane for one test; -short skips the test.

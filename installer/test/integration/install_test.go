@@ -24,13 +24,13 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/kubeconfig"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
-	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 
 // TestHelmChartInstallsAndSchedules does what k3s does with the HelmChart

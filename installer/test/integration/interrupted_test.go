@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/ballast-sched/ballast/core/cluster"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
-	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 
 // TestInterruptedInstallIsFinishedByTheNextOne leaves the release as a

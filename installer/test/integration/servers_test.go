@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/ballast-sched/ballast/core/cluster"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s/k3stest"
-	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 
 // convertedArgs is what k3s records for a server started with Ballast's drop-in.

@@ -16,11 +16,11 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/installer/pkg/app"
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s/k3stest"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
 )
 
 // helmControllerFinalizer is the finalizer helm-controller keeps on a HelmChart until its release is gone.
@@ -132,6 +132,6 @@ func installHelmChartCRD(t *testing.T, ctx context.Context, cfg *rest.Config) {
 
 func runCLI(args ...string) (stdout, stderr string, err error) {
 	var out, errOut bytes.Buffer
-	err = app.Run(log.New(&errOut), cmd.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+	err = app.Run(log.New(&errOut), cli.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
 	return out.String(), errOut.String(), err
 }

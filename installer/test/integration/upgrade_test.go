@@ -18,10 +18,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/charts"
+	"github.com/ballast-sched/ballast/core/cluster"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s/k3stest"
-	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 
 // TestInstallRefusesAnOlderAPIServer: Ballast's scheduler is built on

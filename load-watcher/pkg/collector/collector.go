@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 // Collector samples a provider into per-node ring buffers and publishes

@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 // DefaultPeriod is how often the provider is sampled unless told otherwise.

@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // summarize computes the statistics of values, given oldest first. It sorts

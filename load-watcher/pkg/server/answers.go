@@ -5,8 +5,8 @@ import (
 	"time"
 	"weak"
 
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 // answers is one round of /api/v1/usage, encoded once when the round is

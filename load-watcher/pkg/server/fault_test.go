@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
+	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 )

@@ -7,8 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // maxQueryLength bounds the raw query string we parse at all.

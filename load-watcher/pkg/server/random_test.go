@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 // randomSource returns a source over random usage: values with many

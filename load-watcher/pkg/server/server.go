@@ -13,9 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
+	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 // Paths served by the handler.

@@ -19,9 +19,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
-	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
+	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strconv"
 
-	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // usage serves GET /api/v1/usage[?node=<node>][&window=<window>]: every

@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/api/watcher"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 // watcher serves GET /watcher[?host=<node>] in paypal/load-watcher's

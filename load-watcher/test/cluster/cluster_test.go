@@ -17,14 +17,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/client/inprocess"
+	"github.com/ballast-sched/ballast/core/client"
+	simcluster "github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/metricsapi"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/inprocess"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	simcluster "github.com/ballast-sched/ballast/simulator/cluster"
-	"github.com/ballast-sched/ballast/simulator/metricsapi"
 )
 
 func TestNodesAddedAndRemovedAreTracked(t *testing.T) {

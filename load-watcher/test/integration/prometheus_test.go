@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider"
 	promprovider "github.com/ballast-sched/ballast/load-watcher/pkg/provider/prometheus"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 // exporterNode is one fake node-exporter with fixed utilisation.

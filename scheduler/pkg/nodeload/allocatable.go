@@ -3,16 +3,16 @@ package nodeload
 import (
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
+	"github.com/ballast-sched/ballast/core/loadmodel"
 )
 
 // NeutralScore is what usage-based scores give a node without usable usage:
 // the middle of the range, so the node is neither avoided nor preferred and
 // the request-based plugins decide.
-const NeutralScore = loadscore.MaxScore / 2
+const NeutralScore = loadmodel.MaxScore / 2
 
 // Allocatable returns a node's allocatable CPU and memory.
-func Allocatable(n fwk.NodeInfo) loadscore.Amount {
+func Allocatable(n fwk.NodeInfo) loadmodel.Amount {
 	a := n.GetAllocatable()
-	return loadscore.Amount{MilliCPU: a.GetMilliCPU(), Memory: a.GetMemory()}
+	return loadmodel.Amount{MilliCPU: a.GetMilliCPU(), Memory: a.GetMemory()}
 }

@@ -7,8 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // Cycle is what one scheduling cycle of a usage-reading plugin shares
@@ -19,7 +19,7 @@ import (
 type Cycle struct {
 	Snap   *usage.Snapshot
 	Views  *Views
-	PodEst loadscore.Amount
+	PodEst loadmodel.Amount
 	Now    time.Time
 }
 
@@ -28,7 +28,7 @@ func (c *Cycle) Clone() fwk.StateData { return c }
 
 // NewCycle takes the cycle's snapshot and estimates pod with opts for
 // plugin, reading nodes in window.
-func (t *Tracker) NewCycle(ctx context.Context, plugin string, pod *v1.Pod, window usage.Window, opts loadscore.EstimateOptions) *Cycle {
+func (t *Tracker) NewCycle(ctx context.Context, plugin string, pod *v1.Pod, window usage.Window, opts loadmodel.EstimateOptions) *Cycle {
 	snap := t.Snapshot()
 	return &Cycle{Snap: snap, Views: t.Views(snap, window), PodEst: t.EstimatePod(ctx, plugin, pod, opts), Now: t.Now()}
 }

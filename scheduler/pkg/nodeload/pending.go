@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
+	"github.com/ballast-sched/ballast/core/loadmodel"
 )
 
 // DefaultExpiry is how long a bound pod is remembered at most. It is longer
@@ -19,10 +19,10 @@ const DefaultExpiry = 20 * time.Minute
 // pendingPod is a pod bound to a node whose usage the node's samples may not
 // contain yet.
 type pendingPod struct {
-	resources loadscore.PodResources
+	resources loadmodel.PodResources
 	// measured is what the pod's siblings use, when that was known as it
 	// was placed; it stands in for the estimate from resources.
-	measured *loadscore.Amount
+	measured *loadmodel.Amount
 	node     string
 	// since is when the pod started using resources: its start time once it
 	// runs, its bind time before that.
@@ -61,8 +61,8 @@ type nodePending struct {
 type sumMemo struct {
 	sampleTime int64
 	window     time.Duration
-	opts       loadscore.EstimateOptions
-	sum        loadscore.Amount
+	opts       loadmodel.EstimateOptions
+	sum        loadmodel.Amount
 	// validUntil is when the oldest counted pod expires.
 	validUntil time.Time
 }
@@ -107,7 +107,7 @@ func (c *PendingPods) Observe(pod *v1.Pod) {
 // binding reaches the informer. measured, when not nil, is what the pod is
 // expected to use (its siblings' usage) and is kept when the informer
 // reports the pod again; nil estimates it from its requests.
-func (c *PendingPods) Assume(pod *v1.Pod, node string, measured *loadscore.Amount) {
+func (c *PendingPods) Assume(pod *v1.Pod, node string, measured *loadmodel.Amount) {
 	c.put(pod, node, c.now(), measured)
 }
 
@@ -139,7 +139,7 @@ func (c *PendingPods) forgetLocked(uid types.UID) {
 	}
 }
 
-func (c *PendingPods) put(pod *v1.Pod, node string, since time.Time, measured *loadscore.Amount) {
+func (c *PendingPods) put(pod *v1.Pod, node string, since time.Time, measured *loadmodel.Amount) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -158,7 +158,7 @@ func (c *PendingPods) put(pod *v1.Pod, node string, since time.Time, measured *l
 		np = &nodePending{pods: map[types.UID]*pendingPod{}}
 		c.byNode[node] = np
 	}
-	np.pods[pod.UID] = &pendingPod{resources: loadscore.ResourcesOf(pod), measured: measured, node: node, since: since}
+	np.pods[pod.UID] = &pendingPod{resources: loadmodel.ResourcesOf(pod), measured: measured, node: node, since: since}
 	np.changedLocked()
 	c.nodeOf[pod.UID] = node
 }
@@ -193,18 +193,18 @@ func (c *PendingPods) Len() int {
 // (all of it for pods that started after the sample, none once the window
 // has fully covered it), each pod estimated by its siblings' usage when that
 // was known as it was placed, else from its requests with opts.
-func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duration, opts loadscore.EstimateOptions) loadscore.Amount {
+func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duration, opts loadmodel.EstimateOptions) loadmodel.Amount {
 	return c.SumAt(c.now(), node, sampleTime, window, opts)
 }
 
 // SumAt is Sum at the time now: a plugin reads the clock once per
 // scheduling cycle rather than once per node.
-func (c *PendingPods) SumAt(now time.Time, node string, sampleTime time.Time, window time.Duration, opts loadscore.EstimateOptions) loadscore.Amount {
+func (c *PendingPods) SumAt(now time.Time, node string, sampleTime time.Time, window time.Duration, opts loadmodel.EstimateOptions) loadmodel.Amount {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	np := c.byNode[node]
 	if np == nil {
-		return loadscore.Amount{}
+		return loadmodel.Amount{}
 	}
 	sample := sampleTime.UnixNano()
 	// Each (window, options) pair keeps its own slot: look for it, else take
@@ -229,7 +229,7 @@ func (c *PendingPods) SumAt(now time.Time, node string, sampleTime time.Time, wi
 	if slot == nil {
 		slot = &np.memo[uint64(window/time.Second)%memoSlots]
 	}
-	var sum loadscore.Amount
+	var sum loadmodel.Amount
 	validUntil := now.Add(c.expiry)
 	for _, p := range np.pods {
 		expires := p.since.Add(c.expiry)
@@ -253,7 +253,7 @@ func (c *PendingPods) SumAt(now time.Time, node string, sampleTime time.Time, wi
 
 // estimate is what the pod is expected to use: its siblings' measured usage
 // when known, else the estimate from its requests with opts.
-func (p *pendingPod) estimate(opts loadscore.EstimateOptions) loadscore.Amount {
+func (p *pendingPod) estimate(opts loadmodel.EstimateOptions) loadmodel.Amount {
 	if p.measured != nil {
 		return *p.measured
 	}

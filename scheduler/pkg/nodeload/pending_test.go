@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
+	"github.com/ballast-sched/ballast/core/loadmodel"
 )
 
 // fakeClock is a settable clock.
@@ -21,7 +21,7 @@ func at(base time.Time, d time.Duration) *metav1.Time { t := metav1.NewTime(base
 
 // Every pod has one container without requests, estimated at the defaults
 // 1000m / 1000 bytes so fractions are easy to read.
-var flat = loadscore.EstimateOptions{RequestMultiplier: 1, DefaultMilliCPU: 1000, DefaultMemory: 1000}
+var flat = loadmodel.EstimateOptions{RequestMultiplier: 1, DefaultMilliCPU: 1000, DefaultMemory: 1000}
 
 func boundPod(uid, node string) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: uid},
@@ -38,10 +38,10 @@ func TestPendingPodsLifecycle(t *testing.T) {
 
 	// Reserved now, after the sample: all of it is pending.
 	c.Assume(boundPod("a", "n1"), "n1", nil)
-	if diff := cmp.Diff(loadscore.Amount{MilliCPU: 1000, Memory: 1000}, c.Sum("n1", sample, window, flat)); diff != "" {
+	if diff := cmp.Diff(loadmodel.Amount{MilliCPU: 1000, Memory: 1000}, c.Sum("n1", sample, window, flat)); diff != "" {
 		t.Fatalf("just reserved (-want,+got):\n%s", diff)
 	}
-	if got := c.Sum("n2", sample, window, flat); got != (loadscore.Amount{}) {
+	if got := c.Sum("n2", sample, window, flat); got != (loadmodel.Amount{}) {
 		t.Fatalf("other node: got %+v, want nothing pending", got)
 	}
 
@@ -152,7 +152,7 @@ func TestPendingPodsKeepTheSiblingsEstimateOfAReservedPod(t *testing.T) {
 	clock := &fakeClock{t: t0}
 	c := NewPendingPods(20*time.Minute, clock.now)
 	sample, window := t0.Add(-10*time.Second), 5*time.Minute
-	measured := loadscore.Amount{MilliCPU: 900, Memory: 700}
+	measured := loadmodel.Amount{MilliCPU: 900, Memory: 700}
 
 	c.Assume(boundPod("w", "n1"), "n1", &measured)
 	if got := c.Sum("n1", sample, window, flat); got != measured {

@@ -6,14 +6,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
+	"github.com/ballast-sched/ballast/core/loadmodel"
 )
 
 // estimateSignature is what a plugin's estimate of a pod depends on: the
 // estimate from its requests and, when pods are estimated by their running
 // siblings, the workload whose siblings those are.
 type estimateSignature struct {
-	Requests   loadscore.Amount `json:"requests"`
+	Requests   loadmodel.Amount `json:"requests"`
 	Controller types.UID        `json:"controller,omitempty"`
 }
 
@@ -28,8 +28,8 @@ type estimateSignature struct {
 // usage sample arriving between two pods of a batch; a batch lives at most
 // half a second, far less than load-watcher's sampling period, so at worst a
 // pod is placed on usage half a second older than it would have been.
-func (t *Tracker) SignEstimate(plugin string, pod *v1.Pod, opts loadscore.EstimateOptions) fwk.SignFragment {
-	sig := estimateSignature{Requests: loadscore.EstimatePod(pod, opts)}
+func (t *Tracker) SignEstimate(plugin string, pod *v1.Pod, opts loadmodel.EstimateOptions) fwk.SignFragment {
+	sig := estimateSignature{Requests: loadmodel.EstimatePod(pod, opts)}
 	if t.siblings != nil {
 		if ref := metav1.GetControllerOf(pod); ref != nil {
 			sig.Controller = ref.UID

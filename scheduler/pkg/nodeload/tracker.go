@@ -12,9 +12,9 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/podusage"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // Source is where usage comes from: load-watcher's HTTP client or its
@@ -156,13 +156,13 @@ func (t *Tracker) onPodDelete(obj any) {
 // measured usage of its running siblings when known (see podusage.Siblings),
 // else the estimate from its requests with opts. It counts which one plugin
 // used.
-func (t *Tracker) EstimatePod(ctx context.Context, plugin string, pod *v1.Pod, opts loadscore.EstimateOptions) loadscore.Amount {
+func (t *Tracker) EstimatePod(ctx context.Context, plugin string, pod *v1.Pod, opts loadmodel.EstimateOptions) loadmodel.Amount {
 	if a, ok := t.siblings.Estimate(ctx, pod); ok {
 		t.metrics.Estimates.WithLabelValues(plugin, EstimateSiblings).Inc()
 		return a
 	}
 	t.metrics.Estimates.WithLabelValues(plugin, EstimateRequests).Inc()
-	return loadscore.EstimatePod(pod, opts)
+	return loadmodel.EstimatePod(pod, opts)
 }
 
 // Reserve counts pod on node from the moment the scheduler picks it, by its
@@ -173,7 +173,7 @@ func (t *Tracker) Reserve(ctx context.Context, pod *v1.Pod, node string) {
 	if t.pending.NodeOf(pod.UID) == node {
 		return
 	}
-	var measured *loadscore.Amount
+	var measured *loadmodel.Amount
 	if a, ok := t.siblings.Estimate(ctx, pod); ok {
 		measured = &a
 	}
@@ -204,7 +204,7 @@ func Lookup(snap *usage.Snapshot, node string, window usage.Window, resources ..
 		if !ok {
 			return nu, CauseMissing
 		}
-		if !loadscore.Valid(s.Avg) || !loadscore.Valid(s.Std) || !loadscore.Valid(s.P95) {
+		if !loadmodel.Valid(s.Avg) || !loadmodel.Valid(s.Std) || !loadmodel.Valid(s.P95) {
 			return nu, CauseInvalid
 		}
 	}

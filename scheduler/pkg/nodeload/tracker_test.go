@@ -18,8 +18,8 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/utils/ptr"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 func stats(avg float64) map[usage.Window]map[usage.Resource]usage.Stats {
@@ -116,11 +116,11 @@ func TestMetricsReuseRegisteredCounters(t *testing.T) {
 
 // podUsageSource is a usage source that also tells what pods use.
 type podUsageSource struct {
-	usage map[string]loadscore.Amount
+	usage map[string]loadmodel.Amount
 }
 
 func (s podUsageSource) Snapshot() *usage.Snapshot { return nil }
-func (s podUsageSource) PodUsage(_ context.Context, pod *v1.Pod) (loadscore.Amount, bool) {
+func (s podUsageSource) PodUsage(_ context.Context, pod *v1.Pod) (loadmodel.Amount, bool) {
 	a, ok := s.usage[pod.Name]
 	return a, ok
 }
@@ -147,8 +147,8 @@ func TestTrackerEstimatesPodsByTheirRunningSiblings(t *testing.T) {
 	client := fake.NewClientset(owned("w-0", true))
 	factory := informers.NewSharedInformerFactory(client, 0)
 	reg := prometheus.NewRegistry()
-	measured := loadscore.Amount{MilliCPU: 900, Memory: 700 << 20}
-	tr := NewTracker(podUsageSource{usage: map[string]loadscore.Amount{"w-0": measured}}, Options{Registerer: reg, Now: (&fakeClock{t: t0}).now})
+	measured := loadmodel.Amount{MilliCPU: 900, Memory: 700 << 20}
+	tr := NewTracker(podUsageSource{usage: map[string]loadmodel.Amount{"w-0": measured}}, Options{Registerer: reg, Now: (&fakeClock{t: t0}).now})
 	if err := tr.Attach("test", informerHandle{factory: factory}); err != nil {
 		t.Fatal(err)
 	}

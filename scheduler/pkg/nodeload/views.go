@@ -3,8 +3,8 @@ package nodeload
 import (
 	"time"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // Views are the nodes of one usage snapshot in one window, read out once:
@@ -44,7 +44,7 @@ func newViews(snap *usage.Snapshot, window usage.Window) *Views {
 		for i, r := range usage.Resources {
 			st, ok := nu.Get(window, r)
 			v.stats[i], v.has[i] = st, ok
-			v.valid[i] = loadscore.Valid(st.Avg) && loadscore.Valid(st.Std) && loadscore.Valid(st.P95)
+			v.valid[i] = loadmodel.Valid(st.Avg) && loadmodel.Valid(st.Std) && loadmodel.Valid(st.P95)
 		}
 		vs.nodes[name] = v
 	}

@@ -8,20 +8,16 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/utils/ptr"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/client/inprocess"
+	"github.com/ballast-sched/ballast/core/client"
+	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/inprocess"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 	"github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
-	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 
 // startCluster starts an in-process cluster with nodes of 4 CPUs and 8Gi.
@@ -86,31 +82,6 @@ func shippedProfile(t *testing.T, file string) string {
 // `profiles:`) to a configuration.
 func withProfile(config, profile string) string {
 	return strings.TrimRight(config, "\n") + "\n" + profile
-}
-
-func deployment(name, scheduler string, replicas int32, cpu, memory string) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					SchedulerName: scheduler,
-					Containers: []corev1.Container{{
-						Name:  "app",
-						Image: "nginx",
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-							corev1.ResourceCPU:    resource.MustParse(cpu),
-							corev1.ResourceMemory: resource.MustParse(memory),
-						}},
-					}},
-				},
-			},
-		},
-	}
 }
 
 // placement waits until n pods labelled app=name are bound and returns how

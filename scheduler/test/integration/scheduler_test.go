@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/metrics/legacyregistry"
 
+	"github.com/ballast-sched/ballast/core/objects"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 	"github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
@@ -41,7 +42,7 @@ func TestHotMemoryNodeIsAvoided(t *testing.T) {
 	}
 
 	create := func(name, scheduler string) map[string]int {
-		if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, deployment(name, scheduler, 30, "50m", "100Mi"), metav1.CreateOptions{}); err != nil {
+		if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment(name).SchedulerName(scheduler).Replicas(30).Requests("50m", "100Mi").Obj(), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return placement(t, ctx, c, name, 30)
@@ -94,7 +95,7 @@ func TestPodCountBalance(t *testing.T) {
 	if _, err := c.StartScheduler(ctx, podCountProfile, app.Plugins(staticUsage(t, c, static.New(), time.Second))...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, deployment("next", "ballast-pod-count", 1, "10m", "10Mi"), metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment("next").SchedulerName("ballast-pod-count").Replicas(1).Requests("10m", "10Mi").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got := placement(t, ctx, c, "next", 1)
@@ -134,7 +135,7 @@ func TestBurstSpreads(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each pod is estimated at 200m of 4 CPUs: 5 %.
-	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, deployment("burst", "ballast-herding", 20, "200m", "64Mi"), metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment("burst").SchedulerName("ballast-herding").Replicas(20).Requests("200m", "64Mi").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got := placement(t, ctx, c, "burst", 20)
@@ -160,7 +161,7 @@ func TestLoadWatcherUnreachable(t *testing.T) {
 	if _, err := c.StartScheduler(ctx, shippedProfile(t, "ballast-scheduler.yaml"), app.Plugins(app.FlagSource(opts))...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, deployment("web", "ballast-scheduler", 6, "100m", "128Mi"), metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment("web").SchedulerName("ballast-scheduler").Replicas(6).Requests("100m", "128Mi").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got := placement(t, ctx, c, "web", 6)

@@ -25,9 +25,9 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	schedapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
 
+	"github.com/ballast-sched/ballast/core/cluster"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 	"github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
-	"github.com/ballast-sched/ballast/simulator/cluster"
 )
 
 const (

@@ -20,6 +20,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ballast-sched/ballast/simulator/sim/record"
+	simreport "github.com/ballast-sched/ballast/simulator/sim/report"
+	"github.com/ballast-sched/ballast/simulator/sim/stack"
+
 	"k8s.io/klog/v2"
 
 	"github.com/ballast-sched/ballast/simulator/scenario"
@@ -34,7 +38,7 @@ func main() {
 	peers := flag.Bool("peers", true, "also run the upstream load-aware peer (needs `make peers-bins`; real time: each scenario's duration over the peer speed)")
 	rounds := flag.Int("rounds", 3, "runs of each scenario on the default and Ballast stacks; the round with the median Ballast/default spread ratio is reported (kube-scheduler breaks ties at random, so one run is noisy)")
 	parallel := flag.Int("parallel", 0, "peer runs at a time, 0 for all at once (each is its own control plane and mostly idles)")
-	peerScheduler := flag.String("peer-scheduler", "", "the peer's kube-scheduler binary (default $"+sim.PeerSchedulerEnv+" or _output/peers/bin/trimaran-scheduler)")
+	peerScheduler := flag.String("peer-scheduler", "", "the peer's kube-scheduler binary (default $"+stack.PeerSchedulerEnv+" or _output/peers/bin/trimaran-scheduler)")
 	flag.Parse()
 	if !*verbose {
 		_ = klogFlags.Set("logtostderr", "false")
@@ -71,7 +75,7 @@ func run(ctx context.Context, names []string, rounds int, peers bool, parallel i
 		bin := peerScheduler
 		if bin == "" {
 			var err error
-			if bin, err = sim.FindPeerScheduler(); err != nil {
+			if bin, err = stack.FindPeerScheduler(); err != nil {
 				return fmt.Errorf("%w; or leave the peer out with -peers=false", err)
 			}
 		}
@@ -81,10 +85,10 @@ func run(ctx context.Context, names []string, rounds int, peers bool, parallel i
 		}
 		peerRuns = startPeers(ctx, scenarios, sim.PeerOptions{Scheduler: bin, Log: log}, parallel)
 	}
-	results := make([]*sim.Comparison, len(scenarios))
+	results := make([]*record.Comparison, len(scenarios))
 	ratios := make([][]float64, len(scenarios))
 	for i, sc := range scenarios {
-		var runs []*sim.Comparison
+		var runs []*record.Comparison
 		for r := range rounds {
 			fmt.Fprintf(os.Stderr, "%s (seed %d, %s), round %d of %d…\n", sc.Name, sc.Seed, sc.Duration.Duration, r+1, rounds)
 			c, err := sim.Compare(ctx, sc, sim.Options{})
@@ -114,7 +118,7 @@ func run(ctx context.Context, names []string, rounds int, peers bool, parallel i
 // peerRunner runs the peer on every scenario in the background.
 type peerRunner struct {
 	wg      sync.WaitGroup
-	results []*sim.Result
+	results []*record.Result
 	errs    []error
 }
 
@@ -124,7 +128,7 @@ func startPeers(ctx context.Context, scenarios []*scenario.Scenario, opts sim.Pe
 	if parallel <= 0 {
 		parallel = len(scenarios)
 	}
-	p := &peerRunner{results: make([]*sim.Result, len(scenarios)), errs: make([]error, len(scenarios))}
+	p := &peerRunner{results: make([]*record.Result, len(scenarios)), errs: make([]error, len(scenarios))}
 	slots := make(chan struct{}, parallel)
 	for i, sc := range scenarios {
 		p.wg.Go(func() {
@@ -153,7 +157,7 @@ func startPeers(ctx context.Context, scenarios []*scenario.Scenario, opts sim.Pe
 }
 
 // wait returns every peer result, or the first failure.
-func (p *peerRunner) wait() ([]*sim.Result, error) {
+func (p *peerRunner) wait() ([]*record.Result, error) {
 	p.wg.Wait()
 	for _, err := range p.errs {
 		if err != nil {
@@ -165,13 +169,13 @@ func (p *peerRunner) wait() ([]*sim.Result, error) {
 
 // writeTable prints the comparison table and where the pods ended, and
 // reports whether every scenario met its target.
-func writeTable(out io.Writer, results []*sim.Comparison, ratios [][]float64) bool {
+func writeTable(out io.Writer, results []*record.Comparison, ratios [][]float64) bool {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "SCENARIO\tNODES\tSPREAD DEF\tSPREAD PEER\tSPREAD BAL\tBAL/DEF\tBAL/BEST\tHOTTEST DEF\tHOTTEST PEER\tHOTTEST BAL\tEVICT PEER\tEVICT BAL (HOT/NEEDED)\tHOT CYCLES\tPING-PONG\tBAL/DEF ROUNDS\tTARGET\tMET")
 	allMet := true
 	for i, c := range results {
 		d, b := c.Default.Summary, c.Ballast.Summary
-		target, met := sim.Target(c)
+		target, met := simreport.Target(c)
 		allMet = allMet && met
 		peerSpread, peerHottest, peerEvictions := "-", "-", "-"
 		if p := c.Peer; p != nil {
@@ -188,13 +192,13 @@ func writeTable(out io.Writer, results []*sim.Comparison, ratios [][]float64) bo
 	fmt.Fprintln(out, "BAL/DEF is Ballast's spread over the default scheduler's, BAL/BEST over the best other stack's (the lower of default and peer).")
 	fmt.Fprintln(out)
 	for _, c := range results {
-		fmt.Fprintf(out, "%s, pods at the end — default: %s\n", c.Scenario, sim.FinalPlacement(c.Default))
+		fmt.Fprintf(out, "%s, pods at the end — default: %s\n", c.Scenario, simreport.FinalPlacement(c.Default))
 		hog := fmt.Sprintf("default %d", c.Default.PlacedOnHog)
 		if c.Peer != nil {
-			fmt.Fprintf(out, "  peer: %s (ping-pong %d)\n", sim.FinalPlacement(c.Peer), c.Peer.PingPong)
+			fmt.Fprintf(out, "  peer: %s (ping-pong %d)\n", simreport.FinalPlacement(c.Peer), c.Peer.PingPong)
 			hog += fmt.Sprintf(", peer %d", c.Peer.PlacedOnHog)
 		}
-		fmt.Fprintf(out, "  ballast: %s; pods placed on a hogged node: %s, ballast %d\n", sim.FinalPlacement(c.Ballast), hog, c.Ballast.PlacedOnHog)
+		fmt.Fprintf(out, "  ballast: %s; pods placed on a hogged node: %s, ballast %d\n", simreport.FinalPlacement(c.Ballast), hog, c.Ballast.PlacedOnHog)
 	}
 	return allMet
 }
@@ -202,13 +206,13 @@ func writeTable(out io.Writer, results []*sim.Comparison, ratios [][]float64) bo
 // medianRound returns the run whose Ballast/default spread ratio is the
 // median of runs (the lower middle one of an even count), and every run's
 // ratio in the order they ran.
-func medianRound(runs []*sim.Comparison) (*sim.Comparison, []float64) {
+func medianRound(runs []*record.Comparison) (*record.Comparison, []float64) {
 	ratios := make([]float64, len(runs))
 	for i, c := range runs {
 		ratios[i] = c.SpreadRatio()
 	}
 	order := slices.Clone(runs)
-	slices.SortStableFunc(order, func(a, b *sim.Comparison) int { return cmp.Compare(a.SpreadRatio(), b.SpreadRatio()) })
+	slices.SortStableFunc(order, func(a, b *record.Comparison) int { return cmp.Compare(a.SpreadRatio(), b.SpreadRatio()) })
 	return order[(len(order)-1)/2], ratios
 }
 

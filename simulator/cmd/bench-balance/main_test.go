@@ -3,19 +3,19 @@ package main
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/ballast-sched/ballast/simulator/sim/record"
 
-	"github.com/ballast-sched/ballast/simulator/sim"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestMedianRoundPicksTheMiddleRatio(t *testing.T) {
-	run := func(def, bal float64) *sim.Comparison {
-		return &sim.Comparison{
-			Default: &sim.Result{Summary: sim.Summary{Spread: def}},
-			Ballast: &sim.Result{Summary: sim.Summary{Spread: bal}},
+	run := func(def, bal float64) *record.Comparison {
+		return &record.Comparison{
+			Default: &record.Result{Summary: record.Summary{Spread: def}},
+			Ballast: &record.Result{Summary: record.Summary{Spread: bal}},
 		}
 	}
-	runs := []*sim.Comparison{run(40, 24), run(40, 12), run(40, 18)} // 0.60, 0.30, 0.45
+	runs := []*record.Comparison{run(40, 24), run(40, 12), run(40, 18)} // 0.60, 0.30, 0.45
 	got, ratios := medianRound(runs)
 	if got != runs[2] {
 		t.Errorf("median round has ratio %.2f, want 0.45", got.SpreadRatio())

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ballast-sched/ballast/simulator/sim/stack"
+
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,17 +26,16 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
+	"github.com/ballast-sched/ballast/core/client"
+	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/metricsapi"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/plugintest"
-	"github.com/ballast-sched/ballast/simulator/cluster"
-	"github.com/ballast-sched/ballast/simulator/metricsapi"
-	"github.com/ballast-sched/ballast/simulator/sim"
 	"github.com/ballast-sched/ballast/simulator/simvalues"
 )
 
@@ -145,12 +146,12 @@ func BenchmarkFreshness(b *testing.B) {
 	// The upstream pair, where the peer is built (make peers-bins):
 	// scheduler-plugins' Trimaran kube-scheduler reading this load-watcher
 	// through its own, unmodified client, which fetches every
-	// sim.TrimaranPoll; its plugins score from the last answer fetched.
+	// stack.TrimaranPoll; its plugins score from the last answer fetched.
 	peer := false
-	if bin, err := sim.FindPeerScheduler(); err != nil {
+	if bin, err := stack.FindPeerScheduler(); err != nil {
 		fmt.Printf("the upstream pair is not measured: %v\n", err)
 	} else {
-		p, err := sim.StartPeerScheduler(ctx, bin, b.TempDir(), c.KubeconfigPath(), address, nil)
+		p, err := stack.StartPeerScheduler(ctx, bin, b.TempDir(), c.KubeconfigPath(), address, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -270,7 +271,7 @@ func BenchmarkFreshness(b *testing.B) {
 			peerSaw := ""
 			if peer {
 				var at time.Time
-				waitFor("the upstream pair fetching the step", limit+sim.TrimaranPoll, func() bool {
+				waitFor("the upstream pair fetching the step", limit+stack.TrimaranPoll, func() bool {
 					var ok bool
 					at, ok = tap.first(stepped, want)
 					return ok
@@ -306,7 +307,7 @@ func BenchmarkFreshness(b *testing.B) {
 			medianDuration(toScore).Round(time.Millisecond), slices.Max(toScore).Round(time.Millisecond),
 			metricResolution, chart.Period/5, client.DefaultInterval, bound, perScrape)
 		if peer {
-			fmt.Printf("the upstream pair (Trimaran fetching this load-watcher every %s): median %s, max %s\n", sim.TrimaranPoll,
+			fmt.Printf("the upstream pair (Trimaran fetching this load-watcher every %s): median %s, max %s\n", stack.TrimaranPoll,
 				medianDuration(toPeer).Round(time.Millisecond), slices.Max(toPeer).Round(time.Millisecond))
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	deschedulerapp "sigs.k8s.io/descheduler/cmd/descheduler/app"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
+	"github.com/ballast-sched/ballast/core/client"
+	"github.com/ballast-sched/ballast/core/version"
 )
 
 // Main runs the command and returns the process exit code.

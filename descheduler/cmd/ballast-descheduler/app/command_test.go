@@ -21,11 +21,11 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/plugins/nodeutilization"
 	"sigs.k8s.io/descheduler/pkg/framework/plugins/removeduplicates"
 
+	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
+	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/core/version"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
-	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
 
 const policyPath = "../../../config/policy.yaml"

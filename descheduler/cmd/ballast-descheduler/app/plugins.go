@@ -12,11 +12,11 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
+	"github.com/ballast-sched/ballast/core/client"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 // UsageSource is a snapshot source that starts fetching when the first

@@ -6,8 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/descheduler/pkg/api"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // ResourceThresholds maps a measured resource to a percentage of allocatable.
@@ -44,7 +44,7 @@ type EvictionArgs struct {
 	// compared with the thresholds: Average, Latest (newest sample) or P95.
 	// Defaults to {cpu: Average, memory: Latest}, as the scheduler's
 	// LoadAware, so both call the same node hot.
-	ThresholdStatistics loadscore.Statistics `json:"thresholdStatistics,omitempty"`
+	ThresholdStatistics loadmodel.Statistics `json:"thresholdStatistics,omitempty"`
 	// DryRun logs the evictions the plugin would make instead of making them.
 	DryRun bool `json:"dryRun,omitempty"`
 	// Namespaces restricts which namespaces pods are moved from; at most one

@@ -9,8 +9,8 @@ import (
 	"k8s.io/utils/clock"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/podusage"
 )
 
 // Deps are what a balance plugin needs from the binary that hosts it.
@@ -36,7 +36,7 @@ type Deps struct {
 // destination: its measured usage, or the load model's estimate from its
 // requests when the metrics API has none (counted by plugin as
 // pod_usage_estimated_total).
-func (d Deps) PodAmount(ctx context.Context, plugin string, pod *v1.Pod) loadscore.Amount {
+func (d Deps) PodAmount(ctx context.Context, plugin string, pod *v1.Pod) loadmodel.Amount {
 	if d.PodUsage != nil {
 		if a, ok := d.PodUsage.PodUsage(ctx, pod); ok {
 			return a

@@ -3,8 +3,8 @@ package balance
 import (
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // SchedulerModel is the LoadModel of the Ballast scheduler: it estimates
@@ -14,44 +14,44 @@ import (
 type SchedulerModel struct {
 	// Estimate says how to guess a pod's usage; the scheduler's defaults
 	// (requests, or 100m and 200Mi without any) when zero.
-	Estimate loadscore.EstimateOptions
+	Estimate loadmodel.EstimateOptions
 	// Weights of the resources in the score; cpu and memory equally when empty.
-	Weights []loadscore.ResourceWeight
+	Weights []loadmodel.ResourceWeight
 	// Combine is how the resources' scores make a node's; the scheduler's
-	// default (loadscore.DefaultCombination) when empty.
-	Combine loadscore.Combination
+	// default (loadmodel.DefaultCombination) when empty.
+	Combine loadmodel.Combination
 }
 
 var _ LoadModel = SchedulerModel{}
 
-func (m SchedulerModel) options() loadscore.EstimateOptions {
-	if m.Estimate == (loadscore.EstimateOptions{}) {
-		return loadscore.DefaultEstimateOptions
+func (m SchedulerModel) options() loadmodel.EstimateOptions {
+	if m.Estimate == (loadmodel.EstimateOptions{}) {
+		return loadmodel.DefaultEstimateOptions
 	}
 	return m.Estimate
 }
 
-func (m SchedulerModel) weights() []loadscore.ResourceWeight {
+func (m SchedulerModel) weights() []loadmodel.ResourceWeight {
 	if len(m.Weights) == 0 {
-		return []loadscore.ResourceWeight{{Resource: usage.CPU, Weight: 1}, {Resource: usage.Memory, Weight: 1}}
+		return []loadmodel.ResourceWeight{{Resource: usage.CPU, Weight: 1}, {Resource: usage.Memory, Weight: 1}}
 	}
 	return m.Weights
 }
 
-func allocatableOf(node *v1.Node) loadscore.Amount {
-	return loadscore.Amount{MilliCPU: node.Status.Allocatable.Cpu().MilliValue(), Memory: node.Status.Allocatable.Memory().Value()}
+func allocatableOf(node *v1.Node) loadmodel.Amount {
+	return loadmodel.Amount{MilliCPU: node.Status.Allocatable.Cpu().MilliValue(), Memory: node.Status.Allocatable.Memory().Value()}
 }
 
 // EstimatePod is the scheduler's estimate of pod.
-func (m SchedulerModel) EstimatePod(pod *v1.Pod) loadscore.Amount {
-	return loadscore.EstimatePod(pod, m.options())
+func (m SchedulerModel) EstimatePod(pod *v1.Pod) loadmodel.Amount {
+	return loadmodel.EstimatePod(pod, m.options())
 }
 
 // Share is amount in percent of node's allocatable.
-func (m SchedulerModel) Share(amount loadscore.Amount, node *v1.Node) NodeLoad {
+func (m SchedulerModel) Share(amount loadmodel.Amount, node *v1.Node) NodeLoad {
 	out := NodeLoad{}
 	for _, r := range usage.Resources {
-		out[r] = loadscore.Percent(amount.Of(r), allocatableOf(node).Of(r))
+		out[r] = loadmodel.Percent(amount.Of(r), allocatableOf(node).Of(r))
 	}
 	return out
 }
@@ -59,7 +59,7 @@ func (m SchedulerModel) Share(amount loadscore.Amount, node *v1.Node) NodeLoad {
 // Place predicts node's usage with a pod using est on it, rejects it when a
 // high threshold would be exceeded and otherwise scores it least-loaded first,
 // combining the resources as LoadAware does.
-func (m SchedulerModel) Place(est loadscore.Amount, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement {
+func (m SchedulerModel) Place(est loadmodel.Amount, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement {
 	var known []usage.Resource
 	for _, r := range usage.Resources {
 		if _, ok := current[r]; ok {
@@ -67,13 +67,13 @@ func (m SchedulerModel) Place(est loadscore.Amount, node *v1.Node, current NodeL
 		}
 	}
 	read := func(r usage.Resource) (float64, bool) { return current[r], true }
-	preds, ok := loadscore.Predict(make([]loadscore.Prediction, 0, len(known)), known, read, loadscore.Amount{}, est, allocatableOf(node))
+	preds, ok := loadmodel.Predict(make([]loadmodel.Prediction, 0, len(known)), known, read, loadmodel.Amount{}, est, allocatableOf(node))
 	if !ok {
 		// Predict stops at the first resource whose usage is not a number.
 		return Placement{Reason: "invalid usage of " + string(known[len(preds)])}
 	}
-	if v := loadscore.CheckThresholds(preds, high); len(v) > 0 {
+	if v := loadmodel.CheckThresholds(preds, high); len(v) > 0 {
 		return Placement{Reason: v[0].Reason()}
 	}
-	return Placement{Fits: true, Score: m.Combine.Score(preds, m.weights(), loadscore.LeastLoaded)}
+	return Placement{Fits: true, Score: m.Combine.Score(preds, m.weights(), loadmodel.LeastLoaded)}
 }

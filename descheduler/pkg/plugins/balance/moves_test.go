@@ -12,7 +12,7 @@ import (
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 func TestInFlight(t *testing.T) {

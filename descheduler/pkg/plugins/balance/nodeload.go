@@ -5,8 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // NodeLoad is usage per resource in percent of a node's allocatable.
@@ -43,19 +43,19 @@ type Placement struct {
 type LoadModel interface {
 	// EstimatePod guesses what pod uses from its spec, as the scheduler
 	// does for a pod it has not seen run.
-	EstimatePod(pod *v1.Pod) loadscore.Amount
+	EstimatePod(pod *v1.Pod) loadmodel.Amount
 	// Share is amount in percent of node's allocatable.
-	Share(amount loadscore.Amount, node *v1.Node) NodeLoad
+	Share(amount loadmodel.Amount, node *v1.Node) NodeLoad
 	// Place judges node as a destination for a pod using amount, given the
 	// node's current usage (moves still in flight included) and the high
 	// thresholds.
-	Place(amount loadscore.Amount, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement
+	Place(amount loadmodel.Amount, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement
 }
 
 // ReadLoad returns, for every resource in want, the statistic stats names
 // for it (the one the scheduler's LoadAware compares with its thresholds), and
 // false when the node is missing, stale or lacks samples for one of them.
-func ReadLoad(snap *usage.Snapshot, node string, w usage.Window, stats loadscore.Statistics, want ...ResourceThresholds) (NodeLoad, bool) {
+func ReadLoad(snap *usage.Snapshot, node string, w usage.Window, stats loadmodel.Statistics, want ...ResourceThresholds) (NodeLoad, bool) {
 	return readStat(snap, node, w, stats.Pick, want...)
 }
 

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 var supportedResources = sets.New(usage.Resources...)
@@ -75,7 +75,7 @@ func ValidateEvictionArgs(path *field.Path, a *EvictionArgs) field.ErrorList {
 	if ns := a.Namespaces; ns != nil && len(ns.Include) > 0 && len(ns.Exclude) > 0 {
 		errs = append(errs, field.Invalid(path.Child("namespaces"), "include and exclude", "only one of include and exclude may be set"))
 	}
-	errs = append(errs, loadscore.ValidateStatistics(path.Child("thresholdStatistics"), a.ThresholdStatistics)...)
+	errs = append(errs, loadmodel.ValidateStatistics(path.Child("thresholdStatistics"), a.ThresholdStatistics)...)
 	return append(errs, validateSchedulerNames(path.Child("schedulerNames"), a.SchedulerNames)...)
 }
 

@@ -3,8 +3,8 @@ package loadawarebalance
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 var (

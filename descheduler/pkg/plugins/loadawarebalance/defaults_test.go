@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/descheduler/pkg/api"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
@@ -34,7 +34,7 @@ func TestSetDefaults(t *testing.T) {
 					MaxEvictionsPerNamespace: ptrTo(int32(5)),
 					MaxEvictionsPerCycle:     ptrTo(int32(5)),
 					Window:                   &metav1.Duration{Duration: 5 * time.Minute},
-					ThresholdStatistics:      loadscore.Statistics{usage.CPU: loadscore.Average, usage.Memory: loadscore.Latest},
+					ThresholdStatistics:      loadmodel.Statistics{usage.CPU: loadmodel.Average, usage.Memory: loadmodel.Latest},
 					Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
 					SchedulerNames:           []string{"ballast-scheduler"},
 				},
@@ -52,7 +52,7 @@ func TestSetDefaults(t *testing.T) {
 					MaxEvictionsPerNamespace: ptrTo(int32(8)),
 					MaxEvictionsPerCycle:     ptrTo(int32(9)),
 					Window:                   &metav1.Duration{Duration: 15 * time.Minute},
-					ThresholdStatistics:      loadscore.Statistics{usage.Memory: loadscore.P95},
+					ThresholdStatistics:      loadmodel.Statistics{usage.Memory: loadmodel.P95},
 					DryRun:                   true,
 					Namespaces:               &api.Namespaces{Include: []string{"apps"}},
 					SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
@@ -64,7 +64,7 @@ func TestSetDefaults(t *testing.T) {
 				ConsecutiveHotCycles: ptrTo(int32(1)),
 				EvictionArgs: balance.EvictionArgs{
 					// A resource the args do not name gets its default statistic.
-					ThresholdStatistics: loadscore.Statistics{usage.CPU: loadscore.Average, usage.Memory: loadscore.P95},
+					ThresholdStatistics: loadmodel.Statistics{usage.CPU: loadmodel.Average, usage.Memory: loadmodel.P95},
 					EvictionCooldown:    &metav1.Duration{Duration: 2 * time.Hour},
 					// Never shorter than evictionCooldown.
 					BalanceCooldown:          &metav1.Duration{Duration: 2 * time.Hour},

@@ -13,7 +13,7 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
+	"github.com/ballast-sched/ballast/core/loadmodel"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
@@ -43,7 +43,7 @@ type harness struct {
 	nodes   []*v1.Node
 	// podUsage is what the metrics API reports per pod name; a pod not in
 	// it has no metrics.
-	podUsage map[string]loadscore.Amount
+	podUsage map[string]loadmodel.Amount
 }
 
 func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods ...*v1.Pod) *harness {
@@ -52,7 +52,7 @@ func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 	t.Cleanup(cancel)
 	h := &harness{t: t, ctx: ctx, Cluster: balancetest.NewClusterOf(t, nodes, pods), source: &staticSource{},
 		clock: testingclock.NewFakeClock(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)), metrics: balance.NewMetrics(), nodes: nodes,
-		podUsage: map[string]loadscore.Amount{}}
+		podUsage: map[string]loadmodel.Amount{}}
 	reg := metrics.NewKubeRegistry()
 	reg.MustRegister(h.metrics.Collectors()...)
 	handle := h.Handle(ctx)
@@ -65,7 +65,7 @@ func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 }
 
 // PodUsage makes the harness the metrics API: it reports h.podUsage.
-func (h *harness) PodUsage(_ context.Context, pod *v1.Pod) (loadscore.Amount, bool) {
+func (h *harness) PodUsage(_ context.Context, pod *v1.Pod) (loadmodel.Amount, bool) {
 	a, ok := h.podUsage[pod.Name]
 	return a, ok
 }

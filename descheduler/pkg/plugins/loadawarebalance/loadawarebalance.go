@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
@@ -236,7 +236,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 	limit := c.limits[node.Name]
 	hotResources := limit.Above(c.loads[node.Name])
 	logger.Info("Node is hot", "resources", hotResources, "usage", c.loads[node.Name], "evictable", len(pods))
-	amounts := make(map[*v1.Pod]loadscore.Amount, len(pods))
+	amounts := make(map[*v1.Pod]loadmodel.Amount, len(pods))
 	for _, pod := range pods {
 		amounts[pod] = p.Deps.PodAmount(ctx, PluginName, pod)
 	}
@@ -313,27 +313,27 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			p.skip(podLogger, balance.SkipFiltered, "pre-eviction filter refused the pod")
 			continue
 		}
-		reason := eventReason(over, c.loads[node.Name], limit, node.Name, dest.node.Name)
+		reason := eventReason(over, c.loads[node.Name], limit, node.Name, dest.Node.Name)
 		if p.args.DryRun {
-			podLogger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.node.Name, "score", dest.score)
+			podLogger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Node.Name, "score", dest.Score)
 		} else if err := p.Handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
 			if stop := p.evictionFailed(podLogger, c, err); stop {
 				return
 			}
 			continue
 		} else {
-			podLogger.Info("Evicted pod", "reason", reason, "destination", dest.node.Name, "score", dest.score)
+			podLogger.Info("Evicted pod", "reason", reason, "destination", dest.Node.Name, "score", dest.Score)
 			p.Deps.Metrics.Evictions.WithLabelValues(PluginName, evictionReason(over, c.loads[node.Name], p.args.HighThresholds), node.Name).Inc()
 		}
 		sourceLoad := p.Deps.Model.Share(amounts[pod], node)
-		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.node)
+		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.Node)
 		c.loads[node.Name] = c.loads[node.Name].Add(sourceLoad, -1)
-		c.loads[dest.node.Name] = c.loads[dest.node.Name].Add(destinationLoad, 1)
+		c.loads[dest.Node.Name] = c.loads[dest.Node.Name].Add(destinationLoad, 1)
 		fromNode++
 		c.evicted++
 		c.byNamespace[pod.Namespace]++
 		if !p.args.DryRun {
-			s.Remember(wl, node.Name, dest.node.Name, c.now, sourceLoad, destinationLoad)
+			s.Remember(wl, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
 		}
 	}
 }

@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/descheduler/pkg/api"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
@@ -308,7 +308,7 @@ func TestBalanceProjectsWithMeasuredPodUsage(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
 	// The pods ask for 40 MiB (4 %) and use 80 MiB (8 %): 95 → 87 → 79.
 	for _, p := range hotPods() {
-		h.podUsage[p.Name] = loadscore.Amount{MilliCPU: 10, Memory: 80 << 20}
+		h.podUsage[p.Name] = loadmodel.Amount{MilliCPU: 10, Memory: 80 << 20}
 	}
 	h.cycle(hotUsage)
 	if len(h.Evicted) != 2 {
@@ -384,7 +384,7 @@ func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
 	usage := loads("hot", 40, 60, "cool-a", 25, 25, "cool-b", 40, 25)
 	media := pod("media", "hot", "rs-media", 190)
 	h := newHarness(t, args(deviation), threeNodes, media)
-	h.podUsage["media"] = loadscore.Amount{MilliCPU: 1200, Memory: 190 * mib}
+	h.podUsage["media"] = loadmodel.Amount{MilliCPU: 1200, Memory: 190 * mib}
 	h.cycle(usage)
 	// cool-a would end at cpu 55 (under 35 + 20) and memory 44, the source
 	// at 10 and 41: the CPU gap grows from 15 to 45.
@@ -396,7 +396,7 @@ func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
 	}
 	// A pod as heavy on memory but light on CPU narrows both gaps and moves.
 	h = newHarness(t, args(deviation), threeNodes, pod("web", "hot", "rs-web", 190))
-	h.podUsage["web"] = loadscore.Amount{MilliCPU: 200, Memory: 190 * mib}
+	h.podUsage["web"] = loadmodel.Amount{MilliCPU: 200, Memory: 190 * mib}
 	h.cycle(usage)
 	if len(h.Evicted) != 1 {
 		t.Fatalf("evicted %v, want the pod that narrows the gap", h.Evicted)

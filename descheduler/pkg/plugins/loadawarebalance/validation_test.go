@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/descheduler/pkg/api"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/usage"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )

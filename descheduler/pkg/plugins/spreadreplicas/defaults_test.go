@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/descheduler/pkg/api"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 )
 
 func TestSetDefaults(t *testing.T) {
@@ -23,7 +23,7 @@ func TestSetDefaults(t *testing.T) {
 			MaxEvictionsPerNamespace: ptrTo(int32(5)),
 			MaxEvictionsPerCycle:     ptrTo(int32(5)),
 			Window:                   &metav1.Duration{Duration: 5 * time.Minute},
-			ThresholdStatistics:      loadscore.Statistics{"cpu": loadscore.Average, "memory": loadscore.Latest},
+			ThresholdStatistics:      loadmodel.Statistics{"cpu": loadmodel.Average, "memory": loadmodel.Latest},
 			Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
 			SchedulerNames:           []string{"ballast-scheduler"},
 		},
@@ -37,7 +37,7 @@ func TestSetDefaults(t *testing.T) {
 			MaxEvictionsPerNamespace: ptrTo(int32(1)),
 			MaxEvictionsPerCycle:     ptrTo(int32(1)),
 			Window:                   &metav1.Duration{Duration: time.Minute},
-			ThresholdStatistics:      loadscore.Statistics{"cpu": loadscore.P95, "memory": loadscore.Average},
+			ThresholdStatistics:      loadmodel.Statistics{"cpu": loadmodel.P95, "memory": loadmodel.Average},
 			Namespaces:               &api.Namespaces{Include: []string{"apps"}},
 			SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
 		},

@@ -1,34 +1,22 @@
 package spreadreplicas
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	nodeutil "sigs.k8s.io/descheduler/pkg/descheduler/node"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 )
-
-// candidate is a node that may receive the replica.
-type candidate struct {
-	node  *v1.Node
-	count int
-	score int64
-}
 
 // pickDestination returns the node the evicted replica is expected on, or
 // nil and why each node was rejected. A destination holds at least
 // minDifference fewer replicas of w than the source, has fresh usage, is
 // under every high threshold, on average and at its window peak, and stays
-// under them with the pod, judged and
-// scored by the scheduler's load model, was not the source of a recent move
-// of w (that would undo it) and accepts the pod the way the scheduler would
-// (NodeFit: unschedulable, selector and affinity, taints, requests). It must
+// under them with the pod, judged and scored by the scheduler's load model,
+// was not the source of a recent move of w (that would undo it) and accepts
+// the pod the way the scheduler would (balance.PickDestination). It must
 // also score at least as well as the source on the usage load-watcher
 // reports, which is what the scheduler places the replacement on: otherwise
 // the scheduler would put it back on the source and the move would only
@@ -37,70 +25,46 @@ type candidate struct {
 // pulling against LoadAwareBalance, and do not move onto a node whose load
 // comes and goes (a backup job) from one whose load does not.
 // The fewest replicas win, then the best score.
-func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w balance.Workload, r *replicas, pod *v1.Pod, amount loadscore.Amount, src *v1.Node, nodes []*v1.Node) (*v1.Node, string) {
+func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w balance.Workload, r *replicas, pod *v1.Pod, amount loadmodel.Amount, src *v1.Node, nodes []*v1.Node) (*v1.Node, string) {
 	source := src.Name
-	var ranked []candidate
-	var rejected []string
-	reject := func(n *v1.Node, why string) { rejected = append(rejected, n.Name+": "+why) }
 	sourceScore, sourceKnown := p.reportedScore(c, pod, src)
-	for _, n := range nodes {
-		if n.Name == source {
-			continue
-		}
+	judge := func(n *v1.Node) (int64, []int64, string) {
 		if r.count[n.Name] > r.count[source]-minDifference {
-			reject(n, fmt.Sprintf("holds %d replicas, source %d", r.count[n.Name], r.count[source]))
-			continue
+			return 0, nil, fmt.Sprintf("holds %d replicas, source %d", r.count[n.Name], r.count[source])
 		}
 		load, ok := c.loads[n.Name]
 		if !ok {
-			reject(n, "no fresh usage")
-			continue
+			return 0, nil, "no fresh usage"
 		}
 		if over := p.args.HighThresholds.Above(load); len(over) > 0 {
-			reject(n, fmt.Sprintf("hot (%v)", over))
-			continue
+			return 0, nil, fmt.Sprintf("hot (%v)", over)
 		}
 		if over := p.args.HighThresholds.Above(c.peaks[n.Name]); len(over) > 0 {
-			reject(n, fmt.Sprintf("hot at its peak in the window (%v)", over))
-			continue
+			return 0, nil, fmt.Sprintf("hot at its peak in the window (%v)", over)
 		}
 		if p.Deps.Store.MovedOff(w, n.Name, c.now, p.args.BalanceCooldown.Duration) {
-			reject(n, "the workload was moved off it within the cooldown")
-			continue
+			return 0, nil, "the workload was moved off it within the cooldown"
 		}
 		pl := p.Deps.Model.Place(amount, n, load, p.args.HighThresholds)
 		if !pl.Fits {
-			reject(n, pl.Reason)
-			continue
+			return 0, nil, pl.Reason
 		}
 		if srcLoad, ok := c.loads[source]; ok && !p.evensOut(amount, src, srcLoad, n, load) {
-			reject(n, "it would end more loaded than the source")
-			continue
+			return 0, nil, "it would end more loaded than the source"
 		}
 		if srcPeak, ok := c.peaks[source]; ok && !p.evensOut(amount, src, srcPeak, n, c.peaks[n.Name]) {
-			reject(n, "at its peak in the window it would end more loaded than the source at its peak")
-			continue
+			return 0, nil, "at its peak in the window it would end more loaded than the source at its peak"
 		}
 		if score, _ := p.reportedScore(c, pod, n); sourceKnown && score < sourceScore {
-			reject(n, fmt.Sprintf("the scheduler would score it %d for the pod, the source %d", score, sourceScore))
-			continue
+			return 0, nil, fmt.Sprintf("the scheduler would score it %d for the pod, the source %d", score, sourceScore)
 		}
-		ranked = append(ranked, candidate{node: n, count: r.count[n.Name], score: pl.Score})
+		return pl.Score, []int64{int64(r.count[n.Name]), -pl.Score}, ""
 	}
-	slices.SortStableFunc(ranked, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.count, b.count), cmp.Compare(b.score, a.score), cmp.Compare(a.node.Name, b.node.Name))
-	})
-	for _, d := range ranked {
-		if err := nodeutil.NodeFit(ctx, p.Handle.GetPodsAssignedToNodeFunc(), pod, d.node); err != nil {
-			reject(d.node, err.Error())
-			continue
-		}
-		return d.node, ""
+	dest, why := balance.PickDestination(ctx, pod, source, nodes, p.Handle.GetPodsAssignedToNodeFunc(), judge, "no other node")
+	if dest == nil {
+		return nil, why
 	}
-	if len(rejected) == 0 {
-		return nil, "no other node"
-	}
-	return nil, strings.Join(rejected, "; ")
+	return dest.Node, ""
 }
 
 // evensOut reports whether moving a pod using amount from src to dest
@@ -108,9 +72,9 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w balanc
 // model's score: the move never makes a node hotter than the hotter of the
 // two was. On nodes of one size that is any move towards equal counts; on
 // nodes of different sizes it stops where usage, not the count, is even.
-func (p *SpreadReplicas) evensOut(amount loadscore.Amount, src *v1.Node, srcLoad balance.NodeLoad, dest *v1.Node, destLoad balance.NodeLoad) bool {
+func (p *SpreadReplicas) evensOut(amount loadmodel.Amount, src *v1.Node, srcLoad balance.NodeLoad, dest *v1.Node, destLoad balance.NodeLoad) bool {
 	destAfter := p.Deps.Model.Place(amount, dest, destLoad, nil)
-	return destAfter.Score >= p.Deps.Model.Place(loadscore.Amount{}, src, srcLoad, nil).Score
+	return destAfter.Score >= p.Deps.Model.Place(loadmodel.Amount{}, src, srcLoad, nil).Score
 }
 
 // reportedScore is how the scheduler's load model scores node for pod on

@@ -13,9 +13,9 @@ import (
 	"k8s.io/component-base/metrics"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
 )
 
 const mib = balancetest.MiB
@@ -61,7 +61,7 @@ type harness struct {
 	nodes   []*v1.Node
 	// podUsage is what the metrics API reports for every pod; zero means
 	// no metrics.
-	podUsage loadscore.Amount
+	podUsage loadmodel.Amount
 }
 
 func newHarness(t testing.TB, args *SpreadReplicasArgs, nodes []*v1.Node, pods ...*v1.Pod) *harness {
@@ -83,8 +83,8 @@ func newHarness(t testing.TB, args *SpreadReplicasArgs, nodes []*v1.Node, pods .
 
 // PodUsage makes the harness the metrics API: every pod uses h.podUsage
 // when set, and is unmeasured otherwise.
-func (h *harness) PodUsage(context.Context, *v1.Pod) (loadscore.Amount, bool) {
-	return h.podUsage, h.podUsage != (loadscore.Amount{})
+func (h *harness) PodUsage(context.Context, *v1.Pod) (loadmodel.Amount, bool) {
+	return h.podUsage, h.podUsage != (loadmodel.Amount{})
 }
 
 // cycle runs one Balance with usage loads, waits until the informer has

@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 // PluginName is the name of the plugin in a descheduler policy.
@@ -236,7 +236,7 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 
 // evict evicts pod from src towards dest and accounts for the move; it
 // reports whether the pod was (or, in a dry run, would be) evicted.
-func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle, w balance.Workload, r *replicas, pod *v1.Pod, amount loadscore.Amount, src, dest *v1.Node) bool {
+func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle, w balance.Workload, r *replicas, pod *v1.Pod, amount loadmodel.Amount, src, dest *v1.Node) bool {
 	reason := eventReason(w, r, src.Name, dest.Name)
 	if p.args.DryRun {
 		logger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Name)

@@ -11,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 // args returns defaulted args changed by edit.
@@ -95,7 +95,7 @@ func TestReplicasFollowNodeSizes(t *testing.T) {
 	})
 	pods := append(replicaPods("web", "big", 6), replicaPods("web", "small", 2)...)
 	h := newHarness(t, args(nil), []*v1.Node{big, node("small")}, pods...)
-	h.podUsage = loadscore.Amount{MilliCPU: 400, Memory: 160 * mib}
+	h.podUsage = loadmodel.Amount{MilliCPU: 400, Memory: 160 * mib}
 	if got := h.cycle(loads("big", 30, 30, "small", 20, 20)); len(got) != 0 {
 		t.Fatalf("evicted %v from the big node although the small one would end hotter", got)
 	}

@@ -35,14 +35,12 @@ func fakeRoot(t *testing.T) string {
 		}
 		writeFile(t, filepath.Join(root, chartPath, f), string(b))
 	}
-	writeFile(t, filepath.Join(root, "load-watcher/go.mod"), "module github.com/ballast-sched/ballast/load-watcher\n\ngo 1.26\n")
-	writeFile(t, filepath.Join(root, "load-watcher/pkg/version/version.go"),
+	writeFile(t, filepath.Join(root, "go.mod"), "module github.com/ballast-sched/ballast\n\ngo 1.26\n")
+	writeFile(t, filepath.Join(root, "core/version/version.go"),
 		"package version\n\nvar version, revision = \"dev\", \"\"\n\nfunc Line() string { return version + \" \" + revision }\n")
 	writeFile(t, filepath.Join(root, "load-watcher/cmd/load-watcher/main.go"),
-		"package main\n\nimport \"github.com/ballast-sched/ballast/load-watcher/pkg/version\"\n\nfunc main() { println(version.Line()) }\n")
+		"package main\n\nimport \"github.com/ballast-sched/ballast/core/version\"\n\nfunc main() { println(version.Line()) }\n")
 	for _, c := range []string{"scheduler/cmd/ballast-scheduler", "descheduler/cmd/ballast-descheduler"} {
-		module := strings.Split(c, "/")[0]
-		writeFile(t, filepath.Join(root, module, "go.mod"), "module example.test/"+module+"\n\ngo 1.26\n")
 		writeFile(t, filepath.Join(root, c, "main.go"), "package main\n\nfunc main() { println(\"hi\") }\n")
 	}
 	return root
@@ -283,22 +281,22 @@ func TestRunRejectsBadFlags(t *testing.T) {
 
 // The -X flags name variables of the real version package: a wrong name
 // is silently ignored by the linker and the binaries report "dev".
-func TestVersionPackageIsLoadWatchers(t *testing.T) {
-	gomod, err := os.ReadFile(filepath.Join(repoRoot, "load-watcher/go.mod"))
+func TestVersionPackageIsReal(t *testing.T) {
+	gomod, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	module, _, _ := strings.Cut(strings.TrimPrefix(string(gomod), "module "), "\n")
-	if got, want := versionPackage, module+"/pkg/version"; got != want {
+	if got, want := versionPackage, module+"/core/version"; got != want {
 		t.Errorf("versionPackage = %s, want %s", got, want)
 	}
-	src, err := os.ReadFile(filepath.Join(repoRoot, "load-watcher/pkg/version/version.go"))
+	src, err := os.ReadFile(filepath.Join(repoRoot, "core/version/version.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"\tversion  = ", "\trevision = "} {
 		if !strings.Contains(string(src), v) {
-			t.Errorf("load-watcher/pkg/version declares no %q", strings.TrimSpace(v))
+			t.Errorf("core/version declares no %q", strings.TrimSpace(v))
 		}
 	}
 }

@@ -41,7 +41,7 @@ func newFlagSet(f *flagpole) *pflag.FlagSet {
 			archivePrefix, archiveSuffix, sumsFile)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&f.Root, "root", "", "repository root (default: the nearest directory above the working directory holding go.work)")
+	fs.StringVar(&f.Root, "root", "", "repository root (default: the nearest directory at or above the working directory holding Ballast's go.mod)")
 	fs.StringVar(&f.Out, "out", "_output/images", "output directory, relative to --root unless absolute")
 	fs.StringSliceVar(&f.Platforms, "platforms", defaultPlatforms, "platforms to build, comma separated; one of "+strings.Join(supportedPlatforms(), ", "))
 	fs.StringVar(&f.Version, "version", "", "version the binaries report and the images' tag, X.Y.Z[-pre] without a v (default: the chart's appVersion, the tag the chart pulls)")
@@ -140,8 +140,11 @@ func (f *flagpole) complete(fs *pflag.FlagSet) (*config, error) {
 	return cfg, nil
 }
 
+// rootModule is the module a repository root's go.mod declares.
+const rootModule = "module github.com/ballast-sched/ballast"
+
 // findRoot returns root if set, else the nearest directory at or above
-// the working directory that holds go.work.
+// the working directory whose go.mod declares Ballast's module.
 func findRoot(root string) (string, error) {
 	if root != "" {
 		return filepath.Abs(root)
@@ -151,12 +154,12 @@ func findRoot(root string) (string, error) {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+		if gomod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(gomod), rootModule+"\n") {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no go.work at or above the working directory; give the repository root")
+			return "", errors.New("no Ballast go.mod at or above the working directory; give the repository root")
 		}
 		dir = parent
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +16,7 @@ import (
 
 // versionPackage keeps the version every Ballast binary reports; the -X
 // flags set its variables.
-const versionPackage = "github.com/ballast-sched/ballast/load-watcher/pkg/version"
+const versionPackage = "github.com/ballast-sched/ballast/core/version"
 
 // linkJobs is how many binaries are built at once: linking a Kubernetes
 // component takes about 2.5 GB.
@@ -69,9 +68,9 @@ func goBuildAll(ctx context.Context, p *progress, root, version, revision string
 }
 
 // goBuild cross-compiles one binary: static (no cgo), without local paths
-// (unless keepPaths) or symbol tables, from the component's own module
-// (GOWORK=off, as the release builds the CLI) so its go.mod alone decides the
-// dependencies.
+// (unless keepPaths) or symbol tables, from the repository's one module, so
+// its go.mod alone decides the dependencies (GOWORK=off: a go.work a user
+// keeps above the checkout does not).
 func goBuild(ctx context.Context, root, version, revision string, keepPaths bool, j binaryJob) error {
 	gp := platforms[j.platform.String()]
 	args := []string{"build", "-ldflags", ldflags(version, revision), "-o", j.out, j.component.pkg}
@@ -79,7 +78,7 @@ func goBuild(ctx context.Context, root, version, revision string, keepPaths bool
 		args = append([]string{"build", "-trimpath"}, args[1:]...)
 	}
 	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = filepath.Join(root, j.component.module)
+	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOOS="+j.platform.OS, "GOARCH="+gp.goarch, "GOARM="+gp.goarm)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

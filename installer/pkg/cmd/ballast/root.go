@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/log"
+	buildversion "github.com/ballast-sched/ballast/core/version"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/install"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/kubeconfig"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/render"
@@ -15,8 +17,6 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/status"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/uninstall"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/version"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
-	buildversion "github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
 
 type flagpole struct {
@@ -24,7 +24,7 @@ type flagpole struct {
 }
 
 // NewCommand returns the root ballast command.
-func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
+func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	flags := &flagpole{}
 	c := &cobra.Command{
 		Use:   "ballast",
@@ -45,7 +45,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	}
 	c.SetOut(streams.Out)
 	c.SetErr(streams.ErrOut)
-	cmd.AddLogFlags(c, "log detail: 1 shows API and Helm steps, errors get their full chain")
+	cli.AddLogFlags(c, "log detail: 1 shows API and Helm steps, errors get their full chain")
 	// Not cobra's own --version, whose line differs from the version command's.
 	c.Flags().BoolVar(&flags.Version, "version", false, "print the version, as the version command does")
 	c.AddCommand(install.NewCommand(logger, streams))

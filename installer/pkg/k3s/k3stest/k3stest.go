@@ -3,18 +3,12 @@
 package k3stest
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/ballast-sched/ballast/core/pki"
 )
 
 // ServerRoot returns a temporary directory that looks like the root of a
@@ -37,26 +31,12 @@ func ServerRoot(t testing.TB) string {
 // certificate k3s issues to a node, which names the node (CN system:node:<node>).
 func KubeletCert(t testing.TB, root, node string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(root, "var/lib/rancher/k3s/agent")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "client-kubelet.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+	if _, err := pki.SelfSigned(dir, "client-kubelet", pki.Leaf{CommonName: "system:node:" + node,
+		Organization: []string{"system:nodes"}, Client: true}); err != nil {
 		t.Fatal(err)
 	}
 }

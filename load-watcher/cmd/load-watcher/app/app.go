@@ -21,12 +21,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/ballast-sched/ballast/load-watcher/internal/certs"
+	"github.com/ballast-sched/ballast/core/certs"
+	"github.com/ballast-sched/ballast/core/version"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/registry"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
 )
 
 // shutdownTimeout bounds how long in-flight requests may finish on exit.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ballast-sched/ballast/load-watcher/internal/certs/certstest"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
+	"github.com/ballast-sched/ballast/core/client"
+	"github.com/ballast-sched/ballast/core/pki/pkitest"
+	"github.com/ballast-sched/ballast/core/version"
 )
 
 func TestEnvFillsFlagsNotGiven(t *testing.T) {
@@ -168,7 +168,7 @@ func start(t *testing.T, args ...string) (addr string, stop func()) {
 // client trusting the certificate.
 func TestRunServesTLSAndReadsBackWithTheClient(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile := certstest.SelfSigned(t, dir, "load-watcher")
+	certFile, keyFile := pkitest.SelfSigned(t, dir, "load-watcher")
 	metricsAddr := freeAddr(t)
 	addr, stop := start(t, "--provider=static", "--static-usage=node-a=30:45", "--period=50ms", "--windows=1m",
 		"--listen-address=:0", "--bind-address=127.0.0.1", "--metrics-address=:"+portOf(t, metricsAddr),

@@ -17,12 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
-	apiv1 "github.com/ballast-sched/ballast/load-watcher/pkg/api/v1"
+	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/prometheus"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/registry"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
 )
 
 // envPrefix prefixes the environment variable of every flag:

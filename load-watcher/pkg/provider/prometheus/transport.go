@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ballast-sched/ballast/load-watcher/internal/certs"
+	"github.com/ballast-sched/ballast/core/certs"
 )
 
 // newTransport builds the HTTP transport for the TLS and token settings.

@@ -10,7 +10,7 @@ import (
 	"k8s.io/component-base/version/verflag"
 	schedapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
+	"github.com/ballast-sched/ballast/core/version"
 )
 
 // NewCommand returns the ballast-scheduler command. Usage comes from the

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
+	"github.com/ballast-sched/ballast/core/version"
 )
 
 func TestOptionsValidate(t *testing.T) {

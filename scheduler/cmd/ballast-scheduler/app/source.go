@@ -13,11 +13,11 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/client"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/client/inprocess"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/podusage"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/client"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/podusage"
+	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/inprocess"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 )
 
@@ -66,11 +66,11 @@ func (u *usageHub) start(ctx context.Context, h fwk.Handle) error {
 }
 
 // PodUsage implements podusage.Source: unknown until the hub has started.
-func (u *usageHub) PodUsage(ctx context.Context, pod *v1.Pod) (loadscore.Amount, bool) {
+func (u *usageHub) PodUsage(ctx context.Context, pod *v1.Pod) (loadmodel.Amount, bool) {
 	if p := u.pods.Load(); p != nil {
 		return (*p).PodUsage(ctx, pod)
 	}
-	return loadscore.Amount{}, false
+	return loadmodel.Amount{}, false
 }
 
 // Snapshot implements nodeload.Source: nil until the source has started.

@@ -7,8 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // Defaults, as documented on the argument types.
@@ -42,9 +42,9 @@ func SetDefaults_LoadAwareArgs(args *LoadAwareArgs) {
 	if args.Thresholds == nil {
 		args.Thresholds = map[usage.Resource]float64{usage.CPU: DefaultCPUThreshold, usage.Memory: DefaultMemoryThreshold}
 	}
-	// The resources the args do not name read loadscore's default
+	// The resources the args do not name read loadmodel's default
 	// statistics, as the descheduler's do.
-	args.ThresholdStatistics = loadscore.Statistics(args.ThresholdStatistics).Complete()
+	args.ThresholdStatistics = loadmodel.Statistics(args.ThresholdStatistics).Complete()
 	if args.ScoringStrategy == nil {
 		args.ScoringStrategy = &ScoringStrategy{}
 	}
@@ -56,7 +56,7 @@ func SetDefaults_LoadAwareArgs(args *LoadAwareArgs) {
 		s.Resources = defaultResources()
 	}
 	if s.Combine == "" {
-		s.Combine = loadscore.DefaultCombination
+		s.Combine = loadmodel.DefaultCombination
 	}
 	if s.TargetUtilization == nil {
 		s.TargetUtilization = ptr.To(DefaultTargetUtilization)

@@ -12,7 +12,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"k8s.io/utils/ptr"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 func loadConfig(t *testing.T, yaml string) (map[string]any, error) {

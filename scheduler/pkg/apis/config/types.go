@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // ScoringStrategyType names how LoadAware turns predicted usage into a score.
@@ -47,27 +47,27 @@ type ScoringStrategy struct {
 }
 
 // ScoreCombination names how per-resource scores make a node score
-// (loadscore.Combination); the descheduler's model uses the default.
-type ScoreCombination = loadscore.Combination
+// (loadmodel.Combination); the descheduler's model uses the default.
+type ScoreCombination = loadmodel.Combination
 
 const (
 	// Bottleneck scores a node by its worst resource.
-	Bottleneck = loadscore.Bottleneck
+	Bottleneck = loadmodel.Bottleneck
 	// WeightedMean scores a node by the weighted mean of its resources.
-	WeightedMean = loadscore.WeightedMean
+	WeightedMean = loadmodel.WeightedMean
 )
 
 // UsageStatistic names which number of a load-watcher window stands for a
-// node's usage; the descheduler reads the same (loadscore.Statistic).
-type UsageStatistic = loadscore.Statistic
+// node's usage; the descheduler reads the same (loadmodel.Statistic).
+type UsageStatistic = loadmodel.Statistic
 
 const (
 	// Average is the window's mean.
-	Average = loadscore.Average
+	Average = loadmodel.Average
 	// Latest is the window's newest sample.
-	Latest = loadscore.Latest
+	Latest = loadmodel.Latest
 	// P95 is the window's 95th percentile.
-	P95 = loadscore.P95
+	P95 = loadmodel.P95
 )
 
 // PodEstimate says how to guess the usage of a pod before it is measured.

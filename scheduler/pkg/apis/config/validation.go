@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 var (
@@ -28,7 +28,7 @@ const (
 func ValidateLoadAwareArgs(path *field.Path, args *LoadAwareArgs) error {
 	var errs field.ErrorList
 	errs = append(errs, validatePercentMap(path.Child("thresholds"), args.Thresholds)...)
-	errs = append(errs, loadscore.ValidateStatistics(path.Child("thresholdStatistics"), args.ThresholdStatistics)...)
+	errs = append(errs, loadmodel.ValidateStatistics(path.Child("thresholdStatistics"), args.ThresholdStatistics)...)
 	if s := args.ScoringStrategy; s == nil {
 		errs = append(errs, field.Required(path.Child("scoringStrategy"), ""))
 	} else {
@@ -123,9 +123,9 @@ func validateResources(path *field.Path, rs []ResourceSpec) field.ErrorList {
 // Bottleneck: a minimum has no use for them, and a user who set them wants
 // the weighted mean.
 func validateCombine(path *field.Path, s *ScoringStrategy) field.ErrorList {
-	supported := sets.New(loadscore.Combinations...)
+	supported := sets.New(loadmodel.Combinations...)
 	if !supported.Has(s.Combine) {
-		return field.ErrorList{field.NotSupported(path.Child("combine"), s.Combine, loadscore.Combinations)}
+		return field.ErrorList{field.NotSupported(path.Child("combine"), s.Combine, loadmodel.Combinations)}
 	}
 	if s.Combine != Bottleneck {
 		return nil

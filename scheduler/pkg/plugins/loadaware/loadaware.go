@@ -17,8 +17,8 @@ import (
 	"k8s.io/kubernetes/pkg/apis/scheduling"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 )
@@ -37,10 +37,10 @@ var (
 )
 
 // strategies builds the per-resource scorer of each strategy type.
-var strategies = map[config.ScoringStrategyType]func(s *config.ScoringStrategy) loadscore.ResourceScorer{
-	config.LeastLoaded: func(*config.ScoringStrategy) loadscore.ResourceScorer { return loadscore.LeastLoaded },
-	config.TargetPacking: func(s *config.ScoringStrategy) loadscore.ResourceScorer {
-		return loadscore.TargetPacking(*s.TargetUtilization)
+var strategies = map[config.ScoringStrategyType]func(s *config.ScoringStrategy) loadmodel.ResourceScorer{
+	config.LeastLoaded: func(*config.ScoringStrategy) loadmodel.ResourceScorer { return loadmodel.LeastLoaded },
+	config.TargetPacking: func(s *config.ScoringStrategy) loadmodel.ResourceScorer {
+		return loadmodel.TargetPacking(*s.TargetUtilization)
 	},
 }
 
@@ -52,16 +52,16 @@ type LoadAware struct {
 	thresholds map[usage.Resource]float64
 	// stats picks the number of the window compared with each threshold
 	// and scored.
-	stats loadscore.Statistics
+	stats loadmodel.Statistics
 	// checked are the resources with a threshold, in a stable order.
 	checked  []usage.Resource
-	weights  []loadscore.ResourceWeight
+	weights  []loadmodel.ResourceWeight
 	scored   []usage.Resource
-	scorer   loadscore.ResourceScorer
+	scorer   loadmodel.ResourceScorer
 	strategy config.ScoringStrategyType
-	combine  loadscore.Combination
+	combine  loadmodel.Combination
 	window   usage.Window
-	estimate loadscore.EstimateOptions
+	estimate loadmodel.EstimateOptions
 	// filterCriticalPods applies the thresholds to system-critical pods too.
 	filterCriticalPods bool
 	// filtered counts rejections per resource (the tracker's counter, its
@@ -89,7 +89,7 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 		handle:     h,
 		tracker:    tracker,
 		thresholds: args.Thresholds,
-		stats:      loadscore.Statistics(args.ThresholdStatistics),
+		stats:      loadmodel.Statistics(args.ThresholdStatistics),
 		scorer:     strategies[s.Type](s),
 		strategy:   s.Type,
 		combine:    s.Combine,
@@ -106,15 +106,15 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 		}
 	}
 	for _, r := range s.Resources {
-		pl.weights = append(pl.weights, loadscore.ResourceWeight{Resource: r.Name, Weight: r.Weight})
+		pl.weights = append(pl.weights, loadmodel.ResourceWeight{Resource: r.Name, Weight: r.Weight})
 		pl.scored = append(pl.scored, r.Name)
 	}
 	return pl, nil
 }
 
 // EstimateOptions converts defaulted podEstimate args.
-func EstimateOptions(e *config.PodEstimate) loadscore.EstimateOptions {
-	return loadscore.EstimateOptions{
+func EstimateOptions(e *config.PodEstimate) loadmodel.EstimateOptions {
+	return loadmodel.EstimateOptions{
 		RequestMultiplier: *e.RequestMultiplier,
 		DefaultMilliCPU:   e.DefaultCPU.MilliValue(),
 		DefaultMemory:     e.DefaultMemory.Value(),
@@ -173,12 +173,12 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 		return nil
 	}
 	s := pl.state(ctx, cs, pod)
-	var buf [2]loadscore.Prediction
+	var buf [2]loadmodel.Prediction
 	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.checked)
 	if !ok {
 		return nil
 	}
-	violations := loadscore.CheckThresholds(preds, pl.thresholds)
+	violations := loadmodel.CheckThresholds(preds, pl.thresholds)
 	if len(violations) == 0 {
 		return nil
 	}
@@ -193,7 +193,7 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 // predict returns the node's predicted usage for resources, from the
 // statistic configured for each (thresholdStatistics), or false when its
 // usage is unavailable.
-func (pl *LoadAware) predict(buf []loadscore.Prediction, s *nodeload.Cycle, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadscore.Prediction, bool) {
+func (pl *LoadAware) predict(buf []loadmodel.Prediction, s *nodeload.Cycle, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadmodel.Prediction, bool) {
 	node := nodeInfo.Node().Name
 	// Missing or stale usage: no prediction. Missing windows and invalid
 	// numbers are caught by Predict.
@@ -206,7 +206,7 @@ func (pl *LoadAware) predict(buf []loadscore.Prediction, s *nodeload.Cycle, node
 		st, ok := v.Stats(r)
 		return pl.stats.Pick(r, st), ok
 	}
-	return loadscore.Predict(buf, resources, current, pending, s.PodEst, nodeload.Allocatable(nodeInfo))
+	return loadmodel.Predict(buf, resources, current, pending, s.PodEst, nodeload.Allocatable(nodeInfo))
 }
 
 // PreScore takes the cycle's snapshot if PreFilter did not (score-only use).
@@ -224,7 +224,7 @@ func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 // on; a node without usable usage gets the neutral score.
 func (pl *LoadAware) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s := pl.state(ctx, cs, pod)
-	var buf [2]loadscore.Prediction
+	var buf [2]loadmodel.Prediction
 	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.scored)
 	if !ok {
 		return nodeload.NeutralScore, nil
@@ -239,7 +239,7 @@ func (pl *LoadAware) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, 
 
 // breakdown formats predictions as "cpu=40.0%+2.0%+1.3%=43.3% memory=…"
 // (node + recently bound pods + this pod = predicted).
-func breakdown(preds []loadscore.Prediction) string {
+func breakdown(preds []loadmodel.Prediction) string {
 	parts := make([]string, len(preds))
 	for i, p := range preds {
 		parts[i] = fmt.Sprintf("%s=%.1f%%+%.1f%%+%.1f%%=%.1f%%", p.Resource, p.Current, p.Pending, p.Pod, p.Total())

@@ -15,8 +15,8 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 )
@@ -39,7 +39,7 @@ type LoadVariationRiskBalancing struct {
 	margin      float64
 	sensitivity float64
 	window      usage.Window
-	weights     []loadscore.ResourceWeight
+	weights     []loadmodel.ResourceWeight
 	resources   []usage.Resource
 }
 
@@ -66,7 +66,7 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 		window:      usage.Window(args.Window.Duration),
 	}
 	for _, r := range args.Resources {
-		pl.weights = append(pl.weights, loadscore.ResourceWeight{Resource: r.Name, Weight: r.Weight})
+		pl.weights = append(pl.weights, loadmodel.ResourceWeight{Resource: r.Name, Weight: r.Weight})
 		pl.resources = append(pl.resources, r.Name)
 	}
 	return pl, nil
@@ -78,7 +78,7 @@ func (pl *LoadVariationRiskBalancing) Name() string { return Name }
 // SignPod lets kube-scheduler batch pods (fwk.SignPlugin): Score depends on
 // the pod only through its demand.
 func (pl *LoadVariationRiskBalancing) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
-	return []fwk.SignFragment{pl.tracker.SignEstimate(Name, pod, loadscore.DefaultEstimateOptions)}, nil
+	return []fwk.SignFragment{pl.tracker.SignEstimate(Name, pod, loadmodel.DefaultEstimateOptions)}, nil
 }
 
 // newState takes the cycle's snapshot and the pod's demand, what it adds to
@@ -86,7 +86,7 @@ func (pl *LoadVariationRiskBalancing) SignPod(_ context.Context, pod *v1.Pod) ([
 // requests, as in Trimaran, with LoadAware's defaults for containers that
 // request nothing so that best-effort pods are not free.
 func (pl *LoadVariationRiskBalancing) newState(ctx context.Context, pod *v1.Pod) *nodeload.Cycle {
-	return pl.tracker.NewCycle(ctx, Name, pod, pl.window, loadscore.DefaultEstimateOptions)
+	return pl.tracker.NewCycle(ctx, Name, pod, pl.window, loadmodel.DefaultEstimateOptions)
 }
 
 // PreScore takes the cycle's usage snapshot and reports nodes without usage.
@@ -109,16 +109,16 @@ func (pl *LoadVariationRiskBalancing) Score(ctx context.Context, cs fwk.CycleSta
 	if !ok || v.Cause(pl.resources...) != nodeload.CauseNone {
 		return nodeload.NeutralScore, nil
 	}
-	added := s.PodEst.Add(pl.tracker.Pending().SumAt(s.Now, node, v.SampleTime, pl.window.Duration(), loadscore.DefaultEstimateOptions))
+	added := s.PodEst.Add(pl.tracker.Pending().SumAt(s.Now, node, v.SampleTime, pl.window.Duration(), loadmodel.DefaultEstimateOptions))
 	alloc := nodeload.Allocatable(nodeInfo)
 	logger := klog.FromContext(ctx)
 	verbose := logger.V(4).Enabled()
 	var sum, total float64
 	for _, w := range pl.weights {
 		st, _ := v.Stats(w.Resource)
-		in := loadscore.RiskInput{Avg: st.Avg, Std: st.Std, Added: loadscore.Percent(added.Of(w.Resource), alloc.Of(w.Resource))}
-		risk := loadscore.Risk(in, pl.margin, pl.sensitivity)
-		sum += float64(w.Weight) * loadscore.RiskScore(risk)
+		in := loadmodel.RiskInput{Avg: st.Avg, Std: st.Std, Added: loadmodel.Percent(added.Of(w.Resource), alloc.Of(w.Resource))}
+		risk := loadmodel.Risk(in, pl.margin, pl.sensitivity)
+		sum += float64(w.Weight) * loadmodel.RiskScore(risk)
 		total += float64(w.Weight)
 		if verbose {
 			logger.V(4).Info("Risk score", "plugin", Name, "pod", klog.KObj(pod), "node", node, "resource", w.Resource,

@@ -24,8 +24,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
-	"github.com/ballast-sched/ballast/load-watcher/pkg/loadscore"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/usage"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
@@ -50,7 +50,7 @@ type UsageAwareFit struct {
 	overcommit map[usage.Resource]float64
 	maxUsage   map[usage.Resource]float64
 	window     usage.Window
-	estimate   loadscore.EstimateOptions
+	estimate   loadmodel.EstimateOptions
 	fitOptions noderesources.ResourceRequestsOptions
 }
 
@@ -154,7 +154,7 @@ func (pl *UsageAwareFit) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.
 		st, ok := nu.Get(pl.window, r)
 		return st.P95, ok
 	}
-	preds, ok := loadscore.Predict(nil, resources, current, pending, s.PodEst, nodeload.Allocatable(nodeInfo))
+	preds, ok := loadmodel.Predict(nil, resources, current, pending, s.PodEst, nodeload.Allocatable(nodeInfo))
 	if !ok {
 		return refuse(short)
 	}

@@ -5,15 +5,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/core/version"
 )
 
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err = Run(log.New(&errOut), cmd.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+	err = Run(log.New(&errOut), cli.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
 	return out.String(), errOut.String(), err
 }
 
@@ -42,7 +42,7 @@ func TestHelpNamesTheCommandAsUsersTypeIt(t *testing.T) {
 
 func TestErrorIsPrintedOnce(t *testing.T) {
 	stdout, stderr, err := run(t, "--scenario", "nope", "-q")
-	if err == nil || cmd.ExitCode(err) != 1 {
+	if err == nil || cli.ExitCode(err) != 1 {
 		t.Fatalf("err = %v, want one that exits 1", err)
 	}
 	if stdout != "" {

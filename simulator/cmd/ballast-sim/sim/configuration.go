@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ballast-sched/ballast/simulator/sim/record"
+
 	engine "github.com/ballast-sched/ballast/simulator/sim"
 	"github.com/ballast-sched/ballast/simulator/simvalues"
 )
@@ -28,9 +30,9 @@ func ballastOptions(ctx context.Context, flags *flagpole) (engine.Options, error
 		if opts.DeschedulerPolicy, err = readOptional(flags.Policy, "descheduler policy"); err != nil {
 			return opts, err
 		}
-		opts.Configuration = engine.Configuration{Source: engine.ConfigShipped}
+		opts.Configuration = record.Configuration{Source: record.ConfigShipped}
 		if len(files) > 0 {
-			opts.Configuration = engine.Configuration{Source: engine.ConfigFiles, Inputs: files}
+			opts.Configuration = record.Configuration{Source: record.ConfigFiles, Inputs: files}
 		}
 		return opts, nil
 	}
@@ -46,7 +48,7 @@ func ballastOptions(ctx context.Context, flags *flagpole) (engine.Options, error
 	if opts.DeschedulerEvery == 0 {
 		opts.DeschedulerEvery = cfg.DeschedulingInterval
 	}
-	opts.Configuration = engine.Configuration{Source: engine.ConfigValues, Inputs: values}
+	opts.Configuration = record.Configuration{Source: record.ConfigValues, Inputs: values}
 	return opts, nil
 }
 

@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ballast-sched/ballast/simulator/cluster"
+	"github.com/ballast-sched/ballast/simulator/sim/record"
+
+	"github.com/ballast-sched/ballast/core/cluster"
 	"github.com/ballast-sched/ballast/simulator/scenario"
-	engine "github.com/ballast-sched/ballast/simulator/sim"
 )
 
 // TestFromCluster snapshots a real API server (no metrics-server, so pods
@@ -39,7 +40,7 @@ func TestFromCluster(t *testing.T) {
 	if len(sc.Nodes) != 2 || sc.Nodes[0].Name != "box-1" || sc.Nodes[1].CPU.String() != "2" {
 		t.Errorf("snapshot nodes = %+v", sc.Nodes)
 	}
-	var got engine.Comparison
+	var got record.Comparison
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("--json output does not decode: %v\n%.300s", err, out)
 	}

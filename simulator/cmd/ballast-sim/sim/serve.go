@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/simulator/cmd/ballast-sim/sim/report"
 	engine "github.com/ballast-sched/ballast/simulator/sim"
 )
@@ -87,7 +87,7 @@ func (f *serveFlags) options() (engine.ServeOptions, error) {
 
 // runServe serves the scenario until ctx ends (Ctrl-C), then prints the
 // placement that resulted.
-func runServe(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole, args []string) error {
+func runServe(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole, args []string) error {
 	opts, err := flags.Serve.options()
 	if err != nil {
 		return err

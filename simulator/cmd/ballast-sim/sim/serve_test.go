@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/log"
 )
 
 // serveScenario samples every second.
@@ -72,7 +72,7 @@ func TestServeUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errOut syncBuffer
-	c := NewCommand(log.New(&errOut), cmd.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	c := NewCommand(log.New(&errOut), cli.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 	c.SetArgs([]string{file, "--serve", "--kubeconfig-out", kubeconfig, "--scheduler", "default"})
 	done := make(chan error, 1)
 	go func() { done <- c.ExecuteContext(ctx) }()

@@ -15,18 +15,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ballast-sched/ballast/simulator/sim/record"
+	simreport "github.com/ballast-sched/ballast/simulator/sim/report"
+
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
-	"github.com/ballast-sched/ballast/installer/pkg/k3s"
-	"github.com/ballast-sched/ballast/installer/pkg/kube"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
-	"github.com/ballast-sched/ballast/installer/pkg/values"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
+	"github.com/ballast-sched/ballast/charts/values"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/kube"
+	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/core/version"
 	"github.com/ballast-sched/ballast/simulator/cmd/ballast-sim/sim/report"
 	"github.com/ballast-sched/ballast/simulator/scenario"
 	engine "github.com/ballast-sched/ballast/simulator/sim"
@@ -53,7 +55,7 @@ type flagpole struct {
 
 // NewCommand returns the root command of ballast-sim. Its help calls it
 // `ballast sim`, the way users reach it.
-func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
+func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	flags := &flagpole{}
 	c := &cobra.Command{
 		Use:         "ballast-sim [SCENARIO.yaml | --scenario NAME]",
@@ -100,7 +102,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	flags.Kube.AddFlags(c.Flags())
 	c.Flags().BoolVar(&flags.List, "list", false, "list the built-in scenarios and exit")
 	flags.Serve.addFlags(c.Flags())
-	cmd.AddLogFlags(c, "log detail: 1 shows more steps and errors' full chain, 2 the in-process control plane's logs")
+	cli.AddLogFlags(c, "log detail: 1 shows more steps and errors' full chain, 2 the in-process control plane's logs")
 	// Not cobra's own --version: Kubernetes's verflag already puts a global
 	// --version of another type among the persistent flags.
 	c.Flags().BoolVar(&flags.Version, "version", false, "print the version")
@@ -108,7 +110,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	return c
 }
 
-func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole, args []string) error {
+func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole, args []string) error {
 	if flags.List {
 		for _, name := range scenario.BuiltinNames() {
 			fmt.Fprintln(streams.Out, name)
@@ -150,7 +152,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 		enc.SetIndent("", "  ")
 		return enc.Encode(c)
 	}
-	return engine.WriteText(streams.Out, c)
+	return simreport.WriteText(streams.Out, c)
 }
 
 // prepare loads the scenario, saves it when asked and applies --seed.
@@ -172,7 +174,7 @@ func prepare(ctx context.Context, logger *log.Logger, flags *flagpole, args []st
 }
 
 // progressWriter is where progress lines go: stderr unless -q.
-func progressWriter(logger *log.Logger, streams cmd.IOStreams) io.Writer {
+func progressWriter(logger *log.Logger, streams cli.IOStreams) io.Writer {
 	if logger.Quiet() {
 		return nil
 	}
@@ -215,7 +217,7 @@ func readOptional(path, what string) (string, error) {
 }
 
 func fromCluster(ctx context.Context, logger *log.Logger, flags *flagpole) (*scenario.Scenario, error) {
-	cfg, err := flags.Kube.Getter("", k3s.HostPaths("/").Kubeconfig()).ToRESTConfig()
+	cfg, err := flags.Kube.Getter("", kube.K3sKubeconfig).ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
 	}
@@ -242,12 +244,12 @@ func save(path string, sc *scenario.Scenario) error {
 	return nil
 }
 
-func writeReport(path string, c *engine.Comparison) error {
+func writeReport(path string, c *record.Comparison) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("creating the report: %w", err)
 	}
-	if err := engine.WriteHTML(f, c); err != nil {
+	if err := simreport.WriteHTML(f, c); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("writing the report: %w", err)
 	}

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/log"
 )
 
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	c := NewCommand(log.New(&errOut), cmd.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	c := NewCommand(log.New(&errOut), cli.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 	c.SetArgs(args)
 	c.SetOut(&out)
 	c.SetErr(&errOut)

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/ballast-sched/ballast/simulator/sim/record"
 
-	engine "github.com/ballast-sched/ballast/simulator/sim"
+	"github.com/google/go-cmp/cmp"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -85,11 +85,11 @@ func TestValuesReachTheBallastRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got engine.Comparison
+	var got record.Comparison
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("--json output does not decode: %v\n%.300s", err, out)
 	}
-	want := engine.Configuration{Source: engine.ConfigValues, Inputs: []string{"-f " + vals}}
+	want := record.Configuration{Source: record.ConfigValues, Inputs: []string{"-f " + vals}}
 	if diff := cmp.Diff(want, got.Configuration); diff != "" {
 		t.Errorf("configuration (-want,+got):\n%s", diff)
 	}

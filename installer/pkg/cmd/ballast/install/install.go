@@ -14,15 +14,14 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/ballast-sched/ballast/charts"
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/charts/values"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/kube"
+	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/installer/pkg/health"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
-	"github.com/ballast-sched/ballast/installer/pkg/internal/cli"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
-	"github.com/ballast-sched/ballast/installer/pkg/kube"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
 	"github.com/ballast-sched/ballast/installer/pkg/preflight"
-	"github.com/ballast-sched/ballast/installer/pkg/values"
 )
 
 type flagpole struct {
@@ -42,7 +41,7 @@ type flagpole struct {
 }
 
 // NewCommand returns the install command.
-func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
+func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	flags := &flagpole{}
 	c := &cobra.Command{
 		Use:   "install",
@@ -73,7 +72,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	return c
 }
 
-func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
+func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole) error {
 	given, err := flags.Values.Merge()
 	if err != nil {
 		return err
@@ -195,7 +194,7 @@ func provider(vals map[string]any) string {
 	return "metrics-server"
 }
 
-func installK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, paths k3s.Paths, flags *flagpole,
+func installK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, paths k3s.Paths, flags *flagpole,
 	given map[string]any, getter genericclioptions.RESTClientGetter, clients *kube.Clients, clientErr error) error {
 	in := k3s.Installer{Paths: paths}
 	local, err := flags.Host.Node()
@@ -336,7 +335,7 @@ func needsAdmissionPolicyGate(clients *kube.Clients, vals map[string]any, mode k
 }
 
 // reportValues says what an upgrade changes in the values, and which mode it keeps.
-func reportValues(streams cmd.IOStreams, found bool, previous, now map[string]any, mode k3s.Mode) {
+func reportValues(streams cli.IOStreams, found bool, previous, now map[string]any, mode k3s.Mode) {
 	if !found {
 		return
 	}
@@ -349,7 +348,7 @@ func reportValues(streams cmd.IOStreams, found bool, previous, now map[string]an
 	values.WriteDiff(streams.Out, changes)
 }
 
-func installHelm(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, clients *kube.Clients, getter genericclioptions.RESTClientGetter, flags *flagpole, given map[string]any) error {
+func installHelm(ctx context.Context, logger *log.Logger, streams cli.IOStreams, clients *kube.Clients, getter genericclioptions.RESTClientGetter, flags *flagpole, given map[string]any) error {
 	opts := helminstall.Options{
 		Getter:      getter,
 		Client:      clients.Kube,

@@ -12,12 +12,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ballast-sched/ballast/charts"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/kube"
+	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/installer/pkg/atomicfile"
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
-	"github.com/ballast-sched/ballast/installer/pkg/kube"
 	kc "github.com/ballast-sched/ballast/installer/pkg/kubeconfig"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
 )
 
 type flagpole struct {
@@ -32,7 +32,7 @@ type flagpole struct {
 }
 
 // NewCommand returns the kubeconfig command.
-func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
+func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	flags := &flagpole{}
 	c := &cobra.Command{
 		Use:   "kubeconfig COMPONENT",
@@ -62,7 +62,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	return c
 }
 
-func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole, component string) error {
+func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole, component string) error {
 	if !slices.Contains(charts.Components, component) {
 		return fmt.Errorf("unknown component %q: want one of %v", component, charts.Components)
 	}

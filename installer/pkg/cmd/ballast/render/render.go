@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ballast-sched/ballast/charts"
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
-	"github.com/ballast-sched/ballast/installer/pkg/values"
+	"github.com/ballast-sched/ballast/charts/values"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/log"
 )
 
 type flagpole struct {
@@ -22,7 +22,7 @@ type flagpole struct {
 }
 
 // NewCommand returns the render command.
-func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
+func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	flags := &flagpole{}
 	c := &cobra.Command{
 		Use:   "render",
@@ -42,7 +42,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	return c
 }
 
-func runE(c *cobra.Command, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
+func runE(c *cobra.Command, logger *log.Logger, streams cli.IOStreams, flags *flagpole) error {
 	if flags.Archive {
 		tgz, err := charts.Archive()
 		if err != nil {

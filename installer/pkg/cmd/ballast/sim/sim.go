@@ -15,15 +15,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/log"
 )
 
 // Plugin is the program `ballast sim` runs.
 const Plugin = "ballast-sim"
 
 // NewCommand returns the sim command.
-func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
+func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "sim [ARGS...]",
 		Short: "Simulate a cluster with the default scheduler and with Ballast, and compare (runs " + Plugin + ")",
@@ -70,7 +70,7 @@ func lookPath(self string) (string, error) {
 
 // run runs the plugin at path on the command's streams and ends with its
 // exit status.
-func run(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, path string, args []string) error {
+func run(ctx context.Context, logger *log.Logger, streams cli.IOStreams, path string, args []string) error {
 	p := exec.Command(path, args...)
 	p.Stdin, p.Stdout, p.Stderr = streams.In, streams.Out, streams.ErrOut
 	logger.V(1).Infof("Running %s", path)
@@ -84,7 +84,7 @@ func run(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, path st
 	err := p.Wait()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return &cmd.ExitError{Code: exitCode(exit.ProcessState)}
+		return &cli.ExitError{Code: exitCode(exit.ProcessState)}
 	}
 	if err != nil {
 		return fmt.Errorf("running %s: %w", path, err)

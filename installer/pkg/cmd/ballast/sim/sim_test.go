@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/log"
 )
 
 // fakePlugin prints its arguments, one per line, then its stdin, writes a
@@ -29,7 +29,7 @@ exit "${FAKE_EXIT:-0}"
 // returned, not printed by cobra.
 func execute(stdin string, args ...string) (stdout, stderr string, err error) {
 	var out, errOut bytes.Buffer
-	c := NewCommand(log.New(&errOut), cmd.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut})
+	c := NewCommand(log.New(&errOut), cli.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut})
 	c.SilenceErrors, c.SilenceUsage = true, true
 	c.SetArgs(args)
 	err = c.Execute()
@@ -58,7 +58,7 @@ func TestRunPassesArgumentsStreamsAndStatus(t *testing.T) {
 		want error
 	}{
 		{name: "success", exit: "0"},
-		{name: "failure", exit: "3", want: &cmd.ExitError{Code: 3}},
+		{name: "failure", exit: "3", want: &cli.ExitError{Code: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("FAKE_EXIT", tc.exit)
@@ -107,7 +107,7 @@ func TestLookPath(t *testing.T) {
 func TestMissingPluginSaysHowToGetIt(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	_, _, err := execute("", "--list")
-	var exit *cmd.ExitError
+	var exit *cli.ExitError
 	if err == nil || errors.As(err, &exit) {
 		t.Fatalf("err = %v, want an error saying the plugin is missing", err)
 	}

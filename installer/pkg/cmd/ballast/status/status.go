@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ballast-sched/ballast/charts"
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/kube"
+	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/installer/pkg/health"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
-	"github.com/ballast-sched/ballast/installer/pkg/kube"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
 )
 
 type flagpole struct {
@@ -27,7 +27,7 @@ type flagpole struct {
 }
 
 // NewCommand returns the status command.
-func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
+func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	flags := &flagpole{}
 	c := &cobra.Command{
 		Use:   "status",
@@ -47,7 +47,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	return c
 }
 
-func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
+func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole) error {
 	ctx, cancel := context.WithTimeout(ctx, flags.Timeout)
 	defer cancel()
 	paths := flags.Host.Paths()

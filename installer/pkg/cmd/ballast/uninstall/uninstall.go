@@ -15,13 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ballast-sched/ballast/charts"
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/kube"
+	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
-	"github.com/ballast-sched/ballast/installer/pkg/internal/cli"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
-	"github.com/ballast-sched/ballast/installer/pkg/kube"
 	"github.com/ballast-sched/ballast/installer/pkg/kubeconfig"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
 )
 
 type flagpole struct {
@@ -33,7 +32,7 @@ type flagpole struct {
 }
 
 // NewCommand returns the uninstall command.
-func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
+func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	flags := &flagpole{}
 	c := &cobra.Command{
 		Use:   "uninstall",
@@ -54,7 +53,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	return c
 }
 
-func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
+func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole) error {
 	paths := flags.Host.Paths()
 	host := k3s.DetectHost(paths)
 	getter := flags.Kube.Getter(flags.Namespace, paths.Kubeconfig())
@@ -90,7 +89,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 // API, then this server's files. It refuses, changing nothing, when another
 // server carries the HelmChart manifest: k3s would apply it again whenever
 // that server starts.
-func uninstallK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, paths k3s.Paths, flags *flagpole, clients *kube.Clients) error {
+func uninstallK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, paths k3s.Paths, flags *flagpole, clients *kube.Clients) error {
 	local, err := flags.Host.Node()
 	if err != nil {
 		return err
@@ -148,7 +147,7 @@ func uninstallK3s(ctx context.Context, logger *log.Logger, streams cmd.IOStreams
 
 // deleteExternalCredentials deletes what `ballast kubeconfig` created, which
 // Helm does not know of. A failure is reported, not fatal: Ballast is gone.
-func deleteExternalCredentials(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, clients *kube.Clients, namespace string) {
+func deleteExternalCredentials(ctx context.Context, logger *log.Logger, streams cli.IOStreams, clients *kube.Clients, namespace string) {
 	n, err := kubeconfig.Delete(ctx, clients.Kube, namespace)
 	if err != nil {
 		logger.Warnf("could not delete every credential `ballast kubeconfig` created: %v", err)

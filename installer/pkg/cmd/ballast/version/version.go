@@ -6,13 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
-	"github.com/ballast-sched/ballast/load-watcher/pkg/version"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/version"
 )
 
 // NewCommand returns the version command. The root's --version prints the
 // same line.
-func NewCommand(streams cmd.IOStreams) *cobra.Command {
+func NewCommand(streams cli.IOStreams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of ballast and of the Kubernetes libraries it is built with",

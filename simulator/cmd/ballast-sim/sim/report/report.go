@@ -11,10 +11,12 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ballast-sched/ballast/installer/pkg/cmd"
-	"github.com/ballast-sched/ballast/installer/pkg/kube"
-	"github.com/ballast-sched/ballast/installer/pkg/log"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/kube"
+	"github.com/ballast-sched/ballast/core/cli/log"
 	engine "github.com/ballast-sched/ballast/simulator/sim"
+	"github.com/ballast-sched/ballast/simulator/sim/record"
+	simreport "github.com/ballast-sched/ballast/simulator/sim/report"
 )
 
 type flagpole struct {
@@ -24,14 +26,14 @@ type flagpole struct {
 }
 
 // NewCommand returns the report command.
-func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
+func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	flags := &flagpole{}
 	c := &cobra.Command{
 		Use:   "report --kubeconfig FILE",
 		Short: "Print the placement on a cluster served by `ballast sim --serve`",
 		Long: "report measures the cluster as it is now: pods and requests from the API server, real usage from\n" +
 			"load-watcher's /api/v1/usage (the mean over 5 minutes). It finds load-watcher through the ConfigMap\n" +
-			engine.InfoNamespace + "/" + engine.InfoName + " the served cluster publishes, or at --load-watcher.",
+			record.InfoNamespace + "/" + record.InfoName + " the served cluster publishes, or at --load-watcher.",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runE(c.Context(), logger, streams, flags)
@@ -43,7 +45,7 @@ func NewCommand(logger *log.Logger, streams cmd.IOStreams) *cobra.Command {
 	return c
 }
 
-func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags *flagpole) error {
+func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole) error {
 	cfg, err := flags.Kube.Getter("", "").ToRESTConfig()
 	if err != nil {
 		return fmt.Errorf("reading the kubeconfig: %w", err)
@@ -61,11 +63,11 @@ func runE(ctx context.Context, logger *log.Logger, streams cmd.IOStreams, flags 
 }
 
 // Print writes a placement as tables, or as JSON when asJSON.
-func Print(out io.Writer, p *engine.Placement, asJSON bool) error {
+func Print(out io.Writer, p *record.Placement, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(p)
 	}
-	return engine.WritePlacement(out, p)
+	return simreport.WritePlacement(out, p)
 }

@@ -1,0 +1,44 @@
+package loadmodel
+
+import (
+	"fmt"
+
+	"github.com/ballast-sched/ballast/core/usage"
+)
+
+// Violation is a resource whose predicted usage is above its threshold.
+type Violation struct {
+	Prediction
+	// Threshold is the limit that was exceeded, in percent.
+	Threshold float64
+}
+
+// Reason explains the violation with its figures, in the form the scheduler
+// shows as the node's filter reason, e.g.
+//
+//	predicted memory usage 93.5 exceeds threshold 90 (percent of allocatable: node 88.0 + recently bound pods 3.0 + this pod 2.5)
+//
+// It holds no '%': kube-scheduler passes the reason to its event recorder
+// as a format string, which would garble every percent sign in the pod's
+// FailedScheduling event.
+func (v Violation) Reason() string {
+	return fmt.Sprintf("predicted %s usage %.1f exceeds threshold %g (percent of allocatable: node %.1f + recently bound pods %.1f + this pod %.1f)",
+		v.Resource, v.Total(), v.Threshold, v.Current, v.Pending, v.Pod)
+}
+
+// CheckThresholds returns the predictions whose total is strictly above the
+// threshold set for their resource. A resource without a threshold is never
+// a violation. The result is in the order of preds; empty means the node passes.
+func CheckThresholds(preds []Prediction, thresholds map[usage.Resource]float64) []Violation {
+	var out []Violation
+	for _, p := range preds {
+		t, ok := thresholds[p.Resource]
+		if !ok {
+			continue
+		}
+		if total := p.Total(); total > t || !Valid(total) {
+			out = append(out, Violation{Prediction: p, Threshold: t})
+		}
+	}
+	return out
+}

@@ -1,0 +1,65 @@
+package balance
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	nodeutil "sigs.k8s.io/descheduler/pkg/descheduler/node"
+	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
+)
+
+// Destination is where a moved pod is expected to land: a node a plugin's
+// checks accepted, with the load model's score for the pod on it.
+type Destination struct {
+	Node  *v1.Node
+	Score int64
+	// rank orders destinations, lowest first; ties go to the node name.
+	rank []int64
+}
+
+// Judge is a plugin's verdict on one node for the pod it wants to move: the
+// load model's score for the pod there and the keys the node ranks by
+// (compared in order, lowest first), or why the node cannot take the pod.
+type Judge func(n *v1.Node) (score int64, rank []int64, why string)
+
+// PickDestination is how every balance plugin chooses where a pod goes: it
+// judges each node but the source, ranks those judge accepts, and returns
+// the first of them that accepts the pod the way the scheduler would
+// (NodeFit: unschedulable, node selector and affinity, taints, inter-pod
+// anti-affinity, requests). The load model is cheap and the fit check lists
+// pods, so nodes are fit-checked in rank order and the first that fits wins.
+// When none does it returns nil and why each node was turned down, or
+// noneWhy when there was no node to judge.
+func PickDestination(ctx context.Context, pod *v1.Pod, source string, nodes []*v1.Node, podsOn podutil.GetPodsAssignedToNodeFunc,
+	judge Judge, noneWhy string) (*Destination, string) {
+	var ranked []Destination
+	var rejected []string
+	for _, n := range nodes {
+		if n.Name == source {
+			continue
+		}
+		score, rank, why := judge(n)
+		if why != "" {
+			rejected = append(rejected, n.Name+": "+why)
+			continue
+		}
+		ranked = append(ranked, Destination{Node: n, Score: score, rank: rank})
+	}
+	slices.SortStableFunc(ranked, func(a, b Destination) int {
+		return cmp.Or(slices.Compare(a.rank, b.rank), cmp.Compare(a.Node.Name, b.Node.Name))
+	})
+	for _, d := range ranked {
+		if err := nodeutil.NodeFit(ctx, podsOn, pod, d.Node); err != nil {
+			rejected = append(rejected, d.Node.Name+": "+err.Error())
+			continue
+		}
+		return &d, ""
+	}
+	if len(rejected) == 0 {
+		return nil, noneWhy
+	}
+	return nil, strings.Join(rejected, "; ")
+}

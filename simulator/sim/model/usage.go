@@ -1,0 +1,166 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ballast-sched/ballast/simulator/scenario"
+)
+
+// Amount is CPU in cores and memory in bytes.
+type Amount struct {
+	CPU    float64
+	Memory float64
+}
+
+// Add returns a+b.
+func (a Amount) Add(b Amount) Amount { return Amount{CPU: a.CPU + b.CPU, Memory: a.Memory + b.Memory} }
+
+// UsageModel computes what a node really uses at a step: its background, the
+// hogs running on it and the profiles of its pods. Noise depends only on the
+// seed, the workload, the node, the pod's ordinal among that workload's pods
+// on the node, and the step, so two runs that place pods alike see the same
+// usage whatever the pods are called.
+type UsageModel struct {
+	seed      int64
+	nodes     map[string]scenario.Node
+	workloads map[string]scenario.Workload
+	hogs      []scenario.Event
+	duration  time.Duration
+}
+
+// NewUsageModel is sc's usage model.
+func NewUsageModel(sc *scenario.Scenario) *UsageModel {
+	m := &UsageModel{seed: sc.Seed, nodes: map[string]scenario.Node{}, workloads: map[string]scenario.Workload{}, duration: sc.Duration.Duration}
+	for _, n := range sc.Nodes {
+		m.nodes[n.Name] = n
+	}
+	for _, w := range sc.Workloads {
+		m.workloads[w.Name] = w
+	}
+	for _, e := range sc.Events {
+		if e.Type == scenario.Hog {
+			m.hogs = append(m.hogs, e)
+		}
+	}
+	return m
+}
+
+// hogActive reports whether hog runs at t.
+func hogActive(hog scenario.Event, t time.Duration) bool {
+	if t < hog.At.Duration {
+		return false
+	}
+	return hog.For.Duration == 0 || t < hog.At.Duration+hog.For.Duration
+}
+
+// Hogged reports whether a hog runs on node at t and already ran a step
+// earlier, so that a usage sample could show it: a hog that starts at the
+// very moment a pod is placed is invisible to any scheduler.
+func (m *UsageModel) Hogged(node string, t, step time.Duration) bool {
+	for _, h := range m.hogs {
+		if h.Node == node && hogActive(h, t) && hogActive(h, t-step) {
+			return true
+		}
+	}
+	return false
+}
+
+// NodeUsage returns the node's usage at step (simulated time t) with pods
+// giving the number of pods of each workload running on it.
+func (m *UsageModel) NodeUsage(node string, pods map[string]int, t time.Duration, step int64) Amount {
+	total := m.BaseUsage(node, t)
+	for _, p := range m.PodUsages(node, pods, t, step) {
+		total = total.Add(p.Amount)
+	}
+	return total
+}
+
+// BaseUsage is what node uses outside its pods: its background and the hogs
+// running on it at t.
+func (m *UsageModel) BaseUsage(node string, t time.Duration) Amount {
+	n := m.nodes[node]
+	total := Amount{CPU: n.Background.CPU.AsApproximateFloat64(), Memory: n.Background.Memory.AsApproximateFloat64()}
+	for _, h := range m.hogs {
+		if h.Node == node && hogActive(h, t) {
+			total = total.Add(Amount{CPU: h.Resources.CPU.AsApproximateFloat64(), Memory: h.Resources.Memory.AsApproximateFloat64()})
+		}
+	}
+	return total
+}
+
+// PodUsage is the usage of one of a workload's pods on a node.
+type PodUsage struct {
+	Workload string
+	Amount
+}
+
+// PodUsages returns the usage of every scenario pod on node at step, in a
+// stable order (workload name, then ordinal).
+func (m *UsageModel) PodUsages(node string, pods map[string]int, t time.Duration, step int64) []PodUsage {
+	names := make([]string, 0, len(pods))
+	for w := range pods {
+		names = append(names, w)
+	}
+	sort.Strings(names)
+	var out []PodUsage
+	for _, name := range names {
+		w, ok := m.workloads[name]
+		if !ok {
+			continue
+		}
+		for i := range pods[name] {
+			out = append(out, PodUsage{Workload: name, Amount: m.podUsage(w, node, i, t, step)})
+		}
+	}
+	return out
+}
+
+// podUsage is what the ordinal-th pod of w on node uses at step (simulated
+// time t). The node's usage is its background, its hogs and the sum of its
+// pods' usage.
+func (m *UsageModel) podUsage(w scenario.Workload, node string, ordinal int, t time.Duration, step int64) Amount {
+	key := fmt.Sprintf("%s/%s/%d", w.Name, node, ordinal)
+	return Amount{
+		CPU:    w.Usage.CPU.Amount(t, scenario.NoiseAt(m.seed, key+"/cpu", step)),
+		Memory: w.Usage.Memory.Amount(t, scenario.NoiseAt(m.seed, key+"/memory", step)),
+	}
+}
+
+// PodsUsage is the usage of every bound pod at step (simulated time t): a
+// scenario pod's is its workload's profile, the pods of a workload on a node
+// taking the ordinals in name order; a pod from elsewhere uses its requests.
+func (m *UsageModel) PodsUsage(pods map[types.UID]Pod, t time.Duration, step int64) map[types.NamespacedName]Amount {
+	byNodeWorkload := map[[2]string][]Pod{}
+	out := map[types.NamespacedName]Amount{}
+	for _, p := range pods {
+		w, ok := m.workloads[p.Workload]
+		switch {
+		case p.Node == "":
+		case !ok:
+			out[p.Key] = p.Requests
+		default:
+			k := [2]string{p.Node, w.Name}
+			byNodeWorkload[k] = append(byNodeWorkload[k], p)
+		}
+	}
+	for k, ps := range byNodeWorkload {
+		sort.Slice(ps, func(i, j int) bool { return ps[i].Key.Name < ps[j].Key.Name })
+		for i, p := range ps {
+			out[p.Key] = m.podUsage(m.workloads[k[1]], k[0], i, t, step)
+		}
+	}
+	return out
+}
+
+// Node is the scenario's node of that name.
+func (m *UsageModel) Node(name string) scenario.Node { return m.nodes[name] }
+
+// Workload is the scenario's workload of that name; false when there is none.
+func (m *UsageModel) Workload(name string) (scenario.Workload, bool) {
+	w, ok := m.workloads[name]
+	return w, ok
+}

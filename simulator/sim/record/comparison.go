@@ -1,0 +1,53 @@
+package record
+
+import (
+	"github.com/ballast-sched/ballast/simulator/scenario"
+)
+
+// Comparison is one scenario run with the default scheduler and with Ballast,
+// and optionally with the upstream load-aware peer.
+type Comparison struct {
+	Scenario    string  `json:"scenario"`
+	Description string  `json:"description,omitempty"`
+	Seed        int64   `json:"seed"`
+	Default     *Result `json:"default"`
+	Ballast     *Result `json:"ballast"`
+	// Target is what Ballast is expected to achieve; nil for a scenario
+	// without one.
+	Target *scenario.Target `json:"target,omitempty"`
+	// Peer is the upstream load-aware setup's run (RunPeer), when made.
+	Peer *Result `json:"peer,omitempty"`
+
+	// Configuration is what the Ballast run was configured with.
+	Configuration Configuration `json:"configuration"`
+}
+
+// SpreadRatio is Ballast's utilisation spread over the default scheduler's;
+// below 1 means Ballast balanced better. Zero when the default spread is.
+func (c *Comparison) SpreadRatio() float64 {
+	if c.Default.Summary.Spread == 0 {
+		return 0
+	}
+	return c.Ballast.Summary.Spread / c.Default.Summary.Spread
+}
+
+// BestPeerSpread is the lowest spread Ballast is compared with: the
+// default scheduler's, or the upstream peer's when that is lower.
+func (c *Comparison) BestPeerSpread() float64 {
+	best := c.Default.Summary.Spread
+	if c.Peer != nil {
+		best = min(best, c.Peer.Summary.Spread)
+	}
+	return best
+}
+
+// BestPeerRatio is Ballast's spread over BestPeerSpread; below 1 means
+// Ballast balanced better than every stack it is compared with. Zero when
+// the best spread is.
+func (c *Comparison) BestPeerRatio() float64 {
+	best := c.BestPeerSpread()
+	if best == 0 {
+		return 0
+	}
+	return c.Ballast.Summary.Spread / best
+}

@@ -1,0 +1,139 @@
+package record
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/ballast-sched/ballast/simulator/scenario"
+	"github.com/ballast-sched/ballast/simulator/sim/model"
+)
+
+// Recorder builds a run's Result from what it is shown: the pods after each
+// change, and the nodes at each step. A run on the simulated clock and a
+// served cluster record through it alike.
+type Recorder struct {
+	model *model.UsageModel
+	// step is the scenario's time between two usage samples.
+	step   time.Duration
+	result *Result
+	// pods are the pods at the last observation.
+	pods map[types.UID]model.Pod
+	// movedTo remembers, per workload, the nodes that received a pod
+	// replacing an evicted one; evicting from one of them is ping-pong.
+	movedTo map[string]sets.Set[string]
+	// replacing counts, per workload, evicted pods whose replacement has
+	// not landed yet.
+	replacing map[string]int
+}
+
+// NewRecorder records a run of sc in mode, on the usage model m, judging
+// hot nodes by thresholds.
+func NewRecorder(m *model.UsageModel, sc *scenario.Scenario, mode model.Mode, thresholds Thresholds) *Recorder {
+	return &Recorder{
+		model: m, step: sc.Step.Duration,
+		result: &Result{Scenario: sc.Name, Mode: mode, Step: sc.Step.Duration, Thresholds: thresholds},
+		pods:   map[types.UID]model.Pod{}, movedTo: map[string]sets.Set[string]{}, replacing: map[string]int{},
+	}
+}
+
+// Observe notes the pods at scenario time t. With evicting set, the bound
+// pods that vanished since the last observation were evicted by a
+// descheduling cycle; the pods of their workloads that land from then on
+// replace them. A pod that lands while a hog runs on its node counts as
+// placed on the hog.
+func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicting bool) {
+	if evicting {
+		for uid, p := range r.pods {
+			if _, ok := pods[uid]; ok || p.Node == "" {
+				continue
+			}
+			r.result.Evictions++
+			if r.movedTo[p.Workload].Has(p.Node) {
+				r.result.PingPong++
+			}
+			r.replacing[p.Workload]++
+		}
+	}
+	for uid, p := range pods {
+		if old, ok := r.pods[uid]; ok && old.Node == p.Node || p.Node == "" {
+			continue
+		}
+		if r.model.Hogged(p.Node, t, r.step) {
+			r.result.PlacedOnHog++
+		}
+		if r.replacing[p.Workload] > 0 {
+			r.replacing[p.Workload]--
+			if r.movedTo[p.Workload] == nil {
+				r.movedTo[p.Workload] = sets.New[string]()
+			}
+			r.movedTo[p.Workload].Insert(p.Node)
+		}
+	}
+	r.pods = pods
+}
+
+// AddStep appends the cluster at one scenario time.
+func (r *Recorder) AddStep(s Step) { r.result.Steps = append(r.result.Steps, s) }
+
+// Result is the result being recorded, for the figures counted outside the
+// recorder (evictions off hot nodes, cycles spent hot).
+func (r *Recorder) Result() *Result { return r.result }
+
+// Finish summarises the result and returns it.
+func (r *Recorder) Finish() *Result {
+	r.result.Summarize()
+	return r.result
+}
+
+// NodeState is a node at a step as recorded, and what each of its scenario
+// pods uses in percent of the node's allocatable.
+type NodeState struct {
+	NodeStep
+	pods []model.Amount
+}
+
+// NodeStates returns every node's pods, requests and real usage (the usage
+// model m's at step, simulated time t), and the number of pods not bound
+// yet.
+func NodeStates(nodes []corev1.Node, pods map[types.UID]model.Pod, m *model.UsageModel, t time.Duration, step int64) ([]NodeState, int) {
+	p := model.PlacementOf(pods)
+	out := make([]NodeState, 0, len(nodes))
+	for _, n := range nodes {
+		cpuAlloc := float64(n.Status.Allocatable.Cpu().MilliValue()) / 1000
+		memAlloc := float64(n.Status.Allocatable.Memory().Value())
+		percent := func(a model.Amount) model.Amount {
+			return model.Amount{CPU: 100 * a.CPU / cpuAlloc, Memory: 100 * a.Memory / memAlloc}
+		}
+		placed := p.Workloads[n.Name]
+		total := percent(m.BaseUsage(n.Name, t).Add(p.Other[n.Name]))
+		st := NodeState{NodeStep: NodeStep{Node: n.Name, Cordoned: n.Spec.Unschedulable, Workloads: placed}}
+		for _, pu := range m.PodUsages(n.Name, placed, t, step) {
+			share := percent(pu.Amount)
+			st.pods = append(st.pods, share)
+			total = total.Add(share)
+		}
+		st.CPU, st.Memory = total.CPU, total.Memory
+		for w, count := range placed {
+			st.Pods += count
+			wl, _ := m.Workload(w)
+			req := wl.Requests
+			st.CPURequests += 100 * float64(count) * req.CPU.AsApproximateFloat64() / cpuAlloc
+			st.MemoryRequests += 100 * float64(count) * req.Memory.AsApproximateFloat64() / memAlloc
+		}
+		out = append(out, st)
+	}
+	return out, p.Pending
+}
+
+// StepOf is the step at scenario time t of the nodes' states, with pending
+// pods not bound yet.
+func StepOf(states []NodeState, pending int, t time.Duration) Step {
+	rec := Step{At: t, Pending: pending, Nodes: make([]NodeStep, len(states))}
+	for i, st := range states {
+		rec.Nodes[i] = st.NodeStep
+	}
+	return rec
+}

@@ -1,0 +1,63 @@
+package record
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ballast-sched/ballast/simulator/scenario"
+	"github.com/ballast-sched/ballast/simulator/sim/model"
+)
+
+// TestRecorderObserve shows the recorder a sequence of placements and
+// checks what it counts after each.
+func TestRecorderObserve(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`
+name: record
+duration: 10m
+step: 15s
+nodes:
+- {name: node-1, cpu: "4", memory: 8Gi}
+- {name: node-2, cpu: "4", memory: 8Gi}
+workloads:
+- {name: web, replicas: 2, requests: {cpu: 100m}, usage: {cpu: {type: constant, value: 100m}, memory: {type: constant, value: 64Mi}}}
+events:
+- {at: 1m, type: hog, node: node-2, resources: {cpu: "2"}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := func(node string) model.Pod { return model.Pod{Workload: "web", Node: node} }
+	type counts struct{ Evictions, PingPong, PlacedOnHog int }
+	r := NewRecorder(model.NewUsageModel(sc), sc, model.ModeDefault, Thresholds{CPU: 85, Memory: 90})
+	for _, tc := range []struct {
+		name     string
+		pods     map[types.UID]model.Pod
+		at       time.Duration
+		evicting bool
+		want     counts
+	}{
+		{name: "pending pods count for nothing", pods: map[types.UID]model.Pod{"a": pod(""), "b": pod("")}},
+		// Before the hog starts.
+		{name: "bound before the hog", at: 30 * time.Second, pods: map[types.UID]model.Pod{"a": pod("node-1"), "b": pod("node-2")}},
+		{name: "a new pod on the hog", at: 2 * time.Minute, pods: map[types.UID]model.Pod{"a": pod("node-1"), "b": pod("node-2"), "c": pod("node-2")},
+			want: counts{PlacedOnHog: 1}},
+		{name: "a scale-down is no eviction", at: 2 * time.Minute, pods: map[types.UID]model.Pod{"a": pod("node-1"), "b": pod("node-2")},
+			want: counts{PlacedOnHog: 1}},
+		{name: "an eviction", at: 5 * time.Minute, evicting: true, pods: map[types.UID]model.Pod{"a": pod("node-1")},
+			want: counts{Evictions: 1, PlacedOnHog: 1}},
+		// d replaces b: node-1 received a moved web pod.
+		{name: "the replacement lands", at: 5*time.Minute + 15*time.Second, pods: map[types.UID]model.Pod{"a": pod("node-1"), "d": pod("node-1")},
+			want: counts{Evictions: 1, PlacedOnHog: 1}},
+		{name: "evicting from the node that received a move is ping-pong", at: 10 * time.Minute, evicting: true,
+			pods: map[types.UID]model.Pod{"d": pod("node-1")}, want: counts{Evictions: 2, PingPong: 1, PlacedOnHog: 1}},
+	} {
+		r.Observe(tc.pods, tc.at, tc.evicting)
+		got := counts{r.result.Evictions, r.result.PingPong, r.result.PlacedOnHog}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("after %q (-want,+got):\n%s", tc.name, diff)
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package record
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/ballast-sched/ballast/simulator/sim/model"
+)
+
+// Thresholds are the usage, in percent of allocatable, above which a node
+// counts as hot: the scheduler's LoadAware filter thresholds in the
+// configuration the run judges by. Zero is no threshold.
+type Thresholds struct {
+	CPU    float64 `json:"cpuPercent,omitempty"`
+	Memory float64 `json:"memoryPercent,omitempty"`
+}
+
+// Over reports whether cpu or memory (percent) is over its threshold.
+func (t Thresholds) Over(cpu, memory float64) bool {
+	return t.CPU > 0 && cpu > t.CPU || t.Memory > 0 && memory > t.Memory
+}
+
+// String is the thresholds as a table label shows them.
+func (t Thresholds) String() string {
+	percent := func(v float64) string {
+		if v <= 0 {
+			return "none"
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64) + "%"
+	}
+	return "cpu " + percent(t.CPU) + " / memory " + percent(t.Memory)
+}
+
+// Result is what happened in one run of a scenario.
+type Result struct {
+	Scenario string        `json:"scenario"`
+	Mode     model.Mode    `json:"mode"`
+	Step     time.Duration `json:"stepNanoseconds"`
+	// Thresholds are the scheduler thresholds hot nodes are judged by.
+	Thresholds Thresholds `json:"thresholds"`
+	// Steps hold every node at every step.
+	Steps []Step `json:"steps"`
+	// Evictions counts pods the descheduler evicted.
+	Evictions int `json:"evictions"`
+	// PingPong counts evictions from a node that earlier received a moved
+	// pod of the same workload: the descheduler undoing its own move.
+	PingPong int `json:"pingPong"`
+	// HotCycles is the most descheduling cycles in a row that started with
+	// one node over a scheduler threshold (Thresholds).
+	HotCycles int `json:"hotCycles"`
+	// HotEvictions counts LoadAwareBalance's evictions off nodes over its
+	// high thresholds, and NeededEvictions the fewest that would have
+	// brought those nodes under them, counted when each node became hot.
+	// SpreadReplicas' moves and LoadAwareBalance's moves for balance around
+	// the mean (deviationThresholds) count in Evictions only.
+	HotEvictions    int `json:"hotEvictions"`
+	NeededEvictions int `json:"neededEvictions"`
+	// PlacedOnHog counts pods placed on a node while a process outside
+	// Kubernetes was eating it, from one sample after the process started
+	// (before that no scheduler can know).
+	PlacedOnHog int     `json:"placedOnHog"`
+	Summary     Summary `json:"summary"`
+}
+
+// Step is the cluster at one simulated time.
+type Step struct {
+	At      time.Duration `json:"atNanoseconds"`
+	Pending int           `json:"pending"`
+	Nodes   []NodeStep    `json:"nodes"`
+}
+
+// NodeStep is one node at one step. Percentages are of allocatable.
+type NodeStep struct {
+	Node           string         `json:"node"`
+	Cordoned       bool           `json:"cordoned,omitempty"`
+	Pods           int            `json:"pods"`
+	Workloads      map[string]int `json:"workloads,omitempty"`
+	CPURequests    float64        `json:"cpuRequestsPercent"`
+	MemoryRequests float64        `json:"memoryRequestsPercent"`
+	CPU            float64        `json:"cpuPercent"`
+	Memory         float64        `json:"memoryPercent"`
+	// NoUsage is set when load-watcher had no fresh usage of a live node;
+	// CPU and Memory are then zero.
+	NoUsage bool `json:"noUsage,omitempty"`
+}
+
+// Utilisation is the node's real utilisation: the mean of its CPU and
+// memory percentages, weighted alike as in the shipped scheduler profile.
+func (n NodeStep) Utilisation() float64 { return (n.CPU + n.Memory) / 2 }
+
+// Summary condenses a run. Utilisation figures are averaged per node over
+// the last quarter of the run, once the stack has had time to act.
+type Summary struct {
+	// Spread is the highest node utilisation minus the lowest, in points.
+	Spread float64 `json:"spread"`
+	// CV is the coefficient of variation of node utilisation.
+	CV float64 `json:"cv"`
+	// Hottest is the node with the highest utilisation, and Hottest its value.
+	Hottest            string  `json:"hottest"`
+	HottestUtilisation float64 `json:"hottestUtilisation"`
+	// OverThreshold counts nodes whose CPU or memory exceeded the
+	// scheduler's thresholds at the end.
+	OverThreshold int `json:"overThreshold"`
+	// Pending is the number of pods not running at the end.
+	Pending int `json:"pending"`
+	// Final is the last step's nodes.
+	Final []NodeStep `json:"final"`
+}
+
+// Summarize fills the summary from the steps.
+func (r *Result) Summarize() {
+	if len(r.Steps) == 0 {
+		return
+	}
+	tail := r.Steps[len(r.Steps)-max(len(r.Steps)/4, 1):]
+	sum := map[string]float64{}
+	for _, s := range tail {
+		for _, n := range s.Nodes {
+			sum[n.Node] += n.Utilisation()
+		}
+	}
+	util := map[string]float64{}
+	for node, v := range sum {
+		util[node] = v / float64(len(tail))
+	}
+	last := r.Steps[len(r.Steps)-1]
+	r.Summary = Summarize(util)
+	r.Summary.Pending = last.Pending
+	r.Summary.Final = last.Nodes
+	for _, n := range last.Nodes {
+		if r.Thresholds.Over(n.CPU, n.Memory) {
+			r.Summary.OverThreshold++
+		}
+	}
+}
+
+// Summarize computes spread, coefficient of variation and the hottest node
+// of per-node utilisation.
+func Summarize(util map[string]float64) Summary {
+	var s Summary
+	if len(util) == 0 {
+		return s
+	}
+	names := make([]string, 0, len(util))
+	for n := range util {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	lo, mean := math.Inf(1), 0.0
+	s.HottestUtilisation = math.Inf(-1)
+	for _, n := range names {
+		v := util[n]
+		mean += v
+		lo = min(lo, v)
+		if v > s.HottestUtilisation {
+			s.Hottest, s.HottestUtilisation = n, v
+		}
+	}
+	mean /= float64(len(names))
+	variance := 0.0
+	for _, n := range names {
+		variance += (util[n] - mean) * (util[n] - mean)
+	}
+	variance /= float64(len(names))
+	s.Spread = s.HottestUtilisation - lo
+	if mean > 0 {
+		s.CV = math.Sqrt(variance) / mean
+	}
+	return s
+}

@@ -1,0 +1,148 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ballast-sched/ballast/simulator/sim/record"
+)
+
+// barWidth is the number of cells a 100% bar fills.
+const barWidth = 10
+
+// bar draws percent as a small horizontal bar, capped at full.
+func bar(percent float64) string {
+	filled := int(math.Round(min(max(percent, 0), 100) / 100 * barWidth))
+	return strings.Repeat("█", filled) + strings.Repeat("░", barWidth-filled)
+}
+
+// WriteText prints the comparison for a terminal: each stack's nodes at the
+// end of the run, then the summary side by side.
+func WriteText(out io.Writer, c *record.Comparison) error {
+	fmt.Fprintf(out, "Scenario %s (seed %d)\n", c.Scenario, c.Seed)
+	if c.Description != "" {
+		fmt.Fprintf(out, "%s\n", c.Description)
+	}
+	fmt.Fprintf(out, "Ballast configuration: %s\n", c.Configuration)
+	for _, r := range []struct {
+		title string
+		res   *record.Result
+	}{{"Default kube-scheduler", c.Default}, {"Upstream load-aware peer (Trimaran, LowNodeUtilization)", c.Peer}, {"Ballast", c.Ballast}} {
+		if r.res == nil {
+			continue
+		}
+		fmt.Fprintf(out, "\n%s, end of run:\n", r.title)
+		if err := writeNodes(out, r.res.Summary.Final); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out)
+	return writeSummary(out, c)
+}
+
+func writeNodes(out io.Writer, nodes []record.NodeStep) error {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "  NODE\tPODS\tCPU REQ\tMEM REQ\tCPU USED\t\tMEM USED\t")
+	for _, n := range nodes {
+		name := n.Node
+		if n.Cordoned {
+			name += " (cordoned)"
+		}
+		if n.NoUsage {
+			fmt.Fprintf(w, "  %s\t%d\t%.0f%%\t%.0f%%\tunknown\t\tunknown\t\n", name, n.Pods, n.CPURequests, n.MemoryRequests)
+			continue
+		}
+		fmt.Fprintf(w, "  %s\t%d\t%.0f%%\t%.0f%%\t%s\t%3.0f%%\t%s\t%3.0f%%\n", name, n.Pods,
+			n.CPURequests, n.MemoryRequests, bar(n.CPU), n.CPU, bar(n.Memory), n.Memory)
+	}
+	return w.Flush()
+}
+
+// summaryRow is one figure of the summary table.
+type summaryRow struct {
+	// label names the figure; it may show the thresholds a result judges
+	// hot nodes by.
+	label func(record.Thresholds) string
+	value func(*record.Result) string
+	// runOnly figures need a whole run's history, which a live cluster's
+	// placement lacks.
+	runOnly bool
+}
+
+// fixed is a label that does not depend on the thresholds.
+func fixed(label string) func(record.Thresholds) string {
+	return func(record.Thresholds) string { return label }
+}
+
+var summaryRows = []summaryRow{
+	{label: fixed("utilisation spread (max−min)"), value: func(r *record.Result) string { return fmt.Sprintf("%.1f", r.Summary.Spread) }},
+	{label: fixed("coefficient of variation"), value: func(r *record.Result) string { return fmt.Sprintf("%.2f", r.Summary.CV) }},
+	{label: fixed("hottest node"), value: func(r *record.Result) string {
+		return fmt.Sprintf("%s %.0f%%", r.Summary.Hottest, r.Summary.HottestUtilisation)
+	}},
+	{label: func(t record.Thresholds) string {
+		return fmt.Sprintf("nodes over threshold (%s)", t)
+	}, value: func(r *record.Result) string {
+		return fmt.Sprint(r.Summary.OverThreshold)
+	}},
+	{label: fixed("pods placed on a hogged node"), value: func(r *record.Result) string { return fmt.Sprint(r.PlacedOnHog) }, runOnly: true},
+	{label: fixed("evictions"), value: func(r *record.Result) string { return fmt.Sprint(r.Evictions) }, runOnly: true},
+	{label: fixed("ping-pong"), value: func(r *record.Result) string { return fmt.Sprint(r.PingPong) }, runOnly: true},
+	{label: fixed("pods pending"), value: func(r *record.Result) string { return fmt.Sprint(r.Summary.Pending) }},
+}
+
+func writeSummary(out io.Writer, c *record.Comparison) error {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	stacks := []*record.Result{c.Default, c.Ballast}
+	header := "SUMMARY\tDEFAULT\tBALLAST\t"
+	if c.Peer != nil {
+		stacks = []*record.Result{c.Default, c.Peer, c.Ballast}
+		header = "SUMMARY\tDEFAULT\tPEER\tBALLAST\t"
+	}
+	fmt.Fprintln(w, header)
+	for i, row := range summaryRows {
+		fmt.Fprintf(w, "  %s", row.label(c.Ballast.Thresholds))
+		for _, r := range stacks {
+			fmt.Fprintf(w, "\t%s", row.value(r))
+		}
+		var ratio string
+		switch {
+		case i == 0 && c.Peer != nil:
+			ratio = fmt.Sprintf("(%.2f× default, %.2f× best)", c.SpreadRatio(), c.BestPeerRatio())
+		case i == 0:
+			ratio = fmt.Sprintf("(%.2f× default)", c.SpreadRatio())
+		}
+		fmt.Fprintf(w, "\t%s\n", ratio)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(out, "Utilisation is the mean of a node's CPU and memory use in %, averaged over the last quarter of the run.")
+	return err
+}
+
+// WritePlacement prints a live cluster's nodes and the summary figures
+// that do not need a whole run's history.
+func WritePlacement(out io.Writer, p *record.Placement) error {
+	fmt.Fprintf(out, "Nodes now (CPU and memory used: load-watcher's %s mean):\n", p.Window)
+	if err := writeNodes(out, p.Summary.Final); err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	r := &record.Result{Summary: p.Summary, Thresholds: p.Thresholds}
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "SUMMARY")
+	for _, row := range summaryRows {
+		if !row.runOnly {
+			fmt.Fprintf(w, "  %s\t%s\n", row.label(p.Thresholds), row.value(r))
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(out, "Utilisation is the mean of a node's CPU and memory use in %; nodes without usage are left out.")
+	return err
+}

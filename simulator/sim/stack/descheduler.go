@@ -1,0 +1,212 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/metrics"
+	"k8s.io/klog/v2"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/descheduler/cmd/descheduler/app/options"
+	"sigs.k8s.io/descheduler/pkg/api"
+	"sigs.k8s.io/descheduler/pkg/descheduler"
+	"sigs.k8s.io/descheduler/pkg/features"
+	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+
+	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/podusage"
+	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+)
+
+// Descheduler runs cycles of the upstream descheduler with Ballast's
+// plugins registered beside the upstream ones, in-process, on a policy: the
+// shipped one, or an upstream-only one such as the peer's. The Store keeps
+// LoadAwareBalance's memory (hot cycles, cooldowns) from one cycle to the
+// next, as a long-running descheduler process would.
+type Descheduler struct {
+	c          *cluster.Cluster
+	deps       balance.Deps
+	policyPath string
+	// metrics is the metrics.k8s.io client a policy with a KubernetesMetrics
+	// provider reads, as the descheduler binary builds one for it.
+	metrics metricsclient.Interface
+	// registry holds Ballast's plugins' metrics, read back by hotEvictions.
+	registry metrics.KubeRegistry
+}
+
+// cycleMu serialises the cycles of every runner in the process: a cycle
+// rebuilds the descheduler's process-wide plugin registry, with builders
+// bound to its own runner, and reads it while it starts.
+var cycleMu sync.Mutex
+
+// newDescheduler writes policy into dir, which must outlive the runner.
+// Ballast's plugins read pod usage from the same simulated metrics.k8s.io.
+func newDescheduler(c *cluster.Cluster, usage *collector.Collector, metricsClient metricsclient.Interface, clock clock.PassiveClock, policy, dir string) (*Descheduler, error) {
+	path := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+		return nil, fmt.Errorf("writing the descheduler policy: %w", err)
+	}
+	m := balance.NewMetrics()
+	registry := metrics.NewKubeRegistry()
+	registry.MustRegister(m.Collectors()...)
+	return &Descheduler{
+		c: c,
+		deps: balance.Deps{Usage: usage, Model: balance.SchedulerModel{}, Clock: clock, Store: balance.NewStore(),
+			PodUsage: podusage.MetricsAPI{Client: metricsClient.MetricsV1beta1().RESTClient()}, Metrics: m},
+		policyPath: path,
+		metrics:    metricsClient,
+		registry:   registry,
+	}, nil
+}
+
+// HotEvictions is how many pods LoadAwareBalance has evicted so far off
+// nodes above its high thresholds, as its evictions_total counts them
+// (reason hot-…); moves for balance around the mean (above-mean-…) are not
+// relief of a hot node.
+func (d *Descheduler) HotEvictions() (int, error) {
+	families, err := d.registry.Gather()
+	if err != nil {
+		return 0, fmt.Errorf("reading the descheduler's metrics: %w", err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "ballast_descheduler_evictions_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var plugin, reason string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "plugin":
+					plugin = l.GetValue()
+				case "reason":
+					reason = l.GetValue()
+				}
+			}
+			if plugin == loadawarebalance.PluginName && strings.HasPrefix(reason, "hot-") {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return int(n), nil
+}
+
+// Cycle runs one descheduling cycle.
+func (d *Descheduler) Cycle(ctx context.Context) error {
+	cycleMu.Lock()
+	defer cycleMu.Unlock()
+	policy, err := d.loadPolicy()
+	if err != nil {
+		return err
+	}
+	placedByDefaultScheduler(policy)
+	rs, err := options.NewDeschedulerServer()
+	if err != nil {
+		return fmt.Errorf("descheduler options: %w", err)
+	}
+	rs.Client, rs.EventClient = d.c.Client, d.c.Client
+	rs.DefaultFeatureGates = features.DefaultMutableFeatureGate
+	if readsKubernetesMetrics(policy) {
+		// Each cycle starts the descheduler's metrics collector afresh: its
+		// first sample is the current usage, where a long-running process
+		// would hold an average (weight 0.9 on the past, a sample every 5s)
+		// that follows the usage within about a minute.
+		rs.MetricsClient = d.metrics
+	}
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("descheduler"))
+	if err := descheduler.RunDeschedulerStrategies(ctx, rs, policy, "v1"); err != nil {
+		return fmt.Errorf("descheduling cycle: %w", err)
+	}
+	return nil
+}
+
+// HighThresholds returns LoadAwareBalance's high thresholds in the policy,
+// none when the policy does not run it.
+func (d *Descheduler) HighThresholds() (map[usage.Resource]float64, error) {
+	cycleMu.Lock()
+	defer cycleMu.Unlock()
+	policy, err := d.loadPolicy()
+	if err != nil {
+		return nil, err
+	}
+	out := map[usage.Resource]float64{}
+	for _, p := range policy.Profiles {
+		for _, pc := range p.PluginConfigs {
+			if a, ok := pc.Args.(*loadawarebalance.LoadAwareBalanceArgs); ok {
+				for r, v := range a.HighThresholds {
+					out[r] = v
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// loadPolicy loads the policy file with Ballast's plugins registered, bound
+// to this runner. Callers hold cycleMu.
+func (d *Descheduler) loadPolicy() (*api.DeschedulerPolicy, error) {
+	return loadPolicy(d.policyPath, d.c.Client, d.deps)
+}
+
+// loadPolicy decodes, defaults and validates the policy file at path with
+// the upstream plugins and Ballast's, bound to deps, in the descheduler's
+// process-wide registry. Callers hold cycleMu.
+func loadPolicy(path string, client clientset.Interface, deps balance.Deps) (*api.DeschedulerPolicy, error) {
+	descheduler.SetupPlugins()
+	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(deps), &loadawarebalance.LoadAwareBalance{},
+		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
+		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, pluginregistry.PluginRegistry)
+	pluginregistry.Register(spreadreplicas.PluginName, spreadreplicas.NewBuilder(deps), &spreadreplicas.SpreadReplicas{},
+		&spreadreplicas.SpreadReplicasArgs{}, spreadreplicas.ValidateSpreadReplicasArgs,
+		spreadreplicas.SetDefaults_SpreadReplicasArgs, pluginregistry.PluginRegistry)
+	policy, err := descheduler.LoadPolicyConfig(path, client, pluginregistry.PluginRegistry)
+	if err != nil {
+		return nil, fmt.Errorf("loading the descheduler policy: %w", err)
+	}
+	return policy, nil
+}
+
+// readsKubernetesMetrics reports whether policy reads metrics.k8s.io: the
+// condition on which the descheduler binary creates a metrics client.
+func readsKubernetesMetrics(policy *api.DeschedulerPolicy) bool {
+	if policy.MetricsCollector != nil && policy.MetricsCollector.Enabled {
+		return true
+	}
+	return slices.ContainsFunc(policy.MetricsProviders, func(p api.MetricsProvider) bool { return p.Source == api.KubernetesMetrics })
+}
+
+// placedByDefaultScheduler lets the Ballast plugins move the simulated pods.
+// Those name no scheduler, so they are default-scheduler's, and in the
+// simulation Ballast's profile serves default-scheduler: the policy's
+// schedulerNames, written for a cluster where Ballast's pods name its
+// profile, would leave every pod in place.
+func placedByDefaultScheduler(policy *api.DeschedulerPolicy) {
+	add := func(names []string) []string {
+		if slices.Contains(names, v1.DefaultSchedulerName) {
+			return names
+		}
+		return append(slices.Clone(names), v1.DefaultSchedulerName)
+	}
+	for _, p := range policy.Profiles {
+		for _, pc := range p.PluginConfigs {
+			switch a := pc.Args.(type) {
+			case *loadawarebalance.LoadAwareBalanceArgs:
+				a.SchedulerNames = add(a.SchedulerNames)
+			case *spreadreplicas.SpreadReplicasArgs:
+				a.SchedulerNames = add(a.SchedulerNames)
+			}
+		}
+	}
+}

@@ -1,0 +1,402 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+
+	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/metricsapi"
+	"github.com/ballast-sched/ballast/core/objects"
+	"github.com/ballast-sched/ballast/core/podusage"
+	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
+	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
+	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
+	"github.com/ballast-sched/ballast/simulator/scenario"
+	"github.com/ballast-sched/ballast/simulator/sim/model"
+)
+
+// Config chooses what a stack runs.
+type Config struct {
+	// Scheduler is ModeDefault, ModeBallast or ModeNone.
+	Scheduler model.Mode
+	// Descheduler turns the in-process descheduler on; it needs no
+	// scheduler of its own but reads the collector.
+	Descheduler       bool
+	SchedulerConfig   string
+	DeschedulerPolicy string
+	// Clock is the time of the collector, the served usage and the
+	// descheduler: simulated in a run, real when serving.
+	Clock clock.PassiveClock
+	// Period is the clock time between two sampling rounds.
+	Period time.Duration
+	// Speed is scenario time per clock time; 0 means 1.
+	Speed float64
+	// Windows are load-watcher's statistics windows; default usage.DefaultWindows.
+	Windows []usage.Window
+}
+
+// Stack is a scenario's cluster with everything around it: the usage model
+// served as metrics.k8s.io, load-watcher's collector reading it, the chosen
+// scheduler and, optionally, the descheduler. A simulated-clock run and a
+// real-time serve drive the same stack.
+type Stack struct {
+	sc    *scenario.Scenario
+	cfg   Config
+	start time.Time
+	model *model.UsageModel
+	host  *cluster.Standalone
+	c     *cluster.Cluster
+	// dir holds the stack's own files (the descheduler policy).
+	dir string
+
+	mu         sync.Mutex
+	served     map[string]corev1.ResourceList
+	servedPods map[types.NamespacedName]metricsapi.PodUsage
+
+	metrics *metricsapi.Server
+	// metricsClient reads metrics as a cluster's components read
+	// metrics-server.
+	metricsClient metricsclient.Interface
+	collector     *collector.Collector
+	descheduler   *Descheduler
+
+	cancel context.CancelFunc
+	// present are the scenario nodes in the cluster; replicas the replicas
+	// each scenario workload should have.
+	present  map[string]bool
+	replicas map[string]int32
+}
+
+// Start starts sc's cluster with the nodes present at the start,
+// serves usage, starts the collector with one sampling round, the chosen
+// scheduler and descheduler, and creates the workloads' namespaces. The
+// stack runs until close, whatever happens to ctx after it returns.
+func Start(ctx context.Context, sc *scenario.Scenario, cfg Config) (_ *Stack, err error) {
+	s := &Stack{
+		sc: sc, cfg: cfg, start: cfg.Clock.Now(), model: model.NewUsageModel(sc), host: cluster.NewStandalone(),
+		served: map[string]corev1.ResourceList{}, present: map[string]bool{}, replicas: map[string]int32{},
+	}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	// The stack outlives ctx: ctx bounds only the start.
+	var life context.Context
+	life, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if s.dir, err = os.MkdirTemp("", "ballast-sim-"); err != nil {
+		return nil, fmt.Errorf("creating the simulator's directory: %w", err)
+	}
+	if s.c, err = cluster.Start(s.host, cluster.Options{}); err != nil {
+		return nil, fmt.Errorf("starting the cluster: %w", err)
+	}
+	for _, n := range sc.Nodes {
+		if n.Absent {
+			continue
+		}
+		if err := s.addNode(ctx, n); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.startUsage(ctx, life); err != nil {
+		return nil, err
+	}
+	if err := s.startSchedulers(life); err != nil {
+		return nil, err
+	}
+	return s, s.createNamespaces(ctx)
+}
+
+// startUsage serves the model's usage and starts load-watcher's collector
+// on it through the metrics-server provider, with one sampling round done.
+func (s *Stack) startUsage(ctx, life context.Context) error {
+	var err error
+	if s.metrics, err = metricsapi.Start(s); err != nil {
+		return err
+	}
+	if s.metricsClient, err = metricsclient.NewForConfig(s.metrics.RestConfig()); err != nil {
+		return fmt.Errorf("creating the metrics client: %w", err)
+	}
+	prov, err := metricsserver.New(metricsserver.Config{Client: s.metricsClient})
+	if err != nil {
+		return err
+	}
+	nodes := collector.NewInformerNodes(s.c.Client)
+	if err := nodes.Start(life); err != nil {
+		return fmt.Errorf("watching nodes for load-watcher: %w", err)
+	}
+	s.collector, err = collector.New(collector.Config{
+		Provider: prov, Nodes: nodes, Period: s.cfg.Period, Windows: s.cfg.Windows, StaleAfter: 3 * s.cfg.Period, Now: s.cfg.Clock.Now,
+	})
+	if err != nil {
+		return fmt.Errorf("load-watcher collector: %w", err)
+	}
+	return s.PublishAndCollect(ctx, 0, 0)
+}
+
+// startSchedulers starts the configured scheduler, fed by the collector in
+// Ballast mode, and prepares the descheduler.
+func (s *Stack) startSchedulers(life context.Context) error {
+	var err error
+	switch s.cfg.Scheduler {
+	case model.ModeDefault:
+		_, err = s.c.StartScheduler(life, cluster.DefaultSchedulerConfig)
+	case model.ModeBallast:
+		src := func(context.Context, fwk.Handle) (nodeload.Source, error) {
+			return usageSource{s.collector, podusage.MetricsAPI{Client: s.metricsClient.MetricsV1beta1().RESTClient()}}, nil
+		}
+		_, err = s.c.StartScheduler(life, s.cfg.SchedulerConfig, schedapp.Plugins(src)...)
+	case model.ModeNone:
+	default:
+		err = fmt.Errorf("unknown scheduler %q", s.cfg.Scheduler)
+	}
+	if err != nil {
+		return fmt.Errorf("starting the %s scheduler: %w", s.cfg.Scheduler, err)
+	}
+	if s.cfg.Descheduler {
+		s.descheduler, err = newDescheduler(s.c, s.collector, s.metricsClient, s.cfg.Clock, s.cfg.DeschedulerPolicy, s.dir)
+	}
+	return err
+}
+
+// usageSource is what Ballast's scheduler reads in a simulation: node usage
+// from load-watcher's collector, what pods use from the simulated metrics API.
+type usageSource struct {
+	*collector.Collector
+	podusage.MetricsAPI
+}
+
+// ScenarioTime is how far the scenario has got on the stack's clock.
+func (s *Stack) ScenarioTime() time.Duration {
+	speed := s.cfg.Speed
+	if speed == 0 {
+		speed = 1
+	}
+	return time.Duration(float64(s.cfg.Clock.Now().Sub(s.start)) * speed)
+}
+
+// Err reports a failure of the control plane.
+func (s *Stack) Err() error { return s.host.Err() }
+
+// Close stops everything the stack started, waits for it and removes its
+// files. It is safe on a partly started stack.
+func (s *Stack) Close() {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	if s.metrics != nil {
+		_ = s.metrics.Stop(context.Background())
+	}
+	s.host.Close()
+	if s.dir != "" {
+		_ = os.RemoveAll(s.dir)
+	}
+}
+
+// NodeUsage implements metricsapi.Source.
+func (s *Stack) NodeUsage() (map[string]corev1.ResourceList, time.Time, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.served, s.cfg.Clock.Now(), s.cfg.Period
+}
+
+// PodUsage implements metricsapi.PodSource.
+func (s *Stack) PodUsage() (map[types.NamespacedName]metricsapi.PodUsage, time.Time, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.servedPods, s.cfg.Clock.Now(), s.cfg.Period
+}
+
+// PublishAndCollect serves every present node's and every bound pod's usage
+// for the current placement at scenario time t (the model's step number
+// step) and runs one load-watcher sampling round.
+func (s *Stack) PublishAndCollect(ctx context.Context, t time.Duration, step int64) error {
+	pods, err := s.CurrentPods(ctx)
+	if err != nil {
+		return err
+	}
+	p := model.PlacementOf(pods)
+	served := map[string]corev1.ResourceList{}
+	for node := range s.present {
+		served[node] = resourceList(s.model.NodeUsage(node, p.Workloads[node], t, step).Add(p.Other[node]))
+	}
+	podUsage := s.model.PodsUsage(pods, t, step)
+	servedPods := make(map[types.NamespacedName]metricsapi.PodUsage, len(podUsage))
+	for _, pod := range pods {
+		if u, ok := podUsage[pod.Key]; ok {
+			servedPods[pod.Key] = metricsapi.PodUsage{Container: pod.Container, Usage: resourceList(u)}
+		}
+	}
+	s.mu.Lock()
+	s.served, s.servedPods = served, servedPods
+	s.mu.Unlock()
+	if err := s.collector.Collect(ctx); err != nil {
+		return fmt.Errorf("load-watcher sampling at %s: %w", t, err)
+	}
+	return nil
+}
+
+// resourceList is a as CPU and memory quantities.
+func resourceList(a model.Amount) corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(a.CPU*1000), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(int64(a.Memory), resource.BinarySI),
+	}
+}
+
+func (s *Stack) addNode(ctx context.Context, n scenario.Node) error {
+	labels := map[string]string{}
+	for k, v := range n.Labels {
+		labels[k] = v
+	}
+	if n.Role != "" {
+		labels["node-role.kubernetes.io/"+n.Role] = "true"
+	}
+	_, err := s.c.AddNode(ctx, cluster.NodeSpec{
+		Name: n.Name, CPU: n.CPU.String(), Memory: n.Memory.String(), Pods: n.Pods, Arch: n.Arch,
+		Labels: labels, Unschedulable: n.Unschedulable,
+	})
+	if err != nil {
+		return fmt.Errorf("adding node %s: %w", n.Name, err)
+	}
+	s.present[n.Name] = true
+	return nil
+}
+
+// Apply carries out one timeline event. Hogs need nothing here: the usage
+// model includes them while they run.
+func (s *Stack) Apply(ctx context.Context, ev scenario.Event) error {
+	switch ev.Type {
+	case scenario.Join:
+		return s.addNode(ctx, s.model.Node(ev.Node))
+	case scenario.Cordon, scenario.Uncordon:
+		return s.c.SetUnschedulable(ctx, ev.Node, ev.Type == scenario.Cordon)
+	case scenario.Scale:
+		w, ok := s.model.Workload(ev.Workload)
+		if !ok {
+			return fmt.Errorf("no workload %s", ev.Workload)
+		}
+		d, err := s.c.Client.AppsV1().Deployments(namespaceOf(w)).Get(ctx, w.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		d.Spec.Replicas = ptr.To(ev.Replicas)
+		if _, err := s.c.Client.AppsV1().Deployments(d.Namespace).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		s.replicas[w.Name] = ev.Replicas
+	}
+	return nil
+}
+
+func namespaceOf(w scenario.Workload) string {
+	if w.Namespace == "" {
+		return metav1.NamespaceDefault
+	}
+	return w.Namespace
+}
+
+func (s *Stack) createNamespaces(ctx context.Context) error {
+	for _, w := range s.sc.Workloads {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceOf(w)}}
+		if _, err := s.c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", ns.Name, err)
+		}
+	}
+	return nil
+}
+
+// CreateWorkloads creates the scenario's Deployments.
+func (s *Stack) CreateWorkloads(ctx context.Context) error {
+	for _, w := range s.sc.Workloads {
+		if _, err := s.c.Client.AppsV1().Deployments(namespaceOf(w)).Create(ctx, deployment(w), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating workload %s: %w", w.Name, err)
+		}
+		s.replicas[w.Name] = w.Replicas
+	}
+	return nil
+}
+
+func deployment(w scenario.Workload) *appsv1.Deployment {
+	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+	for name, q := range map[corev1.ResourceName]resource.Quantity{corev1.ResourceCPU: w.Requests.CPU, corev1.ResourceMemory: w.Requests.Memory} {
+		if !q.IsZero() {
+			res.Requests[name] = q
+		}
+	}
+	for name, q := range map[corev1.ResourceName]resource.Quantity{corev1.ResourceCPU: w.Limits.CPU, corev1.ResourceMemory: w.Limits.Memory} {
+		if !q.IsZero() {
+			res.Limits[name] = q
+		}
+	}
+	return objects.MakeDeployment(w.Name).Namespace(namespaceOf(w)).Replicas(w.Replicas).Label(model.WorkloadLabel, w.Name).
+		Container(w.Name).Image("registry.invalid/"+w.Name+":sim", "").Resources(res).NodeSelector(w.NodeSelector).Obj()
+}
+
+// CurrentPods returns the pods that are not terminating or finished.
+func (s *Stack) CurrentPods(ctx context.Context) (map[types.UID]model.Pod, error) {
+	pods, err := s.c.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	out := make(map[types.UID]model.Pod, len(pods.Items))
+	for i := range pods.Items {
+		if p, ok := model.PodOf(&pods.Items[i]); ok {
+			out[pods.Items[i].UID] = p
+		}
+	}
+	return out, nil
+}
+
+// Nodes lists the cluster's nodes.
+func (s *Stack) Nodes(ctx context.Context) ([]corev1.Node, error) {
+	nodes, err := s.c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	return nodes.Items, nil
+}
+
+// Scenario is the scenario the stack plays.
+func (s *Stack) Scenario() *scenario.Scenario { return s.sc }
+
+// Model is the usage model the stack serves.
+func (s *Stack) Model() *model.UsageModel { return s.model }
+
+// Started is the clock's time when the stack started: scenario time zero.
+func (s *Stack) Started() time.Time { return s.start }
+
+// Cluster is the in-process cluster.
+func (s *Stack) Cluster() *cluster.Cluster { return s.c }
+
+// Collector is load-watcher's collector reading the served usage.
+func (s *Stack) Collector() *collector.Collector { return s.collector }
+
+// MetricsAddress is the address the simulated metrics.k8s.io serves on.
+func (s *Stack) MetricsAddress() string { return s.metrics.Address() }
+
+// Descheduler is the in-process descheduler; nil when the stack runs none.
+func (s *Stack) Descheduler() *Descheduler { return s.descheduler }
+
+// Replicas is how many pods each scenario workload should have now, events
+// (scaling) included.
+func (s *Stack) Replicas() map[string]int32 { return s.replicas }
+
+// Period is the clock time between two sampling rounds.
+func (s *Stack) Period() time.Duration { return s.cfg.Period }
