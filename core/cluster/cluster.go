@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/test/utils/ktesting"
+	"k8s.io/utils/clock"
 )
 
 // defaultAPIServerFlags adapt kube-apiserver to a cluster without kubelets or
@@ -38,6 +39,10 @@ type Options struct {
 	APIServerFlags []string
 	// ControllerWorkers is the number of workers of each controller; 0 means 5.
 	ControllerWorkers int
+	// Clock is the time the kubelet stand-in stamps on pods it starts (their
+	// start time and conditions), so that they agree with a simulated clock
+	// of the usage they are compared with; nil is the real clock.
+	Clock clock.PassiveClock
 }
 
 // Cluster is a running in-process control plane.
@@ -110,7 +115,7 @@ func (c *Cluster) start(tb ktesting.TB, opts Options) error {
 	if err := c.startControllers(ctx, opts.ControllerWorkers); err != nil {
 		return err
 	}
-	c.kubelet = newKubelet(c.Client)
+	c.kubelet = newKubelet(c.Client, opts.Clock)
 	c.run(func() { c.kubelet.run(ctx) })
 	return nil
 }

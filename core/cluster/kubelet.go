@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 )
 
@@ -36,8 +37,10 @@ const (
 // Containers are not run; usage comes from the simulator's usage model.
 type kubelet struct {
 	client kubernetes.Interface
-	queue  workqueue.TypedRateLimitingInterface[string]
-	pods   corelisters.PodLister
+	// clock stamps pods' start times.
+	clock clock.PassiveClock
+	queue workqueue.TypedRateLimitingInterface[string]
+	pods  corelisters.PodLister
 
 	mu        sync.Mutex
 	nodes     map[string]*simNode
@@ -49,9 +52,13 @@ type simNode struct {
 	nextIP int
 }
 
-func newKubelet(client kubernetes.Interface) *kubelet {
+func newKubelet(client kubernetes.Interface, clk clock.PassiveClock) *kubelet {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
 	return &kubelet{
 		client: client,
+		clock:  clk,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "kubelet"}),
 		nodes: map[string]*simNode{},
@@ -195,7 +202,7 @@ func (k *kubelet) sync(ctx context.Context, key string) error {
 	if !ours {
 		return nil
 	}
-	started := runningStatus(pod, hostIP, podIP, metav1.Now())
+	started := runningStatus(pod, hostIP, podIP, metav1.NewTime(k.clock.Now()))
 	_, err = k.client.CoreV1().Pods(namespace).UpdateStatus(ctx, started, metav1.UpdateOptions{})
 	if isNotFound(err) {
 		return nil

@@ -18,7 +18,7 @@ func TestStatusUpdateReportsReadyAgain(t *testing.T) {
 	conds[0].Status, conds[0].Reason = corev1.ConditionUnknown, "NodeStatusUnknown"
 	conds = append(conds, corev1.NodeCondition{Type: "NetworkUnavailable", Status: corev1.ConditionFalse})
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "pi-1"}, Status: corev1.NodeStatus{Conditions: conds}})
-	k := newKubelet(client)
+	k := newKubelet(client, nil)
 	if err := k.touchNodeStatus(ctx, "pi-1"); err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ type StandIn struct {
 
 // StartStandIn starts a kubelet stand-in on client; it runs until ctx ends.
 func StartStandIn(ctx context.Context, client kubernetes.Interface) *StandIn {
-	s := &StandIn{client: client, k: newKubelet(client)}
+	s := &StandIn{client: client, k: newKubelet(client, nil)}
 	go s.k.run(ctx)
 	return s
 }

@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/configz"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/scheduler"
 	"sigs.k8s.io/yaml"
 )
 
@@ -37,16 +40,26 @@ type Scheduler struct {
 // for the in-process cluster; serving is off, so nothing listens. The
 // scheduler stops when ctx ends, on Stop, or with the cluster.
 func (c *Cluster) StartScheduler(ctx context.Context, configYAML string, plugins ...app.Option) (*Scheduler, error) {
+	s, _, err := c.startScheduler(ctx, configYAML, false, plugins...)
+	return s, err
+}
+
+// startScheduler starts kube-scheduler, stepped (see SteppedScheduler) or
+// not, and returns it with the scheduler it set up.
+func (c *Cluster) startScheduler(ctx context.Context, configYAML string, stepped bool, plugins ...app.Option) (*Scheduler, *scheduler.Scheduler, error) {
 	if configYAML == "" {
 		configYAML = DefaultSchedulerConfig
 	}
-	path, err := c.writeSchedulerConfig(configYAML)
+	path, err := c.writeSchedulerConfig(configYAML, stepped)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts := options.NewOptions()
 	opts.ConfigFile = path
 	opts.SecureServing.BindPort = 0
+	if stepped {
+		opts.Deprecated.PodMaxInUnschedulablePodsDuration = steppedUnschedulableFor
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	context.AfterFunc(c.lifetime, cancel)
@@ -54,7 +67,7 @@ func (c *Cluster) StartScheduler(ctx context.Context, configYAML string, plugins
 	cc, sched, err := app.Setup(ctx, opts, plugins...)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("setting up kube-scheduler: %w", err)
+		return nil, nil, fmt.Errorf("setting up kube-scheduler: %w", err)
 	}
 	s := &Scheduler{cancel: cancel, done: make(chan struct{})}
 	// configz is process-wide and refuses a second registration; only the
@@ -66,7 +79,18 @@ func (c *Cluster) StartScheduler(ctx context.Context, configYAML string, plugins
 		_ = app.Run(ctx, cc, sched)
 		configz.Delete(configzName)
 	})
-	return s, nil
+	if stepped {
+		// Nodes and pods created from now on reach the scheduler as watch
+		// events, in the order they were created; those listed at start
+		// come in the watch cache's order, which is random.
+		synced := []cache.InformerSynced{cc.InformerFactory.Core().V1().Nodes().Informer().HasSynced,
+			cc.InformerFactory.Core().V1().Pods().Informer().HasSynced}
+		if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+			s.Stop()
+			return nil, nil, fmt.Errorf("kube-scheduler's informers did not sync: %w", context.Cause(ctx))
+		}
+	}
+	return s, sched, nil
 }
 
 // Stop stops the scheduler and waits until it has.
@@ -76,8 +100,11 @@ func (s *Scheduler) Stop() {
 }
 
 // writeSchedulerConfig points configYAML's client connection at the cluster,
-// turns leader election off and saves it for kube-scheduler's --config.
-func (c *Cluster) writeSchedulerConfig(configYAML string) (string, error) {
+// turns leader election off and saves it for kube-scheduler's --config. A
+// stepped scheduler's configuration also runs the step gate in every profile
+// (the default profile when it names none) and filters and scores nodes one
+// at a time (parallelism 1).
+func (c *Cluster) writeSchedulerConfig(configYAML string, stepped bool) (string, error) {
 	var cfg map[string]any
 	if err := yaml.Unmarshal([]byte(configYAML), &cfg); err != nil {
 		return "", fmt.Errorf("parsing scheduler configuration: %w", err)
@@ -87,6 +114,10 @@ func (c *Cluster) writeSchedulerConfig(configYAML string) (string, error) {
 	}
 	cfg["clientConnection"] = mergeMap(cfg["clientConnection"], map[string]any{"kubeconfig": c.kubeconfig})
 	cfg["leaderElection"] = mergeMap(cfg["leaderElection"], map[string]any{"leaderElect": false})
+	if stepped {
+		gateProfiles(cfg)
+		cfg["parallelism"] = 1
+	}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		return "", fmt.Errorf("encoding scheduler configuration: %w", err)
@@ -111,4 +142,30 @@ func mergeMap(existing any, set map[string]any) map[string]any {
 		m[k] = v
 	}
 	return m
+}
+
+// gateProfiles adds the step gate to every profile's PreEnqueue and
+// PreFilter plugins, adding the default profile when the configuration
+// names none.
+func gateProfiles(cfg map[string]any) {
+	profiles, _ := cfg["profiles"].([]any)
+	if len(profiles) == 0 {
+		profiles = []any{map[string]any{"schedulerName": corev1.DefaultSchedulerName}}
+	}
+	for i, p := range profiles {
+		profile, _ := p.(map[string]any)
+		if profile == nil {
+			profile = map[string]any{}
+		}
+		plugins := mergeMap(profile["plugins"], nil)
+		for _, point := range []string{"preEnqueue", "preFilter"} {
+			set := mergeMap(plugins[point], nil)
+			enabled, _ := set["enabled"].([]any)
+			set["enabled"] = append(enabled, map[string]any{"name": StepGateName})
+			plugins[point] = set
+		}
+		profile["plugins"] = plugins
+		profiles[i] = profile
+	}
+	cfg["profiles"] = profiles
 }

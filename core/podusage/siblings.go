@@ -113,7 +113,10 @@ func (s *Siblings) Estimate(ctx context.Context, pod *v1.Pod) (loadmodel.Amount,
 }
 
 // running returns the siblings of pod that run, longest-running first, at
-// most Sample of them.
+// most Sample of them. Siblings that started together are taken by node,
+// then by name: a workload's pod names are random, and a sample chosen by
+// them alone would measure other pods each time the same placement is
+// replayed.
 func (s *Siblings) running(pod *v1.Pod, owner types.UID) []*v1.Pod {
 	all, err := s.pods.Pods(pod.Namespace).List(labels.Everything())
 	if err != nil {
@@ -130,6 +133,9 @@ func (s *Siblings) running(pod *v1.Pod, owner types.UID) []*v1.Pod {
 	}
 	slices.SortFunc(out, func(a, b *v1.Pod) int {
 		if c := a.Status.StartTime.Compare(b.Status.StartTime.Time); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Spec.NodeName, b.Spec.NodeName); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Name, b.Name)

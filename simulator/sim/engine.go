@@ -29,8 +29,8 @@ type Options struct {
 	// DeschedulerEvery is the simulated time between descheduling cycles
 	// in Ballast mode; default 5m, the chart's descheduler.deschedulingInterval.
 	DeschedulerEvery time.Duration
-	// SettleTimeout bounds the real time waited after each step for the
-	// cluster to settle; default 20s.
+	// SettleTimeout bounds the real time waited for the cluster to come to
+	// rest after a step, a wait that only a stuck part exhausts; default 2m.
 	SettleTimeout time.Duration
 	// SchedulerConfig is the Ballast run's KubeSchedulerConfiguration;
 	// default the shipped scheduler/config/default-scheduler.yaml.
@@ -59,7 +59,7 @@ func (o *Options) setDefaults() {
 		o.DeschedulerPolicy = stack.DeschedulerPolicy
 	}
 	if o.SettleTimeout <= 0 {
-		o.SettleTimeout = 20 * time.Second
+		o.SettleTimeout = 2 * time.Minute
 	}
 }
 
@@ -103,6 +103,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, mode Mode, opts Options) (*
 	s, err := stack.Start(ctx, sc, stack.Config{
 		Scheduler: mode, Descheduler: mode == ModeBallast, SchedulerConfig: opts.SchedulerConfig,
 		DeschedulerPolicy: opts.DeschedulerPolicy, Clock: clock, Period: sc.Step.Duration, Windows: opts.Windows,
+		Stepped: true,
 	})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,14 +12,22 @@ import (
 	"github.com/ballast-sched/ballast/simulator/sim/model"
 )
 
-// settle waits, for at most SettleTimeout of real time, until every workload
-// has its replicas, nothing is terminating and every pod is either running
-// or found unschedulable by the scheduler. It then observes the pods, as
-// the end of a descheduling cycle when evicting.
+// settle brings the cluster to rest after a change: it waits for the
+// controllers (every workload has its replicas, nothing is terminating),
+// lets the scheduler place every pending pod it can (the stack's scheduler
+// is stepped: it places nothing between steps), waits for the bound pods to
+// run, and then observes the pods, as the end of a descheduling cycle when
+// evicting. Nothing here waits for a length of real time: a busy machine
+// takes longer, not another path.
 func (e *engine) settle(ctx context.Context, evicting bool) error {
-	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, e.opts.SettleTimeout, true, e.settled)
-	if err != nil && ctx.Err() != nil {
-		return ctx.Err()
+	if err := e.waitQuiet(ctx, "the controllers to create and delete the pods they own", false); err != nil {
+		return err
+	}
+	if _, err := e.Schedule(ctx); err != nil {
+		return err
+	}
+	if err := e.waitQuiet(ctx, "the bound pods to run", true); err != nil {
+		return err
 	}
 	pods, err := e.CurrentPods(ctx)
 	if err != nil {
@@ -28,7 +37,20 @@ func (e *engine) settle(ctx context.Context, evicting bool) error {
 	return nil
 }
 
-func (e *engine) settled(ctx context.Context) (bool, error) {
+// waitQuiet waits, for at most SettleTimeout, until every scenario workload
+// has its replicas and nothing is terminating; with running, also until
+// every bound pod runs.
+func (e *engine) waitQuiet(ctx context.Context, what string, running bool) error {
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, e.opts.SettleTimeout, true, func(ctx context.Context) (bool, error) {
+		return e.quiet(ctx, running)
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s at %s: %w", what, e.clock.Now().Sub(e.Started()), err)
+	}
+	return nil
+}
+
+func (e *engine) quiet(ctx context.Context, running bool) (bool, error) {
 	pods, err := e.Cluster().Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: model.WorkloadLabel})
 	if err != nil {
 		return false, nil
@@ -38,7 +60,7 @@ func (e *engine) settled(ctx context.Context) (bool, error) {
 		if p.DeletionTimestamp != nil {
 			return false, nil
 		}
-		if p.Spec.NodeName == "" && !unschedulable(&p) || p.Spec.NodeName != "" && p.Status.Phase != corev1.PodRunning {
+		if running && p.Spec.NodeName != "" && p.Status.Phase != corev1.PodRunning {
 			return false, nil
 		}
 		count[p.Labels[model.WorkloadLabel]]++
@@ -49,13 +71,4 @@ func (e *engine) settled(ctx context.Context) (bool, error) {
 		}
 	}
 	return true, nil
-}
-
-func unschedulable(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return true
-		}
-	}
-	return false
 }

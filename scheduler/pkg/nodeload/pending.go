@@ -144,9 +144,17 @@ func (c *PendingPods) put(pod *v1.Pod, node string, since time.Time, measured *l
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sweepLocked(now)
-	if measured == nil {
-		if old, ok := c.nodeOf[pod.UID]; ok {
-			measured = c.byNode[old].pods[pod.UID].measured
+	if old, ok := c.nodeOf[pod.UID]; ok {
+		prev := c.byNode[old].pods[pod.UID]
+		if measured == nil {
+			measured = prev.measured
+		}
+		// A pod does not use a node before the scheduler placed it there:
+		// a time the pod reports that precedes the reservation (the
+		// binding's condition, stamped by another clock) does not move
+		// its start back.
+		if old == node && prev.since.After(since) {
+			since = prev.since
 		}
 	}
 	c.forgetLocked(pod.UID)

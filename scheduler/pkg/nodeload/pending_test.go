@@ -174,3 +174,39 @@ func TestPendingPodsKeepTheSiblingsEstimateOfAReservedPod(t *testing.T) {
 		t.Errorf("observed only: pending %d m, want the request estimate 1000", got.MilliCPU)
 	}
 }
+
+// A time the pod reports from another clock (the binding's condition,
+// stamped by the API server's or another scheduler's clock) that precedes
+// the reservation does not move the pod's start back; a later start time
+// (the kubelet's) does move it on.
+func TestPendingPodsStartNoEarlierThanTheReservation(t *testing.T) {
+	clock := &fakeClock{t: t0}
+	c := NewPendingPods(20*time.Minute, clock.now)
+	window := 5 * time.Minute
+	c.Assume(boundPod("a", "n1"), "n1", nil)
+
+	bound := boundPod("a", "n1")
+	bound.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionTrue, LastTransitionTime: *at(t0, -3*time.Minute)}}
+	c.Observe(bound)
+	// Started at t0 (the reservation), not 3 minutes before: a sample at
+	// t0+1m covers 1m of 5 → 800 pending, not 1000 × (1 − 4/5) = 200.
+	if got := c.Sum("n1", t0.Add(time.Minute), window, flat); got.MilliCPU != 800 {
+		t.Errorf("pending %d m, want 800: the reservation's time stands", got.MilliCPU)
+	}
+
+	running := bound.DeepCopy()
+	running.Status.StartTime = at(t0, 2*time.Minute)
+	c.Observe(running)
+	// Started at t0+2m: a sample at t0+3m covers 1m of 5 → 800.
+	if got := c.Sum("n1", t0.Add(3*time.Minute), window, flat); got.MilliCPU != 800 {
+		t.Errorf("pending %d m, want 800 from the kubelet's later start", got.MilliCPU)
+	}
+
+	// On another node the pod is another placement: its own time counts.
+	moved := boundPod("a", "n2")
+	moved.Status.StartTime = at(t0, -time.Minute)
+	c.Observe(moved)
+	if got := c.Sum("n2", t0, window, flat); got.MilliCPU != 800 {
+		t.Errorf("pending on n2 %d m, want 800 from its own start", got.MilliCPU)
+	}
+}

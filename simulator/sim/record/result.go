@@ -1,7 +1,12 @@
 package record
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"time"
@@ -169,4 +174,43 @@ func Summarize(util map[string]float64) Summary {
 		s.CV = math.Sqrt(variance) / mean
 	}
 	return s
+}
+
+// Digest names a result: the first 12 hexadecimal digits of the SHA-256 of
+// its JSON. Two runs of one scenario, seed, configuration and binary give
+// the same digest (a simulation leaves nothing to the machine's speed), so
+// a digest that changes says the result changed.
+func (r *Result) Digest() string {
+	data, err := json.Marshal(r)
+	if err != nil {
+		// A Result is plain data; it always encodes.
+		panic(fmt.Sprintf("encoding a result: %v", err))
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:12]
+}
+
+// FirstDifference describes the first step at which two results of one
+// scenario differ, "none" when they do not.
+func FirstDifference(a, b *Result) string {
+	for i := range min(len(a.Steps), len(b.Steps)) {
+		sa, sb := a.Steps[i], b.Steps[i]
+		if reflect.DeepEqual(sa, sb) {
+			continue
+		}
+		for j := range min(len(sa.Nodes), len(sb.Nodes)) {
+			if !reflect.DeepEqual(sa.Nodes[j], sb.Nodes[j]) {
+				return fmt.Sprintf("at %s, node %s: %+v then %+v", sa.At, sa.Nodes[j].Node, sa.Nodes[j], sb.Nodes[j])
+			}
+		}
+		return fmt.Sprintf("at %s: %d pending then %d", sa.At, sa.Pending, sb.Pending)
+	}
+	if len(a.Steps) != len(b.Steps) {
+		return fmt.Sprintf("%d steps then %d", len(a.Steps), len(b.Steps))
+	}
+	if reflect.DeepEqual(a, b) {
+		return "none"
+	}
+	return fmt.Sprintf("the counts: %d evictions, %d ping-pong, %d on a hog then %d, %d, %d",
+		a.Evictions, a.PingPong, a.PlacedOnHog, b.Evictions, b.PingPong, b.PlacedOnHog)
 }

@@ -1,9 +1,12 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -13,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	fwk "k8s.io/kube-scheduler/framework"
+	kubeapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -49,6 +54,11 @@ type Config struct {
 	Speed float64
 	// Windows are load-watcher's statistics windows; default usage.DefaultWindows.
 	Windows []usage.Window
+	// Stepped runs the scheduler a step at a time (Schedule) and everything
+	// that stamps a time on pods on Clock, so that a run depends on nothing
+	// but the scenario: the same scenario, seed and configuration give the
+	// same result on a busy machine as on an idle one.
+	Stepped bool
 }
 
 // Stack is a scenario's cluster with everything around it: the usage model
@@ -74,7 +84,11 @@ type Stack struct {
 	// metrics-server.
 	metricsClient metricsclient.Interface
 	collector     *collector.Collector
-	descheduler   *Descheduler
+	// nodes is the collector's view of the cluster's nodes.
+	nodes       *collector.InformerNodes
+	descheduler *Descheduler
+	// stepped is the scheduler of a stepped stack; nil otherwise.
+	stepped *cluster.SteppedScheduler
 
 	cancel context.CancelFunc
 	// present are the scenario nodes in the cluster; replicas the replicas
@@ -103,8 +117,23 @@ func Start(ctx context.Context, sc *scenario.Scenario, cfg Config) (_ *Stack, er
 	if s.dir, err = os.MkdirTemp("", "ballast-sim-"); err != nil {
 		return nil, fmt.Errorf("creating the simulator's directory: %w", err)
 	}
-	if s.c, err = cluster.Start(s.host, cluster.Options{}); err != nil {
+	opts := cluster.Options{}
+	if cfg.Stepped {
+		// One worker per controller creates the pods of one workload after
+		// another, so their order in the scheduler's queue is the
+		// scenario's, and the kubelet stand-in starts them at scenario time.
+		opts.ControllerWorkers, opts.Clock = 1, cfg.Clock
+	}
+	if s.c, err = cluster.Start(s.host, opts); err != nil {
 		return nil, fmt.Errorf("starting the cluster: %w", err)
+	}
+	if err := s.startUsage(life); err != nil {
+		return nil, err
+	}
+	// The scheduler first, then the nodes: a stepped scheduler ranks nodes
+	// that score alike in the order it learns of them.
+	if err := s.startScheduler(life); err != nil {
+		return nil, err
 	}
 	for _, n := range sc.Nodes {
 		if n.Absent {
@@ -114,18 +143,20 @@ func Start(ctx context.Context, sc *scenario.Scenario, cfg Config) (_ *Stack, er
 			return nil, err
 		}
 	}
-	if err := s.startUsage(ctx, life); err != nil {
+	if err := s.PublishAndCollect(ctx, 0, 0); err != nil {
 		return nil, err
 	}
-	if err := s.startSchedulers(life); err != nil {
-		return nil, err
+	if cfg.Descheduler {
+		if s.descheduler, err = newDescheduler(s.c, s.collector, s.metricsClient, cfg.Clock, cfg.DeschedulerPolicy, s.dir); err != nil {
+			return nil, err
+		}
 	}
 	return s, s.createNamespaces(ctx)
 }
 
-// startUsage serves the model's usage and starts load-watcher's collector
-// on it through the metrics-server provider, with one sampling round done.
-func (s *Stack) startUsage(ctx, life context.Context) error {
+// startUsage serves the model's usage and builds load-watcher's collector
+// on it through the metrics-server provider.
+func (s *Stack) startUsage(life context.Context) error {
 	var err error
 	if s.metrics, err = metricsapi.Start(s); err != nil {
 		return err
@@ -141,38 +172,53 @@ func (s *Stack) startUsage(ctx, life context.Context) error {
 	if err := nodes.Start(life); err != nil {
 		return fmt.Errorf("watching nodes for load-watcher: %w", err)
 	}
+	s.nodes = nodes
 	s.collector, err = collector.New(collector.Config{
 		Provider: prov, Nodes: nodes, Period: s.cfg.Period, Windows: s.cfg.Windows, StaleAfter: 3 * s.cfg.Period, Now: s.cfg.Clock.Now,
 	})
 	if err != nil {
 		return fmt.Errorf("load-watcher collector: %w", err)
 	}
-	return s.PublishAndCollect(ctx, 0, 0)
+	return nil
 }
 
-// startSchedulers starts the configured scheduler, fed by the collector in
-// Ballast mode, and prepares the descheduler.
-func (s *Stack) startSchedulers(life context.Context) error {
-	var err error
+// startScheduler starts the configured scheduler, fed by the collector in
+// Ballast mode, stepped when the stack is.
+func (s *Stack) startScheduler(life context.Context) error {
+	var configYAML string
+	var plugins []kubeapp.Option
 	switch s.cfg.Scheduler {
 	case model.ModeDefault:
-		_, err = s.c.StartScheduler(life, cluster.DefaultSchedulerConfig)
+		configYAML = cluster.DefaultSchedulerConfig
 	case model.ModeBallast:
 		src := func(context.Context, fwk.Handle) (nodeload.Source, error) {
 			return usageSource{s.collector, podusage.MetricsAPI{Client: s.metricsClient.MetricsV1beta1().RESTClient()}}, nil
 		}
-		_, err = s.c.StartScheduler(life, s.cfg.SchedulerConfig, schedapp.Plugins(src)...)
+		configYAML, plugins = s.cfg.SchedulerConfig, schedapp.PluginsOnClock(src, s.cfg.Clock.Now)
 	case model.ModeNone:
+		return nil
 	default:
-		err = fmt.Errorf("unknown scheduler %q", s.cfg.Scheduler)
+		return fmt.Errorf("unknown scheduler %q", s.cfg.Scheduler)
+	}
+	var err error
+	if s.cfg.Stepped {
+		s.stepped, err = s.c.StartSteppedScheduler(life, configYAML, plugins...)
+	} else {
+		_, err = s.c.StartScheduler(life, configYAML, plugins...)
 	}
 	if err != nil {
 		return fmt.Errorf("starting the %s scheduler: %w", s.cfg.Scheduler, err)
 	}
-	if s.cfg.Descheduler {
-		s.descheduler, err = newDescheduler(s.c, s.collector, s.metricsClient, s.cfg.Clock, s.cfg.DeschedulerPolicy, s.dir)
+	return nil
+}
+
+// Schedule lets a stepped stack's scheduler place every pending pod it
+// can, and returns how many it bound.
+func (s *Stack) Schedule(ctx context.Context) (int, error) {
+	if s.stepped == nil {
+		return 0, fmt.Errorf("the stack's scheduler is not stepped")
 	}
-	return err
+	return s.stepped.Schedule(ctx)
 }
 
 // usageSource is what Ballast's scheduler reads in a simulation: node usage
@@ -246,6 +292,9 @@ func (s *Stack) PublishAndCollect(ctx context.Context, t time.Duration, step int
 	s.mu.Lock()
 	s.served, s.servedPods = served, servedPods
 	s.mu.Unlock()
+	if err := s.waitForNodes(ctx); err != nil {
+		return err
+	}
 	if err := s.collector.Collect(ctx); err != nil {
 		return fmt.Errorf("load-watcher sampling at %s: %w", t, err)
 	}
@@ -295,6 +344,11 @@ func (s *Stack) Apply(ctx context.Context, ev scenario.Event) error {
 		d, err := s.c.Client.AppsV1().Deployments(namespaceOf(w)).Get(ctx, w.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
+		}
+		if s.cfg.Stepped && ev.Replicas < ptr.Deref(d.Spec.Replicas, 1) {
+			if err := s.rankForScaleDown(ctx, w); err != nil {
+				return err
+			}
 		}
 		d.Spec.Replicas = ptr.To(ev.Replicas)
 		if _, err := s.c.Client.AppsV1().Deployments(d.Namespace).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
@@ -400,3 +454,67 @@ func (s *Stack) Replicas() map[string]int32 { return s.replicas }
 
 // Period is the clock time between two sampling rounds.
 func (s *Stack) Period() time.Duration { return s.cfg.Period }
+
+// waitForNodes waits until load-watcher's node informer lists exactly the
+// nodes in the cluster with their allocatable (a node is created first and
+// given its status after), so a sampling round covers a node that just
+// joined and not one that left.
+func (s *Stack) waitForNodes(ctx context.Context) error {
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		nodes, err := s.nodes.Nodes()
+		if err != nil || len(nodes) != len(s.present) {
+			return false, nil
+		}
+		for _, n := range nodes {
+			if !s.present[n.Name] || n.Allocatable.MilliCPU <= 0 || n.Allocatable.MemoryBytes <= 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for load-watcher to see the cluster's nodes: %w", err)
+	}
+	return nil
+}
+
+// rankForScaleDown sets the pod-deletion-cost of w's pods in the order the
+// ReplicaSet controller would delete them on a scale-down: the pods on the
+// node holding most of the workload first, then the most recently started.
+// The controller breaks the ties that remain by the pods' ages, which in a
+// simulation depend on the machine's speed, and then at random; the costs
+// break them by node name instead, so a scale-down removes the same pods in
+// every run.
+func (s *Stack) rankForScaleDown(ctx context.Context, w scenario.Workload) error {
+	list, err := s.c.Client.CoreV1().Pods(namespaceOf(w)).List(ctx, metav1.ListOptions{LabelSelector: model.WorkloadLabel + "=" + w.Name})
+	if err != nil {
+		return fmt.Errorf("listing the pods of %s: %w", w.Name, err)
+	}
+	perNode := map[string]int{}
+	var pods []corev1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			pods = append(pods, p)
+			perNode[p.Spec.NodeName]++
+		}
+	}
+	started := func(p corev1.Pod) time.Time {
+		if p.Status.StartTime == nil {
+			return time.Time{}
+		}
+		return p.Status.StartTime.Time
+	}
+	slices.SortStableFunc(pods, func(a, b corev1.Pod) int {
+		return cmp.Or(
+			cmp.Compare(perNode[b.Spec.NodeName], perNode[a.Spec.NodeName]),
+			started(b).Compare(started(a)),
+			cmp.Compare(a.Spec.NodeName, b.Spec.NodeName))
+	})
+	for i, p := range pods {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, corev1.PodDeletionCost, strconv.Itoa(i))
+		if _, err := s.c.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("ranking pod %s for the scale-down: %w", p.Name, err)
+		}
+	}
+	return nil
+}

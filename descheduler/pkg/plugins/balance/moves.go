@@ -14,7 +14,9 @@ import (
 // expected to go, where its replacement really went, and what that did to
 // both nodes' usage.
 type move struct {
-	workload            Workload
+	workload Workload
+	// pod is the pod evicted.
+	pod                 types.UID
 	source, destination string
 	at                  time.Time
 	// sourceLoad and destinationLoad are the pod's estimated share of each
@@ -199,11 +201,23 @@ func (s *Store) Lock() { s.mu.Lock() }
 // Unlock releases the memory.
 func (s *Store) Unlock() { s.mu.Unlock() }
 
-// Remember records that a pod of w was evicted from source at at and is
+// Remember records that pod, of w, was evicted from source at at and is
 // expected on destination, with the pod's estimated share of each node.
-func (s *Store) Remember(w Workload, source, destination string, at time.Time, sourceLoad, destinationLoad NodeLoad) {
-	s.remember(&move{workload: w, source: source, destination: destination, at: at,
+func (s *Store) Remember(w Workload, pod types.UID, source, destination string, at time.Time, sourceLoad, destinationLoad NodeLoad) {
+	s.remember(&move{workload: w, pod: pod, source: source, destination: destination, at: at,
 		sourceLoad: sourceLoad, destinationLoad: destinationLoad})
+}
+
+// Evicted reports whether a remembered move evicted the pod: the
+// descheduler's informer may still list it, terminating or not even that
+// yet, and no plugin must count it on its node or evict it again.
+func (s *Store) Evicted(uid types.UID) bool {
+	for _, m := range s.moves {
+		if m.pod == uid && uid != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Bounced reports whether, within cooldown, a pod of w was moved off node

@@ -18,7 +18,7 @@ import (
 func TestInFlight(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := balance.NewStore()
-	s.Remember(balance.Workload{}, "a", "b", t0, balance.NodeLoad{usage.Memory: 10}, balance.NodeLoad{usage.Memory: 20})
+	s.Remember(balance.Workload{}, "", "a", "b", t0, balance.NodeLoad{usage.Memory: 10}, balance.NodeLoad{usage.Memory: 20})
 	tests := []struct {
 		name    string
 		node    string
@@ -46,7 +46,7 @@ func TestCooldownAndExpiry(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	w := balance.Workload{Namespace: "default", Kind: "Deployment", Name: "web"}
 	s := balance.NewStore()
-	s.Remember(w, "a", "b", t0, nil, nil)
+	s.Remember(w, "", "a", "b", t0, nil, nil)
 	for _, tc := range []struct {
 		name     string
 		w        balance.Workload
@@ -74,7 +74,7 @@ func TestCooldownAndExpiry(t *testing.T) {
 	// Two plugins share a store and remember for 1h and 10m: the shorter
 	// memory does not forget what the longer one still needs.
 	shared := balance.NewStore()
-	shared.Remember(w, "a", "b", t0, nil, nil)
+	shared.Remember(w, "", "a", "b", t0, nil, nil)
 	shared.Expire(t0.Add(time.Minute), time.Hour)
 	shared.Expire(t0.Add(20*time.Minute), 10*time.Minute)
 	if !shared.MovedOnto(w, "b", t0.Add(20*time.Minute), time.Hour) {
@@ -96,7 +96,7 @@ func TestABounceIsNotAMoveOntoTheSource(t *testing.T) {
 	s := balance.NewStore()
 	s.Lock()
 	defer s.Unlock()
-	s.Remember(w, "a", "b", t0, nil, nil)
+	s.Remember(w, "", "a", "b", t0, nil, nil)
 	if n := s.Follow([]string{"a", "b"}, func(node string) []*v1.Pod {
 		if node == "a" {
 			return []*v1.Pod{back}
@@ -150,7 +150,7 @@ func TestSharedMemory(t *testing.T) {
 	s.Lock()
 	defer s.Unlock()
 	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
-	s.Remember(w, "a", "b", t0, balance.NodeLoad{"memory": 4}, balance.NodeLoad{"memory": 4})
+	s.Remember(w, "", "a", "b", t0, balance.NodeLoad{"memory": 4}, balance.NodeLoad{"memory": 4})
 	later := t0.Add(time.Minute)
 	if !s.MovedOff(w, "a", later, 10*time.Minute) || s.MovedOff(w, "b", later, 10*time.Minute) {
 		t.Error("MovedOff should hold for the source only")
@@ -202,8 +202,8 @@ func TestFollowGuardsWhereReplacementsLand(t *testing.T) {
 	s := balance.NewStore()
 	s.Lock()
 	defer s.Unlock()
-	s.Remember(w, "a", "b", t0, nil, balance.NodeLoad{"memory": 4})
-	s.Remember(w, "a", "b", t0.Add(2*time.Minute), nil, balance.NodeLoad{"memory": 4})
+	s.Remember(w, "", "a", "b", t0, nil, balance.NodeLoad{"memory": 4})
+	s.Remember(w, "", "a", "b", t0.Add(2*time.Minute), nil, balance.NodeLoad{"memory": 4})
 	if n := s.Follow([]string{"a", "b", "c", "d"}, podsOn); len(n) != 0 {
 		t.Errorf("ping-pong %v, want none", n)
 	}

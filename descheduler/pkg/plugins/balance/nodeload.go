@@ -2,6 +2,7 @@ package balance
 
 import (
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -115,4 +116,14 @@ func (t ResourceThresholds) AllBelow(l NodeLoad) bool {
 		}
 	}
 	return true
+}
+
+// ByName returns the nodes sorted by name. The descheduler hands a plugin
+// the nodes in its informer's order, which is random; a plugin that walks
+// them in name order makes the same moves from the same cluster, down to
+// the last bit of a sum of their loads.
+func ByName(nodes []*v1.Node) []*v1.Node {
+	out := slices.Clone(nodes)
+	slices.SortFunc(out, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -48,6 +48,19 @@ func NewPlugin(ctx context.Context, name string, handle frameworktypes.Handle, d
 	}, nil
 }
 
+// PodsOn lists the pods on node that are still there as far as any balance
+// plugin knows: neither terminating nor evicted by a remembered move (the
+// descheduler's informer may list a pod evicted moments ago, even earlier
+// in the same cycle by another plugin); filter, when not nil, must accept
+// them too. Every count and every candidate of a balance plugin comes from
+// it, so that no plugin counts a moved pod twice or evicts it again.
+// Callers hold the Store's lock.
+func (p *Plugin) PodsOn(node string, filter podutil.FilterFunc) ([]*v1.Pod, error) {
+	return podutil.ListPodsOnANode(node, p.Handle.GetPodsAssignedToNodeFunc(), func(pod *v1.Pod) bool {
+		return pod.DeletionTimestamp == nil && !p.Deps.Store.Evicted(pod.UID) && (filter == nil || filter(pod))
+	})
+}
+
 // Builder returns the descheduler's builder of a balance plugin made by
 // build, bound to deps (give every balance plugin the same Store, so that
 // none undoes another's moves).

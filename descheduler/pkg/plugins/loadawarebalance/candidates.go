@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/descheduler/pkg/utils"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 var qosRank = map[v1.PodQOSClass]int{
@@ -16,14 +18,16 @@ var qosRank = map[v1.PodQOSClass]int{
 
 // sortCandidates orders the pods of a hot node for eviction: lowest priority
 // first, then BestEffort before Burstable before Guaranteed, then the pod
-// contributing most to the hot resources; names break ties so a cycle is
-// reproducible.
+// contributing most to the hot resources. Ties go to the workload's name,
+// then the pod's, so a cycle is reproducible: the names of a workload's pods
+// are random, so a tie between two workloads must not be broken by them.
 func sortCandidates(pods []*v1.Pod, contribution func(*v1.Pod) float64) {
 	type keyed struct {
 		pod      *v1.Pod
 		priority int32
 		qos      int
 		load     float64
+		workload string
 	}
 	ks := make([]keyed, len(pods))
 	for i, p := range pods {
@@ -31,7 +35,11 @@ func sortCandidates(pods []*v1.Pod, contribution func(*v1.Pod) float64) {
 		if p.Spec.Priority != nil {
 			prio = *p.Spec.Priority
 		}
-		ks[i] = keyed{pod: p, priority: prio, qos: qosRank[utils.GetPodQOS(p)], load: contribution(p)}
+		var workload string
+		if w, ok := balance.WorkloadOf(p); ok {
+			workload = w.String()
+		}
+		ks[i] = keyed{pod: p, priority: prio, qos: qosRank[utils.GetPodQOS(p)], load: contribution(p), workload: workload}
 	}
 	slices.SortStableFunc(ks, func(a, b keyed) int {
 		return cmp.Or(
@@ -39,6 +47,7 @@ func sortCandidates(pods []*v1.Pod, contribution func(*v1.Pod) float64) {
 			cmp.Compare(a.qos, b.qos),
 			cmp.Compare(b.load, a.load),
 			cmp.Compare(a.pod.Namespace, b.pod.Namespace),
+			cmp.Compare(a.workload, b.workload),
 			cmp.Compare(a.pod.Name, b.pod.Name),
 		)
 	})

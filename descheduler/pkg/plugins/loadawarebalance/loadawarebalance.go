@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
-	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
@@ -74,6 +74,7 @@ type cycle struct {
 
 // Balance runs one descheduling cycle.
 func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.Status {
+	nodes = balance.ByName(nodes)
 	logger := p.Logger.WithValues("ExtensionPoint", frameworktypes.BalanceExtensionPoint)
 	s := p.Deps.Store
 	s.Lock()
@@ -128,9 +129,11 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	if len(hot) == 0 {
 		return nil
 	}
-	// The hottest node first: it needs the cool capacity most.
+	// The hottest node first: it needs the cool capacity most. Names break
+	// ties: the nodes come in the informer's order, which is random.
 	slices.SortStableFunc(hot, func(a, b *v1.Node) int {
-		return cmp.Compare(maxExcess(c.limits[b.Name], c.loads[b.Name]), maxExcess(c.limits[a.Name], c.loads[a.Name]))
+		return cmp.Or(cmp.Compare(maxExcess(c.limits[b.Name], c.loads[b.Name]), maxExcess(c.limits[a.Name], c.loads[a.Name])),
+			cmp.Compare(a.Name, b.Name))
 	})
 	for _, n := range hot {
 		if c.stopped {
@@ -191,24 +194,23 @@ func (p *LoadAwareBalance) narrows(source, dest, fromSource, toDest balance.Node
 // a workload's replicas over nodes (PodTopologySpread's system default), so
 // the replacement of a pod moved towards more of its siblings is pulled back.
 func (p *LoadAwareBalance) replicasOn(node string, w balance.Workload) int {
-	pods, err := p.Handle.GetPodsAssignedToNodeFunc()(node, nil)
+	pods, err := p.PodsOn(node, func(pod *v1.Pod) bool {
+		pw, ok := balance.WorkloadOf(pod)
+		return ok && pw == w
+	})
 	if err != nil {
 		return 0
 	}
-	var n int
-	for _, pod := range pods {
-		if pw, ok := balance.WorkloadOf(pod); ok && pw == w && pod.DeletionTimestamp == nil {
-			n++
-		}
-	}
-	return n
+	return len(pods)
 }
 
-// meanLoad is the mean of every resource over the nodes with usage.
+// meanLoad is the mean of every resource over the nodes with usage, summed
+// in node-name order: a sum of floats in map order differs in its last bits
+// from one cycle to the next, and a node at the edge of a threshold with it.
 func meanLoad(loads map[string]balance.NodeLoad) balance.NodeLoad {
 	out := balance.NodeLoad{}
-	for _, l := range loads {
-		for r, v := range l {
+	for _, node := range slices.Sorted(maps.Keys(loads)) {
+		for r, v := range loads[node] {
 			out[r] += v / float64(len(loads))
 		}
 	}
@@ -228,7 +230,7 @@ func (p *LoadAwareBalance) calmAtPeak(snap *usage.Snapshot, node string, window 
 func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, c *cycle, node *v1.Node, cool []*v1.Node) {
 	s := p.Deps.Store
 	logger = logger.WithValues("node", klog.KObj(node))
-	pods, err := podutil.ListPodsOnANode(node.Name, p.Handle.GetPodsAssignedToNodeFunc(), p.PodFilter)
+	pods, err := p.PodsOn(node.Name, p.PodFilter)
 	if err != nil {
 		logger.Error(err, "Listing pods of a hot node")
 		return
@@ -333,7 +335,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		c.evicted++
 		c.byNamespace[pod.Namespace]++
 		if !p.args.DryRun {
-			s.Remember(wl, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
+			s.Remember(wl, pod.UID, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
 		}
 	}
 }

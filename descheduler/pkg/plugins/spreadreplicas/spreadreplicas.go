@@ -1,6 +1,7 @@
 package spreadreplicas
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -82,10 +83,14 @@ type replicas struct {
 	count map[string]int
 	// evictable holds the candidates per node, the first evicted first.
 	evictable map[string][]*v1.Pod
+	// ordered are the nodes whose candidates are in eviction order
+	// (byUsage).
+	ordered map[string]bool
 }
 
 // Balance runs one descheduling cycle.
 func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.Status {
+	nodes = balance.ByName(nodes)
 	logger := p.Logger.WithValues("ExtensionPoint", frameworktypes.BalanceExtensionPoint)
 	s := p.Deps.Store
 	s.Lock()
@@ -138,17 +143,16 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 // replicasByWorkload counts the running replicas of every controlled pod on
 // nodes and collects those this plugin may evict.
 func (p *SpreadReplicas) replicasByWorkload(nodes []*v1.Node) (map[balance.Workload]*replicas, error) {
-	podsOn := p.Handle.GetPodsAssignedToNodeFunc()
 	out := map[balance.Workload]*replicas{}
 	get := func(w balance.Workload) *replicas {
 		if out[w] == nil {
-			out[w] = &replicas{count: map[string]int{}, evictable: map[string][]*v1.Pod{}}
+			out[w] = &replicas{count: map[string]int{}, evictable: map[string][]*v1.Pod{}, ordered: map[string]bool{}}
 		}
 		return out[w]
 	}
 	for _, n := range nodes {
-		all, err := podsOn(n.Name, func(pod *v1.Pod) bool {
-			return pod.DeletionTimestamp == nil && pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed
+		all, err := p.PodsOn(n.Name, func(pod *v1.Pod) bool {
+			return pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed
 		})
 		if err != nil {
 			return nil, fmt.Errorf("listing pods on node %s: %w", n.Name, err)
@@ -158,13 +162,13 @@ func (p *SpreadReplicas) replicasByWorkload(nodes []*v1.Node) (map[balance.Workl
 				get(w).count[n.Name]++
 			}
 		}
-		evictable, err := podutil.ListPodsOnANode(n.Name, podsOn, p.PodFilter)
+		evictable, err := p.PodsOn(n.Name, p.PodFilter)
 		if err != nil {
 			return nil, fmt.Errorf("listing evictable pods on node %s: %w", n.Name, err)
 		}
 		podutil.SortPodsBasedOnPriorityLowToHigh(evictable)
 		for _, pod := range evictable {
-			if w, ok := balance.WorkloadOf(pod); ok && pod.DeletionTimestamp == nil {
+			if w, ok := balance.WorkloadOf(pod); ok {
 				get(w).evictable[n.Name] = append(get(w).evictable[n.Name], pod)
 			}
 		}
@@ -183,10 +187,18 @@ func (p *SpreadReplicas) spread(ctx context.Context, logger klog.Logger, c *cycl
 func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cycle, w balance.Workload, r *replicas, nodes []*v1.Node) bool {
 	s := p.Deps.Store
 	sources := slices.Clone(nodes)
-	slices.SortStableFunc(sources, func(a, b *v1.Node) int { return r.count[b.Name] - r.count[a.Name] })
+	// The most replicas first; names break ties (the nodes come in the
+	// informer's order, which is random).
+	slices.SortStableFunc(sources, func(a, b *v1.Node) int {
+		return cmp.Or(cmp.Compare(r.count[b.Name], r.count[a.Name]), strings.Compare(a.Name, b.Name))
+	})
 	for _, src := range sources {
 		if r.count[src.Name] < minDifference {
 			return false
+		}
+		if !r.ordered[src.Name] {
+			p.byUsage(ctx, r.evictable[src.Name], src)
+			r.ordered[src.Name] = true
 		}
 		for len(r.evictable[src.Name]) > 0 {
 			if c.evicted >= *p.args.MaxEvictionsPerCycle {
@@ -234,6 +246,25 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 	return false
 }
 
+// byUsage orders a node's candidates of one workload for eviction: the
+// replica using most of the node first, which relieves it most (replicas
+// of one template share their priority and QoS class, which order the
+// descheduler's candidates). Replicas using alike are alike for the move;
+// their names, which are random, order them last. The usage is read here,
+// once a node has replicas to move, not for every replica of every
+// workload at every cycle.
+func (p *SpreadReplicas) byUsage(ctx context.Context, pods []*v1.Pod, node *v1.Node) {
+	share := make(map[*v1.Pod]float64, len(pods))
+	for _, pod := range pods {
+		for _, v := range p.Deps.Model.Share(p.Deps.PodAmount(ctx, PluginName, pod), node) {
+			share[pod] += v
+		}
+	}
+	slices.SortStableFunc(pods, func(a, b *v1.Pod) int {
+		return cmp.Or(cmp.Compare(share[b], share[a]), strings.Compare(a.Name, b.Name))
+	})
+}
+
 // evict evicts pod from src towards dest and accounts for the move; it
 // reports whether the pod was (or, in a dry run, would be) evicted.
 func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle, w balance.Workload, r *replicas, pod *v1.Pod, amount loadmodel.Amount, src, dest *v1.Node) bool {
@@ -264,7 +295,7 @@ func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle
 	c.fromNode[src.Name]++
 	c.byNamespace[pod.Namespace]++
 	if !p.args.DryRun {
-		p.Deps.Store.Remember(w, src.Name, dest.Name, c.now, srcLoad, destLoad)
+		p.Deps.Store.Remember(w, pod.UID, src.Name, dest.Name, c.now, srcLoad, destLoad)
 	}
 	return true
 }

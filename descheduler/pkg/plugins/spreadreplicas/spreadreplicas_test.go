@@ -267,7 +267,7 @@ func TestDoesNotUndoAnotherPluginsMove(t *testing.T) {
 	h := newHarness(t, args(nil), twoNodes, replicaPods("web", "node-a", 6)...)
 	web := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
 	h.store.Lock()
-	h.store.Remember(web, "node-b", "node-a", h.clock.Now().Add(-time.Minute), balance.NodeLoad{}, balance.NodeLoad{})
+	h.store.Remember(web, "", "node-b", "node-a", h.clock.Now().Add(-time.Minute), balance.NodeLoad{}, balance.NodeLoad{})
 	h.store.Unlock()
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v towards a node the workload was just moved off", got)
@@ -281,7 +281,7 @@ func TestDoesNotUndoAMoveWithinTheBalanceCooldown(t *testing.T) {
 	h := newHarness(t, args(nil), nodes, replicaPods("web", "node-a", 6)...)
 	web := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
 	h.store.Lock()
-	h.store.Remember(web, "node-c", "node-a", h.clock.Now().Add(-20*time.Minute), balance.NodeLoad{}, balance.NodeLoad{})
+	h.store.Remember(web, "", "node-c", "node-a", h.clock.Now().Add(-20*time.Minute), balance.NodeLoad{}, balance.NodeLoad{})
 	h.store.Unlock()
 	if got := h.cycle(quiet); len(got) != 0 {
 		t.Fatalf("evicted %v from node-a, which received a moved pod of web 20 minutes ago", got)

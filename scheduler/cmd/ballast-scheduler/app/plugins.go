@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -19,9 +20,14 @@ import (
 // Plugins returns the registry options that add Ballast's plugins to
 // kube-scheduler. Every plugin of every profile shares one usage source,
 // built by source when the first plugin is, and one tracker.
-func Plugins(source SourceFactory) []schedapp.Option {
+func Plugins(source SourceFactory) []schedapp.Option { return PluginsOnClock(source, nil) }
+
+// PluginsOnClock is Plugins with the usage tracker on the clock now (the
+// real one when nil): a simulation runs the plugins on the simulated time
+// the usage it serves is stamped with.
+func PluginsOnClock(source SourceFactory, now func() time.Time) []schedapp.Option {
 	hub := &usageHub{factory: source}
-	tracker := nodeload.NewTracker(hub, nodeload.Options{Registerer: legacyregistry.Registerer()})
+	tracker := nodeload.NewTracker(hub, nodeload.Options{Registerer: legacyregistry.Registerer(), Now: now})
 	withUsage := func(newFactory func(*nodeload.Tracker) frameworkruntime.PluginFactory) frameworkruntime.PluginFactory {
 		factory := newFactory(tracker)
 		return func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
