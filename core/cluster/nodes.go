@@ -48,7 +48,9 @@ type NodeSpec struct {
 	Unschedulable bool
 }
 
-func (s NodeSpec) withDefaults() NodeSpec {
+// WithDefaults is the spec with what it leaves out filled in: 4 CPU, 8Gi,
+// 110 pods, amd64.
+func (s NodeSpec) WithDefaults() NodeSpec {
 	if s.CPU == "" {
 		s.CPU = "4"
 	}
@@ -93,11 +95,27 @@ func (s *StandIn) AddNode(ctx context.Context, spec NodeSpec) (*corev1.Node, err
 	return addNode(ctx, s.client, s.k, spec)
 }
 
+// NodeLabels are the labels of the node spec describes: the well-known ones
+// (hostname, arch, os, instance-type "k3s") and its own.
+func (spec NodeSpec) NodeLabels() map[string]string {
+	spec = spec.WithDefaults()
+	labels := map[string]string{
+		LabelHostname:     spec.Name,
+		LabelArch:         spec.Arch,
+		LabelOS:           "linux",
+		LabelInstanceType: "k3s",
+	}
+	for k, v := range spec.Labels {
+		labels[k] = v
+	}
+	return labels
+}
+
 func addNode(ctx context.Context, client kubernetes.Interface, k *kubelet, spec NodeSpec) (*corev1.Node, error) {
 	if spec.Name == "" {
 		return nil, fmt.Errorf("adding a node: name is required")
 	}
-	spec = spec.withDefaults()
+	spec = spec.WithDefaults()
 	allocatable := corev1.ResourceList{}
 	for name, value := range map[corev1.ResourceName]string{
 		corev1.ResourceCPU:              spec.CPU,
@@ -113,17 +131,8 @@ func addNode(ctx context.Context, client kubernetes.Interface, k *kubelet, spec 
 	allocatable[corev1.ResourcePods] = *resource.NewQuantity(spec.Pods, resource.DecimalSI)
 
 	index := k.register(spec.Name)
-	labels := map[string]string{
-		LabelHostname:     spec.Name,
-		LabelArch:         spec.Arch,
-		LabelOS:           "linux",
-		LabelInstanceType: "k3s",
-	}
-	for k, v := range spec.Labels {
-		labels[k] = v
-	}
 	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: spec.Name, Labels: labels, Annotations: spec.Annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: spec.Name, Labels: spec.NodeLabels(), Annotations: spec.Annotations},
 		Spec: corev1.NodeSpec{
 			PodCIDR:       podCIDR(index),
 			PodCIDRs:      []string{podCIDR(index)},

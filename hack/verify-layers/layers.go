@@ -52,10 +52,12 @@ var floors = []floor{
 	// top of it, what is observed and recorded of a run, how a run is told
 	// (tables, HTML), and the engine that runs all of them.
 	{dir: "simulator/sim/model", below: []string{"core", "simulator/scenario"}},
+	// The best placement possible, which runs are measured against.
+	{dir: "simulator/sim/oracle", below: []string{"core", "simulator/scenario", "simulator/sim/model"}},
 	{dir: "simulator/sim/stack", below: []string{"core", "charts", "load-watcher", "scheduler", "descheduler",
 		"simulator/scenario", "simulator/sim/model"}},
-	{dir: "simulator/sim/record", below: []string{"core", "simulator/scenario", "simulator/sim/model"}},
-	{dir: "simulator/sim/report", below: []string{"core", "simulator/scenario", "simulator/sim/model", "simulator/sim/record"}},
+	{dir: "simulator/sim/record", below: []string{"core", "simulator/scenario", "simulator/sim/model", "simulator/sim/oracle"}},
+	{dir: "simulator/sim/report", below: []string{"core", "simulator/scenario", "simulator/sim/model", "simulator/sim/oracle", "simulator/sim/record"}},
 	{dir: "simulator/sim", below: []string{"core", "charts", "load-watcher", "scheduler", "descheduler", "simulator/scenario"}},
 	{dir: "e2e", below: []string{"core", "load-watcher", "charts", "images", "scheduler", "descheduler", "installer", "simulator"}},
 }

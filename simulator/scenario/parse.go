@@ -117,6 +117,9 @@ func validateTarget(path *field.Path, t *Target) field.ErrorList {
 	if t.SpreadRatio < 0 {
 		errs = append(errs, field.Invalid(path.Child("spreadRatio"), t.SpreadRatio, "must not be negative"))
 	}
+	if t.SpreadOverOracle < 0 {
+		errs = append(errs, field.Invalid(path.Child("spreadOverOracle"), t.SpreadOverOracle, "must not be negative"))
+	}
 	if t.MaxEvictions != nil && *t.MaxEvictions < 0 {
 		errs = append(errs, field.Invalid(path.Child("maxEvictions"), *t.MaxEvictions, "must not be negative"))
 	}

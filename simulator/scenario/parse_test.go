@@ -136,9 +136,10 @@ workloads:
 		},
 		{
 			name: "target out of range",
-			yaml: base + "target: {spreadRatio: -1, maxEvictions: -2, hotCycles: -1}\n",
+			yaml: base + "target: {spreadRatio: -1, spreadOverOracle: -3, maxEvictions: -2, hotCycles: -1}\n",
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("target", "spreadRatio"), nil, ""),
+				field.Invalid(field.NewPath("target", "spreadOverOracle"), nil, ""),
 				field.Invalid(field.NewPath("target", "maxEvictions"), nil, ""),
 				field.Invalid(field.NewPath("target", "hotCycles"), nil, ""),
 			},

@@ -39,6 +39,10 @@ type Target struct {
 	// default scheduler's (0.5: at most half), and Ballast must also do no
 	// worse than the best peer stack measured beside it. Zero skips it.
 	SpreadRatio float64 `json:"spreadRatio,omitempty"`
+	// SpreadOverOracle bounds Ballast's utilisation spread by the best
+	// placement possible (the oracle of bench-balance): at most this many
+	// points above the oracle's spread. Zero skips it.
+	SpreadOverOracle float64 `json:"spreadOverOracle,omitempty"`
 	// NoPodsOnHog: no pod is placed on a node while a process outside
 	// Kubernetes eats it.
 	NoPodsOnHog bool `json:"noPodsOnHog,omitempty"`

@@ -1,25 +1,29 @@
-// Command bench-balance runs every built-in scenario with its fixed seed on
-// three stacks: the default kube-scheduler alone, the upstream load-aware
-// peer (scheduler-plugins' Trimaran and the descheduler's
-// LowNodeUtilization on metrics) and Ballast. It prints one table of
-// balance figures and whether Ballast meets its targets.
+// Command bench-balance runs scenarios (every built-in one, or the built-in
+// names and scenario files given, a `ballast sim --from-cluster --save`
+// snapshot of one's own cluster included) with their fixed seeds on three
+// stacks: the default kube-scheduler alone, the upstream load-aware peer
+// (scheduler-plugins' Trimaran and the descheduler's LowNodeUtilization on
+// metrics) and Ballast, and finds the best placement possible for each (the
+// oracle). It prints one table of balance figures, whether Ballast meets its
+// targets, and a digest of every simulated run: the same scenario, values
+// and binary give the same digest.
 package main
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/ballast-sched/ballast/simulator/sim/oracle"
 	"github.com/ballast-sched/ballast/simulator/sim/record"
 	simreport "github.com/ballast-sched/ballast/simulator/sim/report"
 	"github.com/ballast-sched/ballast/simulator/sim/stack"
@@ -36,7 +40,7 @@ func main() {
 	verbose := flag.Bool("verbose", false, "show the control plane's and the peer scheduler's log lines on stderr")
 	check := flag.Bool("check", false, "exit with status 2 when a scenario misses its target")
 	peers := flag.Bool("peers", true, "also run the upstream load-aware peer (needs `make peers-bins`; real time: each scenario's duration over the peer speed)")
-	rounds := flag.Int("rounds", 3, "runs of each scenario on the default and Ballast stacks; the round with the median Ballast/default spread ratio is reported (kube-scheduler breaks ties at random, so one run is noisy)")
+	rounds := flag.Int("rounds", 1, "runs of each scenario on the default and Ballast stacks; every round must give the same digests (a simulation is repeatable), or bench-balance fails")
 	parallel := flag.Int("parallel", 0, "peer runs at a time, 0 for all at once (each is its own control plane and mostly idles)")
 	peerScheduler := flag.String("peer-scheduler", "", "the peer's kube-scheduler binary (default $"+stack.PeerSchedulerEnv+" or _output/peers/bin/trimaran-scheduler)")
 	flag.Parse()
@@ -59,16 +63,9 @@ func main() {
 }
 
 func run(ctx context.Context, names []string, rounds int, peers bool, parallel int, peerScheduler string, verbose, check bool) error {
-	if len(names) == 0 {
-		names = scenario.BuiltinNames()
-	}
-	scenarios := make([]*scenario.Scenario, len(names))
-	for i, name := range names {
-		sc, err := scenario.Builtin(name)
-		if err != nil {
-			return err
-		}
-		scenarios[i] = sc
+	scenarios, err := loadScenarios(names)
+	if err != nil {
+		return err
 	}
 	var peerRuns *peerRunner
 	if peers {
@@ -86,18 +83,28 @@ func run(ctx context.Context, names []string, rounds int, peers bool, parallel i
 		peerRuns = startPeers(ctx, scenarios, sim.PeerOptions{Scheduler: bin, Log: log}, parallel)
 	}
 	results := make([]*record.Comparison, len(scenarios))
-	ratios := make([][]float64, len(scenarios))
 	for i, sc := range scenarios {
-		var runs []*record.Comparison
+		var first *record.Comparison
 		for r := range rounds {
 			fmt.Fprintf(os.Stderr, "%s (seed %d, %s), round %d of %d…\n", sc.Name, sc.Seed, sc.Duration.Duration, r+1, rounds)
+			start := time.Now()
 			c, err := sim.Compare(ctx, sc, sim.Options{})
 			if err != nil {
 				return err
 			}
-			runs = append(runs, c)
+			fmt.Fprintf(os.Stderr, "%s: default %s, ballast %s in %s\n", sc.Name, c.Default.Digest(), c.Ballast.Digest(), time.Since(start).Round(time.Second))
+			if first == nil {
+				first = c
+				continue
+			}
+			if err := sameRuns(first, c); err != nil {
+				return fmt.Errorf("%s is not repeatable: round %d: %w", sc.Name, r+1, err)
+			}
 		}
-		results[i], ratios[i] = medianRound(runs)
+		if first.Oracle == nil {
+			return fmt.Errorf("%s: no oracle", sc.Name)
+		}
+		results[i] = first
 	}
 	if peerRuns != nil {
 		fmt.Fprintln(os.Stderr, "Waiting for the peer runs…")
@@ -109,7 +116,7 @@ func run(ctx context.Context, names []string, rounds int, peers bool, parallel i
 			c.Peer = peerResults[i]
 		}
 	}
-	if !writeTable(os.Stdout, results, ratios) && check {
+	if !writeTable(os.Stdout, results) && check {
 		os.Exit(2)
 	}
 	return nil
@@ -167,13 +174,51 @@ func (p *peerRunner) wait() ([]*record.Result, error) {
 	return p.results, nil
 }
 
-// writeTable prints the comparison table and where the pods ended, and
-// reports whether every scenario met its target.
-func writeTable(out io.Writer, results []*record.Comparison, ratios [][]float64) bool {
+// loadScenarios reads each argument as a built-in scenario's name, or as
+// a scenario file when it names a file (a snapshot of a cluster
+// included); none means every built-in scenario.
+func loadScenarios(args []string) ([]*scenario.Scenario, error) {
+	if len(args) == 0 {
+		args = scenario.BuiltinNames()
+	}
+	out := make([]*scenario.Scenario, 0, len(args))
+	for _, arg := range args {
+		var sc *scenario.Scenario
+		var err error
+		if _, statErr := os.Stat(arg); statErr == nil {
+			sc, err = scenario.Load(arg)
+		} else {
+			sc, err = scenario.Builtin(arg)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sc)
+	}
+	return out, nil
+}
+
+// sameRuns reports how two comparisons of one scenario differ, nil when
+// their runs have the same digests.
+func sameRuns(a, b *record.Comparison) error {
+	for _, pair := range []struct {
+		stack string
+		a, b  *record.Result
+	}{{"default", a.Default, b.Default}, {"ballast", a.Ballast, b.Ballast}} {
+		if da, db := pair.a.Digest(), pair.b.Digest(); da != db {
+			return fmt.Errorf("the %s run gave %s, then %s: %s", pair.stack, da, db, record.FirstDifference(pair.a, pair.b))
+		}
+	}
+	return nil
+}
+
+// writeTable prints the comparison table, where the pods ended and each
+// run's digest, and reports whether every scenario met its target.
+func writeTable(out io.Writer, results []*record.Comparison) bool {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tNODES\tSPREAD DEF\tSPREAD PEER\tSPREAD BAL\tBAL/DEF\tBAL/BEST\tHOTTEST DEF\tHOTTEST PEER\tHOTTEST BAL\tEVICT PEER\tEVICT BAL (HOT/NEEDED)\tHOT CYCLES\tPING-PONG\tBAL/DEF ROUNDS\tTARGET\tMET")
+	fmt.Fprintln(w, "SCENARIO\tNODES\tSPREAD ORACLE (BOUND)\tSPREAD DEF\tSPREAD PEER\tSPREAD BAL\tBAL−ORACLE\tBAL/DEF\tBAL/BEST\tHOTTEST DEF\tHOTTEST PEER\tHOTTEST BAL\tEVICT PEER\tEVICT BAL (HOT/NEEDED)\tHOT CYCLES\tPING-PONG\tTARGET\tMET")
 	allMet := true
-	for i, c := range results {
+	for _, c := range results {
 		d, b := c.Default.Summary, c.Ballast.Summary
 		target, met := simreport.Target(c)
 		allMet = allMet && met
@@ -183,13 +228,21 @@ func writeTable(out io.Writer, results []*record.Comparison, ratios [][]float64)
 			peerHottest = fmt.Sprintf("%s %.0f%%", p.Summary.Hottest, p.Summary.HottestUtilisation)
 			peerEvictions = fmt.Sprint(p.Evictions)
 		}
+		o := c.Oracle
+		bound := "-"
+		if o.Bound != nil {
+			bound = fmt.Sprintf("%.1f", *o.Bound)
+		}
 		r := c.Ballast
-		fmt.Fprintf(w, "%s\t%d\t%.1f\t%s\t%.1f\t%.2f\t%.2f\t%s %.0f%%\t%s\t%s %.0f%%\t%s\t%d (%d/%d)\t%d\t%d\t%s\t%s\t%s\n", c.Scenario,
-			len(b.Final), d.Spread, peerSpread, b.Spread, c.SpreadRatio(), c.BestPeerRatio(), d.Hottest, d.HottestUtilisation, peerHottest,
-			b.Hottest, b.HottestUtilisation, peerEvictions, r.Evictions, r.HotEvictions, r.NeededEvictions, r.HotCycles, r.PingPong, formatRatios(ratios[i]), target, yesNo(met))
+		fmt.Fprintf(w, "%s\t%d\t%.1f (%s)\t%.1f\t%s\t%.1f\t%+.1f\t%.2f\t%.2f\t%s %.0f%%\t%s\t%s %.0f%%\t%s\t%d (%d/%d)\t%d\t%d\t%s\t%s\n", c.Scenario,
+			len(b.Final), o.Spread, bound, d.Spread, peerSpread, b.Spread, b.Spread-o.Spread, c.SpreadRatio(), c.BestPeerRatio(),
+			d.Hottest, d.HottestUtilisation, peerHottest, b.Hottest, b.HottestUtilisation, peerEvictions,
+			r.Evictions, r.HotEvictions, r.NeededEvictions, r.HotCycles, r.PingPong, target, yesNo(met))
 	}
 	_ = w.Flush()
-	fmt.Fprintln(out, "BAL/DEF is Ballast's spread over the default scheduler's, BAL/BEST over the best other stack's (the lower of default and peer).")
+	fmt.Fprintln(out, "ORACLE is the best placement found knowing every pod's usage in advance, over the same window (the last quarter of")
+	fmt.Fprintln(out, "the run); BOUND is the spread no placement goes under. BAL/DEF is Ballast's spread over the default scheduler's,")
+	fmt.Fprintln(out, "BAL/BEST over the best other stack's (the lower of default and peer).")
 	fmt.Fprintln(out)
 	for _, c := range results {
 		fmt.Fprintf(out, "%s, pods at the end — default: %s\n", c.Scenario, simreport.FinalPlacement(c.Default))
@@ -199,29 +252,19 @@ func writeTable(out io.Writer, results []*record.Comparison, ratios [][]float64)
 			hog += fmt.Sprintf(", peer %d", c.Peer.PlacedOnHog)
 		}
 		fmt.Fprintf(out, "  ballast: %s; pods placed on a hogged node: %s, ballast %d\n", simreport.FinalPlacement(c.Ballast), hog, c.Ballast.PlacedOnHog)
+		fmt.Fprintf(out, "  oracle: %s\n", oraclePlacement(c.Oracle))
+		fmt.Fprintf(out, "  digests: default %s, ballast %s (the peer runs in real time and has none)\n", c.Default.Digest(), c.Ballast.Digest())
 	}
 	return allMet
 }
 
-// medianRound returns the run whose Ballast/default spread ratio is the
-// median of runs (the lower middle one of an even count), and every run's
-// ratio in the order they ran.
-func medianRound(runs []*record.Comparison) (*record.Comparison, []float64) {
-	ratios := make([]float64, len(runs))
-	for i, c := range runs {
-		ratios[i] = c.SpreadRatio()
+// oraclePlacement describes the oracle's placement as FinalPlacement does a run's.
+func oraclePlacement(o *oracle.Result) string {
+	r := &record.Result{}
+	for _, node := range slices.Sorted(maps.Keys(o.Placement)) {
+		r.Summary.Final = append(r.Summary.Final, record.NodeStep{Node: node, Workloads: o.Placement[node]})
 	}
-	order := slices.Clone(runs)
-	slices.SortStableFunc(order, func(a, b *record.Comparison) int { return cmp.Compare(a.SpreadRatio(), b.SpreadRatio()) })
-	return order[(len(order)-1)/2], ratios
-}
-
-func formatRatios(ratios []float64) string {
-	parts := make([]string, len(ratios))
-	for i, r := range ratios {
-		parts[i] = fmt.Sprintf("%.2f", r)
-	}
-	return strings.Join(parts, " ")
+	return simreport.FinalPlacement(r)
 }
 
 func yesNo(ok bool) string {

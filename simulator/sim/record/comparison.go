@@ -2,6 +2,7 @@ package record
 
 import (
 	"github.com/ballast-sched/ballast/simulator/scenario"
+	"github.com/ballast-sched/ballast/simulator/sim/oracle"
 )
 
 // Comparison is one scenario run with the default scheduler and with Ballast,
@@ -17,6 +18,9 @@ type Comparison struct {
 	Target *scenario.Target `json:"target,omitempty"`
 	// Peer is the upstream load-aware setup's run (RunPeer), when made.
 	Peer *Result `json:"peer,omitempty"`
+	// Oracle is the best placement possible for the measurement window
+	// (oracle.Solve), when found.
+	Oracle *oracle.Result `json:"oracle,omitempty"`
 
 	// Configuration is what the Ballast run was configured with.
 	Configuration Configuration `json:"configuration"`

@@ -96,12 +96,18 @@ func WriteHTML(out io.Writer, c *record.Comparison) error {
 			Hottest: fmt.Sprintf("%s %.0f%%", col.r.Summary.Hottest, col.r.Summary.HottestUtilisation),
 		})
 	}
+	var best string
+	if o := c.Oracle; o != nil {
+		best = fmt.Sprintf("Best placement possible (the oracle: every pod's usage known in advance, %s to %s): spread %.1f%s.",
+			o.From, o.To, o.Spread, oracleBound(o))
+	}
 	return reportTemplate.Execute(out, struct {
 		C       *record.Comparison
 		Cols    []reportColumn
 		Ratio   string
 		MaxPods int
-	}{c, cols, fmt.Sprintf("%.2f", c.SpreadRatio()), maxPods(c)})
+		Best    string
+	}{c, cols, fmt.Sprintf("%.2f", c.SpreadRatio()), maxPods(c), best})
 }
 
 // maxPods is the most pods any node held in either run, the top of the pod
@@ -139,6 +145,7 @@ svg{background:#fafafa;border:1px solid #ddd;display:block;margin-bottom:.3em}
 <tr><td>ping-pong</td><td>{{.C.Default.PingPong}}</td><td>{{.C.Ballast.PingPong}}</td></tr>
 <tr><td>pods pending at the end</td><td>{{.C.Default.Summary.Pending}}</td><td>{{.C.Ballast.Summary.Pending}}</td></tr>
 </table>
+{{if .Best}}<p>{{.Best}}</p>{{end}}
 <div class="cols">{{range .Cols}}<div><h2>{{.Title}}</h2>
 {{range .Charts}}<h3>{{.Title}}</h3>
 <svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">

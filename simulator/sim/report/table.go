@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ballast-sched/ballast/simulator/sim/oracle"
 	"github.com/ballast-sched/ballast/simulator/sim/record"
 )
 
@@ -120,8 +121,22 @@ func writeSummary(out io.Writer, c *record.Comparison) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(out, "Utilisation is the mean of a node's CPU and memory use in %, averaged over the last quarter of the run.")
-	return err
+	if _, err := fmt.Fprintln(out, "Utilisation is the mean of a node's CPU and memory use in %, averaged over the last quarter of the run."); err != nil {
+		return err
+	}
+	if o := c.Oracle; o != nil {
+		fmt.Fprintf(out, "Best placement possible (the oracle: every pod's usage known in advance, %s to %s): spread %.1f%s.\n",
+			o.From, o.To, o.Spread, oracleBound(o))
+	}
+	return nil
+}
+
+// oracleBound says how far the oracle's placement may be from the best.
+func oracleBound(o *oracle.Result) string {
+	if o.Bound == nil {
+		return fmt.Sprintf(" (no bound: %s)", o.BoundError)
+	}
+	return fmt.Sprintf("; no placement spreads less than %.1f", *o.Bound)
 }
 
 // WritePlacement prints a live cluster's nodes and the summary figures

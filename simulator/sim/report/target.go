@@ -36,8 +36,12 @@ func Target(c *record.Comparison) (string, bool) {
 	case t.SpreadRatio > 0:
 		check(c.Default.Summary.Spread > 0 && c.SpreadRatio() <= t.SpreadRatio && b.Summary.Spread <= c.BestPeerSpread(),
 			fmt.Sprintf("spread ≤ %g× default", t.SpreadRatio)+peerSpreadWant(c))
-	case !t.NoPodsOnHog && !t.EvenReplicas && t.MaxEvictions == nil:
+	case !t.NoPodsOnHog && !t.EvenReplicas && t.MaxEvictions == nil && t.SpreadOverOracle == 0:
 		check(c.SpreadRatio() < 1 && b.Summary.Spread <= c.BestPeerSpread(), "spread below default"+peerSpreadWant(c))
+	}
+	if t.SpreadOverOracle > 0 && c.Oracle != nil {
+		check(b.Summary.Spread <= c.Oracle.Spread+t.SpreadOverOracle,
+			fmt.Sprintf("spread ≤ oracle's %.1f + %g", c.Oracle.Spread, t.SpreadOverOracle))
 	}
 	if t.NoPodsOnHog {
 		check(b.PlacedOnHog == 0, "no new pod on a hogged node")

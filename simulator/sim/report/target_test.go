@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ballast-sched/ballast/simulator/scenario"
+	"github.com/ballast-sched/ballast/simulator/sim/oracle"
 	"github.com/ballast-sched/ballast/simulator/sim/record"
 )
 
@@ -58,5 +59,30 @@ func TestFinalPlacement(t *testing.T) {
 	}}}
 	if got, want := FinalPlacement(r), "db: a 1; web: a 2, b 1"; got != want {
 		t.Errorf("FinalPlacement = %q, want %q", got, want)
+	}
+}
+
+func TestTargetAgainstTheOracle(t *testing.T) {
+	target := &scenario.Target{SpreadOverOracle: 10, HotCycles: 3}
+	result := func(spread float64) *record.Result { return &record.Result{Summary: record.Summary{Spread: spread}} }
+	for _, tc := range []struct {
+		name   string
+		oracle *oracle.Result
+		spread float64
+		met    bool
+	}{
+		// 4.5 + 10 = 14.5.
+		{name: "within ten points", oracle: &oracle.Result{Spread: 4.5}, spread: 14.5, met: true},
+		{name: "beyond", oracle: &oracle.Result{Spread: 4.5}, spread: 14.6, met: false},
+		// Without an oracle the target states nothing about the spread.
+		{name: "no oracle", spread: 40, met: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &record.Comparison{Target: target, Default: result(50), Ballast: result(tc.spread), Oracle: tc.oracle}
+			want, met := Target(c)
+			if met != tc.met {
+				t.Errorf("Target = %q, %v; want met %v", want, met, tc.met)
+			}
+		})
 	}
 }

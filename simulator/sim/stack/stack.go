@@ -310,18 +310,7 @@ func resourceList(a model.Amount) corev1.ResourceList {
 }
 
 func (s *Stack) addNode(ctx context.Context, n scenario.Node) error {
-	labels := map[string]string{}
-	for k, v := range n.Labels {
-		labels[k] = v
-	}
-	if n.Role != "" {
-		labels["node-role.kubernetes.io/"+n.Role] = "true"
-	}
-	_, err := s.c.AddNode(ctx, cluster.NodeSpec{
-		Name: n.Name, CPU: n.CPU.String(), Memory: n.Memory.String(), Pods: n.Pods, Arch: n.Arch,
-		Labels: labels, Unschedulable: n.Unschedulable,
-	})
-	if err != nil {
+	if _, err := s.c.AddNode(ctx, model.NodeSpec(n)); err != nil {
 		return fmt.Errorf("adding node %s: %w", n.Name, err)
 	}
 	s.present[n.Name] = true

@@ -1,0 +1,184 @@
+package oracle
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/ballast-sched/ballast/simulator/scenario"
+	"github.com/ballast-sched/ballast/simulator/sim/model"
+)
+
+// problem is a scenario's measurement window as numbers: per node, its
+// utilisation without pods averaged over the window and its capacity; per
+// workload and node, the window-averaged utilisation each successive pod
+// adds. Utilisation is the mean of a node's CPU and memory use in percent
+// of its allocatable, as a run records it.
+type problem struct {
+	window    [2]time.Duration
+	workloads []workload
+	nodes     []node
+}
+
+type workload struct {
+	name     string
+	replicas int
+	// requests are millicores, bytes and one pod.
+	requests [3]int64
+}
+
+type node struct {
+	name string
+	// hostable: in the cluster and schedulable when the window starts.
+	hostable bool
+	// base is the utilisation of the node's background and the processes
+	// outside Kubernetes on it, averaged over the window (zero for the steps
+	// before it joined).
+	base float64
+	// allocatable is millicores, bytes and pods.
+	allocatable [3]int64
+	// adds holds, per workload, the window-averaged utilisation of the
+	// node's first, second, … pod of it (the usage model gives each of a
+	// workload's pods on a node its own noise); nil where the workload's
+	// pods may not go.
+	adds [][]float64
+}
+
+// newProblem reads sc's measurement window: the last quarter of the steps a
+// run records (at least one).
+func newProblem(sc *scenario.Scenario) (*problem, error) {
+	step := sc.Step.Duration
+	if step <= 0 {
+		return nil, fmt.Errorf("scenario %s has no step", sc.Name)
+	}
+	last := int64(sc.Duration.Duration / step)
+	first := last + 1 - max((last+1)/4, 1)
+	p := &problem{window: [2]time.Duration{time.Duration(first) * step, time.Duration(last) * step}}
+	m := model.NewUsageModel(sc)
+
+	// The cluster as the window starts and ends: nodes present and
+	// cordoned, replicas.
+	present, cordoned, replicas := map[string]bool{}, map[string]bool{}, map[string]int{}
+	for _, n := range sc.Nodes {
+		present[n.Name], cordoned[n.Name] = !n.Absent, n.Unschedulable
+	}
+	for _, w := range sc.Workloads {
+		replicas[w.Name] = int(w.Replicas)
+	}
+	apply := func(ev scenario.Event) {
+		switch ev.Type {
+		case scenario.Join:
+			present[ev.Node] = true
+		case scenario.Cordon:
+			cordoned[ev.Node] = true
+		case scenario.Uncordon:
+			cordoned[ev.Node] = false
+		case scenario.Scale:
+			replicas[ev.Workload] = int(ev.Replicas)
+		}
+	}
+	timeline := model.NewTimeline(sc)
+	for _, ev := range timeline.Due(p.window[0]) {
+		apply(ev)
+	}
+	hostable := map[string]bool{}
+	for name, in := range present {
+		hostable[name] = in && !cordoned[name]
+	}
+	// Which steps of the window each node is there for.
+	steps := make([]int64, 0, last-first+1)
+	presentAt := map[string][]bool{}
+	for k := first; k <= last; k++ {
+		if k > first {
+			for _, ev := range timeline.Due(time.Duration(k) * step) {
+				apply(ev)
+			}
+		}
+		steps = append(steps, k)
+		for name := range present {
+			presentAt[name] = append(presentAt[name], present[name])
+		}
+	}
+
+	for _, w := range sc.Workloads {
+		p.workloads = append(p.workloads, workload{name: w.Name, replicas: replicas[w.Name], requests: [3]int64{
+			w.Requests.CPU.MilliValue(), w.Requests.Memory.Value(), 1}})
+	}
+	slices.SortFunc(p.workloads, func(a, b workload) int { return compareStrings(a.name, b.name) })
+
+	for _, name := range slices.Sorted(maps.Keys(present)) {
+		sn := m.Node(name)
+		spec := model.NodeSpec(sn).WithDefaults()
+		cpu, mem := quantity(spec.CPU), quantity(spec.Memory)
+		n := node{name: name, hostable: hostable[name],
+			allocatable: [3]int64{cpu.MilliValue(), mem.Value(), spec.Pods}}
+		alloc := model.Amount{CPU: float64(cpu.MilliValue()) / 1000, Memory: float64(mem.Value())}
+		nodeLabels := labels.Set(spec.NodeLabels())
+		for i, k := range steps {
+			if presentAt[name][i] {
+				n.base += utilisation(m.BaseUsage(name, time.Duration(k)*step), alloc)
+			}
+		}
+		n.base /= float64(len(steps))
+		n.adds = make([][]float64, len(p.workloads))
+		if n.hostable {
+			for wi, w := range p.workloads {
+				sw, _ := m.Workload(w.name)
+				if !labels.SelectorFromSet(sw.NodeSelector).Matches(nodeLabels) {
+					continue
+				}
+				most := min(w.replicas, fits(w.requests, n.allocatable))
+				if most == 0 {
+					continue
+				}
+				adds := make([]float64, most)
+				for _, k := range steps {
+					for j, pu := range m.PodUsages(name, map[string]int{w.name: most}, time.Duration(k)*step, k) {
+						adds[j] += utilisation(pu.Amount, alloc)
+					}
+				}
+				for j := range adds {
+					adds[j] /= float64(len(steps))
+				}
+				n.adds[wi] = adds
+			}
+		}
+		p.nodes = append(p.nodes, n)
+	}
+	return p, nil
+}
+
+// utilisation is the mean of a's CPU and memory in percent of alloc.
+func utilisation(a, alloc model.Amount) float64 {
+	return (100*a.CPU/alloc.CPU + 100*a.Memory/alloc.Memory) / 2
+}
+
+// fits is how many pods of these requests fit into allocatable alone.
+func fits(requests, allocatable [3]int64) int {
+	most := -1
+	for r := range requests {
+		if requests[r] <= 0 {
+			continue
+		}
+		if n := int(allocatable[r] / requests[r]); most < 0 || n < most {
+			most = n
+		}
+	}
+	return max(most, 0)
+}
+
+func quantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
