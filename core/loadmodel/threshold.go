@@ -6,6 +6,19 @@ import (
 	"github.com/ballast-sched/ballast/core/usage"
 )
 
+// The scheduler's thresholds unless configured: LoadAware keeps pods off a
+// node whose predicted usage would exceed them, and the descheduler knows a
+// node over them gets no new pods.
+const (
+	DefaultCPUThreshold    = 85.0
+	DefaultMemoryThreshold = 90.0
+)
+
+// DefaultThresholds returns a fresh map of the default thresholds.
+func DefaultThresholds() map[usage.Resource]float64 {
+	return map[usage.Resource]float64{usage.CPU: DefaultCPUThreshold, usage.Memory: DefaultMemoryThreshold}
+}
+
 // Violation is a resource whose predicted usage is above its threshold.
 type Violation struct {
 	Prediction

@@ -22,7 +22,7 @@ const (
 )
 
 var (
-	profileTypes = sets.New(Constant, Ramp, Spike, Noisy)
+	profileTypes = sets.New(Constant, Ramp, Spike, Noisy, Wave)
 	eventTypes   = sets.New(Join, Cordon, Uncordon, Hog, Scale)
 )
 
@@ -210,6 +210,11 @@ func validateProfile(path *field.Path, pr Profile) field.ErrorList {
 		}
 	case Noisy:
 		errs = append(errs, nonNegative(path.Child("stddev"), pr.Stddev)...)
+	case Wave:
+		errs = append(errs, nonNegative(path.Child("amplitude"), pr.Amplitude)...)
+		if pr.Period.Duration <= 0 {
+			errs = append(errs, field.Invalid(path.Child("period"), pr.Period.Duration.String(), "a wave needs a positive period"))
+		}
 	}
 	if pr.Start.Duration < 0 || pr.At.Duration < 0 {
 		errs = append(errs, field.Invalid(path, pr.Type, "start and at must not be negative"))

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -33,6 +34,9 @@ func (p Profile) Amount(t time.Duration, noise float64) float64 {
 		}
 	case Noisy:
 		v = p.Value.AsApproximateFloat64() + noise*p.Stddev.AsApproximateFloat64()
+	case Wave:
+		phase := 2 * math.Pi * float64(t%p.Period.Duration) / float64(p.Period.Duration)
+		v = p.Value.AsApproximateFloat64() + p.Amplitude.AsApproximateFloat64()*math.Sin(phase)
 	}
 	return max(v, 0)
 }

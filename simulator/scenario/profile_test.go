@@ -15,6 +15,7 @@ func TestProfileAt(t *testing.T) {
 	ramp := Profile{Type: Ramp, From: q("100Mi"), To: q("500Mi"), Start: d("1m"), Over: d("4m")}
 	spike := Profile{Type: Spike, Value: q("200m"), Peak: q("2"), At: d("10m"), For: d("1m")}
 	noisy := Profile{Type: Noisy, Value: q("1"), Stddev: q("250m")}
+	wave := Profile{Type: Wave, Value: q("400m"), Amplitude: q("300m"), Period: d("8m")}
 	const mi = 1 << 20
 	tests := []struct {
 		name  string
@@ -35,6 +36,11 @@ func TestProfileAt(t *testing.T) {
 		{name: "noisy draw", p: noisy, noise: 1.5, want: 1.375},
 		// 1 − 6×0.25 = −0.5, clamped.
 		{name: "noisy never negative", p: noisy, noise: -6, want: 0},
+		// A quarter period in, the top: 400m + 300m; three quarters, the
+		// bottom: 400m − 300m; a whole period, back at 400m.
+		{name: "wave at its top", p: wave, t: 2 * time.Minute, want: 0.7},
+		{name: "wave at its bottom", p: wave, t: 6 * time.Minute, want: 0.1},
+		{name: "wave a period on", p: wave, t: 8 * time.Minute, want: 0.4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

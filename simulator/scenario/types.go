@@ -30,7 +30,8 @@ type Scenario struct {
 }
 
 // Target states what Ballast must achieve on a scenario. Whatever the
-// target, Ballast must also never undo its own moves (no ping-pong), bring
+// target, Ballast must also never undo its own moves while nothing changed
+// (no loop), bring
 // a node over a scheduler threshold back under it within HotCycles
 // descheduling cycles, and evict at most 1.5× the fewest pods that would
 // bring the hot nodes under the descheduler's high thresholds.
@@ -124,6 +125,10 @@ const (
 	// Noisy draws from a normal distribution around Value with Stddev,
 	// reproducibly for a scenario seed.
 	Noisy ProfileType = "noisy"
+	// Wave swings around Value by Amplitude, up first, once every Period
+	// (a sine): a load that comes and goes, like a day's traffic or a
+	// backup's, sped up.
+	Wave ProfileType = "wave"
 )
 
 // Profile is the usage of one resource over simulated time. Times are from
@@ -139,6 +144,9 @@ type Profile struct {
 	At     metav1.Duration   `json:"at,omitempty"`
 	For    metav1.Duration   `json:"for,omitempty"`
 	Stddev resource.Quantity `json:"stddev,omitempty"`
+	// Amplitude and Period shape a wave.
+	Amplitude resource.Quantity `json:"amplitude,omitempty"`
+	Period    metav1.Duration   `json:"period,omitempty"`
 }
 
 // EventType names something that happens to the cluster.

@@ -216,7 +216,7 @@ func sameRuns(a, b *record.Comparison) error {
 // run's digest, and reports whether every scenario met its target.
 func writeTable(out io.Writer, results []*record.Comparison) bool {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tNODES\tSPREAD ORACLE (BOUND)\tSPREAD DEF\tSPREAD PEER\tSPREAD BAL\tBAL−ORACLE\tBAL/DEF\tBAL/BEST\tHOTTEST DEF\tHOTTEST PEER\tHOTTEST BAL\tEVICT PEER\tEVICT BAL (HOT/NEEDED)\tHOT CYCLES\tPING-PONG\tTARGET\tMET")
+	fmt.Fprintln(w, "SCENARIO\tNODES\tSPREAD ORACLE (BOUND)\tSPREAD DEF\tSPREAD PEER\tSPREAD BAL\tBAL−ORACLE\tBAL/DEF\tBAL/BEST\tHOTTEST DEF\tHOTTEST PEER\tHOTTEST BAL\tEVICT PEER\tEVICT BAL (HOT/NEEDED)\tHOT CYCLES\tLOOPS\tRE-MOVES\tTARGET\tMET")
 	allMet := true
 	for _, c := range results {
 		d, b := c.Default.Summary, c.Ballast.Summary
@@ -234,10 +234,10 @@ func writeTable(out io.Writer, results []*record.Comparison) bool {
 			bound = fmt.Sprintf("%.1f", *o.Bound)
 		}
 		r := c.Ballast
-		fmt.Fprintf(w, "%s\t%d\t%.1f (%s)\t%.1f\t%s\t%.1f\t%+.1f\t%.2f\t%.2f\t%s %.0f%%\t%s\t%s %.0f%%\t%s\t%d (%d/%d)\t%d\t%d\t%s\t%s\n", c.Scenario,
+		fmt.Fprintf(w, "%s\t%d\t%.1f (%s)\t%.1f\t%s\t%.1f\t%+.1f\t%.2f\t%.2f\t%s %.0f%%\t%s\t%s %.0f%%\t%s\t%d (%d/%d)\t%d\t%d\t%d\t%s\t%s\n", c.Scenario,
 			len(b.Final), o.Spread, bound, d.Spread, peerSpread, b.Spread, b.Spread-o.Spread, c.SpreadRatio(), c.BestPeerRatio(),
 			d.Hottest, d.HottestUtilisation, peerHottest, b.Hottest, b.HottestUtilisation, peerEvictions,
-			r.Evictions, r.HotEvictions, r.NeededEvictions, r.HotCycles, r.PingPong, target, yesNo(met))
+			r.Evictions, r.HotEvictions, r.NeededEvictions, r.HotCycles, r.Loops, r.ReMoves, target, yesNo(met))
 	}
 	_ = w.Flush()
 	fmt.Fprintln(out, "ORACLE is the best placement found knowing every pod's usage in advance, over the same window (the last quarter of")
@@ -248,7 +248,7 @@ func writeTable(out io.Writer, results []*record.Comparison) bool {
 		fmt.Fprintf(out, "%s, pods at the end — default: %s\n", c.Scenario, simreport.FinalPlacement(c.Default))
 		hog := fmt.Sprintf("default %d", c.Default.PlacedOnHog)
 		if c.Peer != nil {
-			fmt.Fprintf(out, "  peer: %s (ping-pong %d)\n", simreport.FinalPlacement(c.Peer), c.Peer.PingPong)
+			fmt.Fprintf(out, "  peer: %s (loops %d, re-moves %d)\n", simreport.FinalPlacement(c.Peer), c.Peer.Loops, c.Peer.ReMoves)
 			hog += fmt.Sprintf(", peer %d", c.Peer.PlacedOnHog)
 		}
 		fmt.Fprintf(out, "  ballast: %s; pods placed on a hogged node: %s, ballast %d\n", simreport.FinalPlacement(c.Ballast), hog, c.Ballast.PlacedOnHog)

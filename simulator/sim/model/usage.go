@@ -30,6 +30,10 @@ type UsageModel struct {
 	workloads map[string]scenario.Workload
 	hogs      []scenario.Event
 	duration  time.Duration
+	// changes are the times the cluster changed: a node joined, was
+	// cordoned or uncordoned, a process outside Kubernetes started or
+	// stopped, a workload was scaled.
+	changes []time.Duration
 }
 
 // NewUsageModel is sc's usage model.
@@ -42,8 +46,12 @@ func NewUsageModel(sc *scenario.Scenario) *UsageModel {
 		m.workloads[w.Name] = w
 	}
 	for _, e := range sc.Events {
+		m.changes = append(m.changes, e.At.Duration)
 		if e.Type == scenario.Hog {
 			m.hogs = append(m.hogs, e)
+			if e.For.Duration > 0 {
+				m.changes = append(m.changes, e.At.Duration+e.For.Duration)
+			}
 		}
 	}
 	return m
@@ -163,4 +171,18 @@ func (m *UsageModel) Node(name string) scenario.Node { return m.nodes[name] }
 func (m *UsageModel) Workload(name string) (scenario.Workload, bool) {
 	w, ok := m.workloads[name]
 	return w, ok
+}
+
+// ChangedBetween reports whether the cluster changed after from and up to
+// to: a node joined, was cordoned or uncordoned, a process outside
+// Kubernetes started or stopped, or a workload was scaled. A workload's
+// usage rising or falling is no change: it is what a load-aware stack must
+// live with.
+func (m *UsageModel) ChangedBetween(from, to time.Duration) bool {
+	for _, t := range m.changes {
+		if t > from && t <= to {
+			return true
+		}
+	}
+	return false
 }

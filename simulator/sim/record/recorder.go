@@ -5,7 +5,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/ballast-sched/ballast/simulator/scenario"
 	"github.com/ballast-sched/ballast/simulator/sim/model"
@@ -22,8 +21,9 @@ type Recorder struct {
 	// pods are the pods at the last observation.
 	pods map[types.UID]model.Pod
 	// movedTo remembers, per workload, the nodes that received a pod
-	// replacing an evicted one; evicting from one of them is ping-pong.
-	movedTo map[string]sets.Set[string]
+	// replacing an evicted one and when they last did; evicting from one
+	// of them is ping-pong.
+	movedTo map[string]map[string]time.Duration
 	// replacing counts, per workload, evicted pods whose replacement has
 	// not landed yet.
 	replacing map[string]int
@@ -35,7 +35,7 @@ func NewRecorder(m *model.UsageModel, sc *scenario.Scenario, mode model.Mode, th
 	return &Recorder{
 		model: m, step: sc.Step.Duration,
 		result: &Result{Scenario: sc.Name, Mode: mode, Step: sc.Step.Duration, Thresholds: thresholds},
-		pods:   map[types.UID]model.Pod{}, movedTo: map[string]sets.Set[string]{}, replacing: map[string]int{},
+		pods:   map[types.UID]model.Pod{}, movedTo: map[string]map[string]time.Duration{}, replacing: map[string]int{},
 	}
 }
 
@@ -51,8 +51,13 @@ func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicti
 				continue
 			}
 			r.result.Evictions++
-			if r.movedTo[p.Workload].Has(p.Node) {
+			if received, ok := r.movedTo[p.Workload][p.Node]; ok {
 				r.result.PingPong++
+				if r.model.ChangedBetween(received, t) {
+					r.result.ReMoves++
+				} else {
+					r.result.Loops++
+				}
 			}
 			r.replacing[p.Workload]++
 		}
@@ -67,9 +72,9 @@ func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicti
 		if r.replacing[p.Workload] > 0 {
 			r.replacing[p.Workload]--
 			if r.movedTo[p.Workload] == nil {
-				r.movedTo[p.Workload] = sets.New[string]()
+				r.movedTo[p.Workload] = map[string]time.Duration{}
 			}
-			r.movedTo[p.Workload].Insert(p.Node)
+			r.movedTo[p.Workload][p.Node] = t
 		}
 	}
 	r.pods = pods

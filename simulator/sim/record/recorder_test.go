@@ -16,7 +16,7 @@ import (
 func TestRecorderObserve(t *testing.T) {
 	sc, err := scenario.Parse([]byte(`
 name: record
-duration: 10m
+duration: 20m
 step: 15s
 nodes:
 - {name: node-1, cpu: "4", memory: 8Gi}
@@ -25,12 +25,13 @@ workloads:
 - {name: web, replicas: 2, requests: {cpu: 100m}, usage: {cpu: {type: constant, value: 100m}, memory: {type: constant, value: 64Mi}}}
 events:
 - {at: 1m, type: hog, node: node-2, resources: {cpu: "2"}}
+- {at: 12m, type: scale, workload: web, replicas: 2}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pod := func(node string) model.Pod { return model.Pod{Workload: "web", Node: node} }
-	type counts struct{ Evictions, PingPong, PlacedOnHog int }
+	type counts struct{ Evictions, PingPong, Loops, ReMoves, PlacedOnHog int }
 	r := NewRecorder(model.NewUsageModel(sc), sc, model.ModeDefault, Thresholds{CPU: 85, Memory: 90})
 	for _, tc := range []struct {
 		name     string
@@ -51,11 +52,17 @@ events:
 		// d replaces b: node-1 received a moved web pod.
 		{name: "the replacement lands", at: 5*time.Minute + 15*time.Second, pods: map[types.UID]model.Pod{"a": pod("node-1"), "d": pod("node-1")},
 			want: counts{Evictions: 1, PlacedOnHog: 1}},
-		{name: "evicting from the node that received a move is ping-pong", at: 10 * time.Minute, evicting: true,
-			pods: map[types.UID]model.Pod{"d": pod("node-1")}, want: counts{Evictions: 2, PingPong: 1, PlacedOnHog: 1}},
+		// Nothing changed between the move onto node-1 and this one off it.
+		{name: "evicting from the node that received a move with nothing changed is a loop", at: 10 * time.Minute, evicting: true,
+			pods: map[types.UID]model.Pod{"d": pod("node-1")}, want: counts{Evictions: 2, PingPong: 1, Loops: 1, PlacedOnHog: 1}},
+		{name: "the next replacement lands on node-1 again", at: 10*time.Minute + 15*time.Second,
+			pods: map[types.UID]model.Pod{"d": pod("node-1"), "e": pod("node-1")}, want: counts{Evictions: 2, PingPong: 1, Loops: 1, PlacedOnHog: 1}},
+		// The workload was scaled at 12m, after that move: a re-move.
+		{name: "a move off it after the cluster changed is a re-move", at: 15 * time.Minute, evicting: true,
+			pods: map[types.UID]model.Pod{"d": pod("node-1")}, want: counts{Evictions: 3, PingPong: 2, Loops: 1, ReMoves: 1, PlacedOnHog: 1}},
 	} {
 		r.Observe(tc.pods, tc.at, tc.evicting)
-		got := counts{r.result.Evictions, r.result.PingPong, r.result.PlacedOnHog}
+		got := counts{r.result.Evictions, r.result.PingPong, r.result.Loops, r.result.ReMoves, r.result.PlacedOnHog}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("after %q (-want,+got):\n%s", tc.name, diff)
 		}

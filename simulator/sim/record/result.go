@@ -50,8 +50,14 @@ type Result struct {
 	// Evictions counts pods the descheduler evicted.
 	Evictions int `json:"evictions"`
 	// PingPong counts evictions from a node that earlier received a moved
-	// pod of the same workload: the descheduler undoing its own move.
+	// pod of the same workload: moves undone. Loops are those undone while
+	// nothing changed in the cluster between the two (the descheduler
+	// undoing its own move for nothing); ReMoves those after a change (a
+	// process outside Kubernetes started or stopped, a node joined or was
+	// cordoned, a workload was scaled), which may be justified.
 	PingPong int `json:"pingPong"`
+	Loops    int `json:"loops"`
+	ReMoves  int `json:"reMoves"`
 	// HotCycles is the most descheduling cycles in a row that started with
 	// one node over a scheduler threshold (Thresholds).
 	HotCycles int `json:"hotCycles"`
@@ -211,6 +217,6 @@ func FirstDifference(a, b *Result) string {
 	if reflect.DeepEqual(a, b) {
 		return "none"
 	}
-	return fmt.Sprintf("the counts: %d evictions, %d ping-pong, %d on a hog then %d, %d, %d",
-		a.Evictions, a.PingPong, a.PlacedOnHog, b.Evictions, b.PingPong, b.PlacedOnHog)
+	return fmt.Sprintf("the counts: %d evictions, %d loops, %d re-moves, %d on a hog then %d, %d, %d, %d",
+		a.Evictions, a.Loops, a.ReMoves, a.PlacedOnHog, b.Evictions, b.Loops, b.ReMoves, b.PlacedOnHog)
 }

@@ -142,7 +142,8 @@ svg{background:#fafafa;border:1px solid #ddd;display:block;margin-bottom:.3em}
 <tr><td>nodes over threshold</td><td>{{.C.Default.Summary.OverThreshold}}</td><td>{{.C.Ballast.Summary.OverThreshold}}</td></tr>
 <tr><td>pods placed on a hogged node</td><td>{{.C.Default.PlacedOnHog}}</td><td>{{.C.Ballast.PlacedOnHog}}</td></tr>
 <tr><td>evictions</td><td>{{.C.Default.Evictions}}</td><td>{{.C.Ballast.Evictions}}</td></tr>
-<tr><td>ping-pong</td><td>{{.C.Default.PingPong}}</td><td>{{.C.Ballast.PingPong}}</td></tr>
+<tr><td>loops (a move undone, nothing changed)</td><td>{{.C.Default.Loops}}</td><td>{{.C.Ballast.Loops}}</td></tr>
+<tr><td>re-moves (a move undone after a change)</td><td>{{.C.Default.ReMoves}}</td><td>{{.C.Ballast.ReMoves}}</td></tr>
 <tr><td>pods pending at the end</td><td>{{.C.Default.Summary.Pending}}</td><td>{{.C.Ballast.Summary.Pending}}</td></tr>
 </table>
 {{if .Best}}<p>{{.Best}}</p>{{end}}

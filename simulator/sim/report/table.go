@@ -91,7 +91,8 @@ var summaryRows = []summaryRow{
 	}},
 	{label: fixed("pods placed on a hogged node"), value: func(r *record.Result) string { return fmt.Sprint(r.PlacedOnHog) }, runOnly: true},
 	{label: fixed("evictions"), value: func(r *record.Result) string { return fmt.Sprint(r.Evictions) }, runOnly: true},
-	{label: fixed("ping-pong"), value: func(r *record.Result) string { return fmt.Sprint(r.PingPong) }, runOnly: true},
+	{label: fixed("loops (a move undone, nothing changed)"), value: func(r *record.Result) string { return fmt.Sprint(r.Loops) }, runOnly: true},
+	{label: fixed("re-moves (a move undone after a change)"), value: func(r *record.Result) string { return fmt.Sprint(r.ReMoves) }, runOnly: true},
 	{label: fixed("pods pending"), value: func(r *record.Result) string { return fmt.Sprint(r.Summary.Pending) }},
 }
 

@@ -16,7 +16,8 @@ const MaxEvictionsOverNeeded = 1.5
 
 // Target states what Ballast is expected to achieve on a scenario (its
 // target, or "spread below default" for a scenario without one) and whether
-// the comparison achieves it. Every scenario also expects no ping-pong, no
+// the comparison achieves it. Every scenario also expects no loop (a move
+// undone while nothing changed), no
 // node left over a scheduler threshold for more than the target's hot
 // cycles, and evictions from hot nodes at most MaxEvictionsOverNeeded × the
 // fewest needed.
@@ -54,7 +55,7 @@ func Target(c *record.Comparison) (string, bool) {
 	}
 	check(b.HotCycles <= int(t.HotCycles), fmt.Sprintf("hot ≤ %d cycles", t.HotCycles))
 	check(float64(b.HotEvictions) <= MaxEvictionsOverNeeded*float64(b.NeededEvictions), "evictions ≤ 1.5× needed")
-	check(b.PingPong == 0, "no ping-pong")
+	check(b.Loops == 0, "no loop")
 	return strings.Join(want, ", "), met
 }
 

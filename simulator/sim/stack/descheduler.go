@@ -64,7 +64,7 @@ func newDescheduler(c *cluster.Cluster, usage *collector.Collector, metricsClien
 	return &Descheduler{
 		c: c,
 		deps: balance.Deps{Usage: usage, Model: balance.SchedulerModel{}, Clock: clock, Store: balance.NewStore(),
-			PodUsage: podusage.MetricsAPI{Client: metricsClient.MetricsV1beta1().RESTClient()}, Metrics: m},
+			PodUsage: &podusage.Listing{Client: metricsClient.MetricsV1beta1().RESTClient(), Clock: clock}, Metrics: m},
 		policyPath: path,
 		metrics:    metricsClient,
 		registry:   registry,

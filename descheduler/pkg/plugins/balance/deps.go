@@ -62,8 +62,11 @@ func (d Deps) Complete(plugin string, handle frameworktypes.Handle) (Deps, error
 	if d.Store == nil {
 		d.Store = NewStore()
 	}
-	if d.PodUsage == nil && handle != nil {
-		d.PodUsage = podusage.NewMetricsAPI(handle.ClientSet())
+	if d.PodUsage == nil && handle != nil && handle.ClientSet() != nil {
+		// One list of PodMetrics per cycle, not a request per pod: a cycle
+		// asks about every candidate, and the client's rate limit would
+		// make a large cluster's cycle take minutes.
+		d.PodUsage = &podusage.Listing{Client: handle.ClientSet().CoreV1().RESTClient(), Clock: d.Clock}
 	}
 	return d, nil
 }

@@ -20,6 +20,9 @@ type SchedulerModel struct {
 	// Combine is how the resources' scores make a node's; the scheduler's
 	// default (loadmodel.DefaultCombination) when empty.
 	Combine loadmodel.Combination
+	// Thresholds are the scheduler's LoadAware thresholds, above which it
+	// places no pod on a node; its defaults when empty.
+	Thresholds ResourceThresholds
 }
 
 var _ LoadModel = SchedulerModel{}
@@ -40,6 +43,14 @@ func (m SchedulerModel) weights() []loadmodel.ResourceWeight {
 
 func allocatableOf(node *v1.Node) loadmodel.Amount {
 	return loadmodel.Amount{MilliCPU: node.Status.Allocatable.Cpu().MilliValue(), Memory: node.Status.Allocatable.Memory().Value()}
+}
+
+// SchedulerThresholds are where the scheduler stops placing pods.
+func (m SchedulerModel) SchedulerThresholds() ResourceThresholds {
+	if len(m.Thresholds) == 0 {
+		return loadmodel.DefaultThresholds()
+	}
+	return m.Thresholds
 }
 
 // EstimatePod is the scheduler's estimate of pod.

@@ -51,6 +51,9 @@ type LoadModel interface {
 	// node's current usage (moves still in flight included) and the high
 	// thresholds.
 	Place(amount loadmodel.Amount, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement
+	// SchedulerThresholds are where the scheduler stops placing pods on a
+	// node.
+	SchedulerThresholds() ResourceThresholds
 }
 
 // ReadLoad returns, for every resource in want, the statistic stats names

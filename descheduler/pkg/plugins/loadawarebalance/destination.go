@@ -11,14 +11,14 @@ import (
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
-// pickDestination returns the best cool node for pod: it must not be a node
-// the workload was moved off within the cooldown (undoes), be cool now
-// (moves earlier in this cycle included), stay under its limits (the high
-// thresholds, lowered to the mean plus the deviation when set) with the pod
-// on it, judged and scored by the scheduler's load model, and accept the pod
-// the way the scheduler would (balance.PickDestination). The best score
-// wins. When none qualifies it returns nil and why each cool node was
-// rejected.
+// pickDestination returns the best of candidates for pod: it must not be a
+// node the workload was moved off within the cooldown (undoes), be under the
+// low thresholds now when low is set (moves earlier in this cycle included),
+// stay under its limits (the high thresholds, lowered to the mean plus the
+// deviation when set) with the pod on it, judged and scored by the
+// scheduler's load model, and accept the pod the way the scheduler would
+// (balance.PickDestination). The best score wins. When none qualifies it
+// returns nil and why each candidate was rejected.
 //
 // narrows, when not nil, must also accept the node: a move for balance alone
 // must leave the two nodes closer together than it found them.
@@ -29,7 +29,7 @@ func pickDestination(ctx context.Context, pod *v1.Pod, amount loadmodel.Amount, 
 		if undoes(n.Name) {
 			return 0, nil, "the workload was moved off it within the cooldown"
 		}
-		if !low.AllBelow(loads[n.Name]) {
+		if low != nil && !low.AllBelow(loads[n.Name]) {
 			return 0, nil, "no longer cool"
 		}
 		p := model.Place(amount, n, loads[n.Name], limits[n.Name])
@@ -41,5 +41,5 @@ func pickDestination(ctx context.Context, pod *v1.Pod, amount loadmodel.Amount, 
 		}
 		return p.Score, []int64{-p.Score}, ""
 	}
-	return balance.PickDestination(ctx, pod, source, cool, podsOn, judge, "no cool node with fresh usage")
+	return balance.PickDestination(ctx, pod, source, cool, podsOn, judge, "no node with fresh usage that is not hot")
 }

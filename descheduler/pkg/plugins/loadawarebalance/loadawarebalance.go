@@ -102,7 +102,8 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		c.loads[n.Name] = load.Add(inFlight[n.Name], 1)
 	}
 	mean := meanLoad(c.loads)
-	var hot, cool []*v1.Node
+	var hot []*v1.Node
+	var dests destinations
 	for _, n := range nodes {
 		load, ok := c.loads[n.Name]
 		if !ok {
@@ -116,8 +117,11 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 			hot = append(hot, n)
 		case streak > 0:
 			logger.V(2).Info("Node above a high threshold, not hot yet", "node", klog.KObj(n), "cycles", streak, "needed", *p.args.ConsecutiveHotCycles, "usage", load)
-		case p.args.LowThresholds.AllBelow(load) && p.belowMean(load, mean) && p.calmAtPeak(snap, n.Name, window, inFlight[n.Name]):
-			cool = append(cool, n)
+		case p.calmAtPeak(snap, n.Name, window, inFlight[n.Name]):
+			dests.relief = append(dests.relief, n)
+			if p.args.LowThresholds.AllBelow(load) && p.belowMean(load, mean) {
+				dests.cool = append(dests.cool, n)
+			}
 		}
 	}
 	s.RetainHot(present)
@@ -139,9 +143,19 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		if c.stopped {
 			break
 		}
-		p.balanceNode(ctx, logger, c, n, cool)
+		p.balanceNode(ctx, logger, c, n, dests)
 	}
 	return nil
+}
+
+// destinations are the nodes a pod may move to this cycle. A pod moved off a
+// node over the scheduler's thresholds may go to any node under its own
+// limits that stays under them with the pod (relief): a node that is not hot
+// and will not be. Any other move goes only to a cool node: under the low
+// thresholds and below the cluster's mean (cool), so that relieving or
+// balancing one node does not warm another towards hot.
+type destinations struct {
+	relief, cool []*v1.Node
 }
 
 // limit is the thresholds a node is held under this cycle: HighThresholds,
@@ -227,7 +241,7 @@ func (p *LoadAwareBalance) calmAtPeak(snap *usage.Snapshot, node string, window 
 
 // balanceNode evicts pods from one hot node until its projected usage is
 // under every high threshold, a limit is reached or no candidate can move.
-func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, c *cycle, node *v1.Node, cool []*v1.Node) {
+func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, c *cycle, node *v1.Node, dests destinations) {
 	s := p.Deps.Store
 	logger = logger.WithValues("node", klog.KObj(node))
 	pods, err := p.PodsOn(node.Name, p.PodFilter)
@@ -242,6 +256,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 	for _, pod := range pods {
 		amounts[pod] = p.Deps.PodAmount(ctx, PluginName, pod)
 	}
+	limit = p.goal(logger, node, c.loads[node.Name], limit, pods, amounts)
 	sortCandidates(pods, func(pod *v1.Pod) float64 {
 		share := p.Deps.Model.Share(amounts[pod], node)
 		var sum float64
@@ -305,10 +320,18 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 					p.replicasOn(dest.Name, wl) < onSource
 			}
 		}
-		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, cool, undoes, narrows, c.loads, c.limits, p.args.LowThresholds, p.Deps.Model,
+		// A node over the scheduler's thresholds gets no new pod and its
+		// pods suffer: they may go to any node that stays under its limits.
+		// Otherwise to cool nodes only, so that relieving one node does not
+		// warm another towards hot.
+		candidates, coolOnly := dests.cool, p.args.LowThresholds
+		if !balancing && len(p.Deps.Model.SchedulerThresholds().Above(c.loads[node.Name])) > 0 {
+			candidates, coolOnly = dests.relief, nil
+		}
+		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, candidates, undoes, narrows, c.loads, c.limits, coolOnly, p.Deps.Model,
 			p.Handle.GetPodsAssignedToNodeFunc())
 		if dest == nil {
-			p.skip(podLogger, balance.SkipNoDestination, "no cool node can take the pod", "rejected", why)
+			p.skip(podLogger, balance.SkipNoDestination, "no node can take the pod", "rejected", why)
 			continue
 		}
 		if !p.Handle.Evictor().PreEvictionFilter(pod) {
@@ -338,6 +361,42 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			s.Remember(wl, pod.UID, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
 		}
 	}
+}
+
+// goal is what a hot node is brought under: its limit, except for a resource
+// that its pods cannot bring under it, however many move (a process outside
+// Kubernetes uses most of the node): there the node sheds pods only until it
+// is under the scheduler's threshold, where the scheduler would place pods on
+// it again, and no further, so that the moves are not undone by the next
+// placements; a node over the scheduler's threshold with no pod at all
+// sheds every pod it can.
+func (p *LoadAwareBalance) goal(logger klog.Logger, node *v1.Node, load balance.NodeLoad, limit balance.ResourceThresholds,
+	pods []*v1.Pod, amounts map[*v1.Pod]loadmodel.Amount) balance.ResourceThresholds {
+	floor := maps.Clone(load)
+	for _, pod := range pods {
+		floor = floor.Add(p.Deps.Model.Share(amounts[pod], node), -1)
+	}
+	scheduler := p.Deps.Model.SchedulerThresholds()
+	var out balance.ResourceThresholds
+	for r, v := range limit {
+		// Only a resource over its high threshold: a limit lowered to the
+		// mean plus the deviation is balance, which stops where it stops.
+		if high, ok := p.args.HighThresholds[r]; !ok || load[r] <= high || floor[r] <= v {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(limit)
+		}
+		if st, ok := scheduler[r]; ok && st > v && st > floor[r] {
+			out[r] = st
+		}
+	}
+	if out == nil {
+		return limit
+	}
+	logger.Info("Node cannot get under its high thresholds by moving pods; shedding pods until the scheduler would place pods on it again",
+		"withoutItsPods", floor, "limit", limit, "goal", out)
+	return out
 }
 
 // evictionFailed accounts for a refused eviction and reports whether the

@@ -127,10 +127,12 @@ func TestBalanceNeedsADestination(t *testing.T) {
 		usage map[string]balance.NodeLoad
 	}{
 		{
+			// 88 %: over the high threshold (85), under the scheduler's
+			// (90): relief goes to cool nodes only.
 			name:  "other nodes are warm, not cool",
 			nodes: threeNodes,
 			pods:  hotPods(),
-			usage: loads("hot", 40, 95, "cool-a", 10, 70, "cool-b", 10, 61),
+			usage: loads("hot", 40, 88, "cool-a", 10, 70, "cool-b", 10, 61),
 		},
 		{
 			name:  "cool nodes are tainted",
@@ -177,6 +179,38 @@ func TestBalanceNeedsADestination(t *testing.T) {
 				t.Errorf("skipped{reason=no-destination} = %v, want at least 1", got)
 			}
 		})
+	}
+}
+
+// TestBalanceOverTheSchedulersThreshold: a node the scheduler no longer
+// places pods on (95 % memory, over its 90) sheds pods to any node that
+// stays under its limits with them, warm ones included, until the scheduler
+// would place pods on it again; from there on only cool nodes take its pods.
+func TestBalanceOverTheSchedulersThreshold(t *testing.T) {
+	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
+	h.cycle(loads("hot", 40, 95, "cool-a", 10, 70, "cool-b", 10, 61))
+	// 95 − 4 = 91, still over 90; − 4 = 87: under 90, over 85, and no node
+	// is cool.
+	if len(h.Evicted) != 2 {
+		t.Errorf("evicted %v, want two pods moved to the warm nodes", h.Evicted)
+	}
+}
+
+// TestBalanceShedsOnlyToTheSchedulersThreshold: a node that its pods
+// cannot bring under the high threshold (a process outside Kubernetes uses
+// most of it) sheds pods until the scheduler would place pods on it again,
+// and keeps the rest: moving them too would free room the scheduler refills.
+func TestBalanceShedsOnlyToTheSchedulersThreshold(t *testing.T) {
+	var pods []*v1.Pod
+	for _, name := range []string{"a", "b", "c", "d"} {
+		pods = append(pods, pod("p-"+name, "hot", "rs-"+name, 20))
+	}
+	h := newHarness(t, args(unlimited), threeNodes, pods...)
+	// 95 % with four pods of 2 %: 87 % without them, over 85 whatever moves.
+	// Under the scheduler's 90 after three: 95 − 3 × 2 = 89.
+	h.cycle(loads("hot", 40, 95, "cool-a", 10, 20, "cool-b", 10, 30))
+	if len(h.Evicted) != 3 {
+		t.Errorf("evicted %v, want three pods: the node under 90 %%, one pod left", h.Evicted)
 	}
 }
 

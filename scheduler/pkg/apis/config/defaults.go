@@ -13,8 +13,8 @@ import (
 
 // Defaults, as documented on the argument types.
 const (
-	DefaultCPUThreshold        = 85.0
-	DefaultMemoryThreshold     = 90.0
+	DefaultCPUThreshold        = loadmodel.DefaultCPUThreshold
+	DefaultMemoryThreshold     = loadmodel.DefaultMemoryThreshold
 	DefaultTargetUtilization   = 70.0
 	DefaultLoadAwareWindow     = 5 * time.Minute
 	DefaultRequestMultiplier   = 1.0
@@ -40,7 +40,7 @@ func defaultResources() []ResourceSpec {
 // SetDefaults_LoadAwareArgs fills the unset fields of args.
 func SetDefaults_LoadAwareArgs(args *LoadAwareArgs) {
 	if args.Thresholds == nil {
-		args.Thresholds = map[usage.Resource]float64{usage.CPU: DefaultCPUThreshold, usage.Memory: DefaultMemoryThreshold}
+		args.Thresholds = loadmodel.DefaultThresholds()
 	}
 	// The resources the args do not name read loadmodel's default
 	// statistics, as the descheduler's do.
