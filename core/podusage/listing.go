@@ -9,8 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	utilclock "k8s.io/utils/clock"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	utilclock "k8s.io/utils/clock"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
 )
