@@ -123,7 +123,7 @@ func TestDefaultsRenderTheExpectedObjects(t *testing.T) {
 	want := []string{
 		"ClusterRole/ballast-descheduler", "ClusterRole/ballast-load-watcher", "ClusterRole/ballast-scheduler",
 		"ClusterRoleBinding/ballast-descheduler", "ClusterRoleBinding/ballast-load-watcher", "ClusterRoleBinding/ballast-scheduler",
-		"ConfigMap/ballast-descheduler", "ConfigMap/ballast-scheduler",
+		"ConfigMap/ballast-descheduler", "ConfigMap/ballast-descheduler-moves", "ConfigMap/ballast-scheduler",
 		"Deployment/ballast-descheduler", "Deployment/ballast-load-watcher", "Deployment/ballast-scheduler",
 		"MutatingAdmissionPolicy/ballast-opt-in", "MutatingAdmissionPolicyBinding/ballast-opt-in",
 		"NetworkPolicy/ballast-load-watcher",
@@ -588,7 +588,9 @@ func TestPolicyCapsEvictionsAcrossProfiles(t *testing.T) {
 
 func TestSchedulerAndDeschedulerReadPodMetricsOnly(t *testing.T) {
 	objs := render(t, map[string]any{})
-	for _, name := range []string{"ballast-scheduler", "ballast-descheduler"} {
+	// The scheduler asks about one pod at a time; the descheduler lists
+	// every pod's usage once per sampling period.
+	for name, verbs := range map[string]string{"ballast-scheduler": "get", "ballast-descheduler": "get,list"} {
 		cr := mustFind(t, objs, "ClusterRole", name).typed.(*rbacv1.ClusterRole)
 		var found bool
 		for _, r := range cr.Rules {
@@ -596,12 +598,12 @@ func TestSchedulerAndDeschedulerReadPodMetricsOnly(t *testing.T) {
 				continue
 			}
 			found = true
-			if strings.Join(r.Resources, ",") != "pods" || strings.Join(r.Verbs, ",") != "get" {
-				t.Errorf("%s: metrics.k8s.io rule %v on %v, want get on pods only", name, r.Verbs, r.Resources)
+			if strings.Join(r.Resources, ",") != "pods" || strings.Join(r.Verbs, ",") != verbs {
+				t.Errorf("%s: metrics.k8s.io rule %v on %v, want %s on pods only", name, r.Verbs, r.Resources, verbs)
 			}
 		}
 		if !found {
-			t.Errorf("%s cannot get pods.metrics.k8s.io: pods would be estimated by their requests only", name)
+			t.Errorf("%s cannot read pods.metrics.k8s.io: pods would be estimated by their requests only", name)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package podusage
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -23,13 +25,16 @@ const DefaultListingTTL = 10 * time.Second
 // from it until it is TTL old: what a caller that asks about many pods at
 // once (a descheduling cycle) needs, where a request per pod would meet the
 // client's rate limit. A pod missing from the list, or a list that failed,
-// is unknown.
+// is unknown. Each list feeds Trend, when set; Run lists on a period so that
+// Trend has samples between a caller's questions.
 type Listing struct {
 	// Client is a REST client of the server that serves metrics.k8s.io.
 	Client rest.Interface
 	// TTL defaults to DefaultListingTTL; Clock to the real clock.
 	TTL   time.Duration
 	Clock utilclock.PassiveClock
+	// Trend, when not nil, receives every list.
+	Trend *Trend
 
 	mu     sync.Mutex
 	listed time.Time
@@ -40,6 +45,34 @@ type Listing struct {
 func (l *Listing) PodUsage(ctx context.Context, pod *v1.Pod) (loadmodel.Amount, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.refresh(ctx)
+	a, ok := l.usage[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]
+	return a, ok
+}
+
+// Sample lists PodMetrics unless the last list is younger than the TTL.
+func (l *Listing) Sample(ctx context.Context) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.refresh(ctx)
+}
+
+// Run samples every period until ctx ends.
+func (l *Listing) Run(ctx context.Context, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		l.Sample(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// refresh lists again once the last list is TTL old. Callers hold mu.
+func (l *Listing) refresh(ctx context.Context) {
 	clk, ttl := l.Clock, l.TTL
 	if clk == nil {
 		clk = utilclock.RealClock{}
@@ -47,27 +80,31 @@ func (l *Listing) PodUsage(ctx context.Context, pod *v1.Pod) (loadmodel.Amount, 
 	if ttl <= 0 {
 		ttl = DefaultListingTTL
 	}
-	if now := clk.Now(); l.usage == nil || now.Sub(l.listed) >= ttl || now.Before(l.listed) {
-		l.usage, l.listed = l.list(ctx), now
+	now := clk.Now()
+	if l.usage != nil && now.Sub(l.listed) < ttl && !now.Before(l.listed) {
+		return
 	}
-	a, ok := l.usage[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]
-	return a, ok
+	usage, err := l.list(ctx)
+	l.usage, l.listed = usage, now
+	if err == nil && l.Trend != nil {
+		l.Trend.Observe(now, usage)
+	}
 }
 
 // list reads every PodMetrics; an error gives an empty answer, which the
 // caller's next question past the TTL retries.
-func (l *Listing) list(ctx context.Context) map[types.NamespacedName]loadmodel.Amount {
+func (l *Listing) list(ctx context.Context) (map[types.NamespacedName]loadmodel.Amount, error) {
 	out := map[types.NamespacedName]loadmodel.Amount{}
 	if c, ok := l.Client.(*rest.RESTClient); l.Client == nil || ok && c == nil {
-		return out
+		return out, errors.New("no metrics.k8s.io client")
 	}
 	raw, err := l.Client.Get().AbsPath("/apis/metrics.k8s.io/v1beta1/pods").DoRaw(ctx)
 	if err != nil {
-		return out
+		return out, fmt.Errorf("listing PodMetrics: %w", err)
 	}
 	var list metricsv1beta1.PodMetricsList
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return out
+		return out, fmt.Errorf("decoding PodMetrics: %w", err)
 	}
 	for i := range list.Items {
 		pm := &list.Items[i]
@@ -75,5 +112,5 @@ func (l *Listing) list(ctx context.Context) map[types.NamespacedName]loadmodel.A
 			out[types.NamespacedName{Namespace: pm.Namespace, Name: pm.Name}] = Sum(pm)
 		}
 	}
-	return out
+	return out, nil
 }

@@ -2,12 +2,14 @@ package podusage
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	testclock "k8s.io/utils/clock/testing"
@@ -64,5 +66,50 @@ func TestListingReadsEveryPodOnce(t *testing.T) {
 	}
 	if _, ok := (&Listing{}).PodUsage(ctx, db); ok {
 		t.Errorf("without a client: want unknown")
+	}
+}
+
+// Each successful list feeds the Trend; a failed one neither feeds it nor
+// makes it forget.
+func TestListingFeedsTheTrend(t *testing.T) {
+	var fail atomic.Bool
+	var memory atomic.Int64
+	memory.Store(200)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// 5 MiB more every round, answered or not.
+		m := memory.Add(5)
+		if fail.Load() {
+			http.Error(w, "unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"kind":"PodMetricsList","apiVersion":"metrics.k8s.io/v1beta1","metadata":{},"items":[
+{"metadata":{"name":"cache-0","namespace":"apps"},"timestamp":"2026-11-23T12:00:00Z","window":"15s",
+ "containers":[{"name":"app","usage":{"cpu":"100m","memory":"%dMi"}}]}]}`, m)
+	}))
+	defer srv.Close()
+	cs, err := clientset.NewForConfig(&rest.Config{Host: srv.URL, QPS: 1000, Burst: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := testclock.NewFakePassiveClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	l := &Listing{Client: cs.CoreV1().RESTClient(), Clock: clk, TTL: 10 * time.Second, Trend: &Trend{}}
+	ctx := context.Background()
+	pod := types.NamespacedName{Namespace: "apps", Name: "cache-0"}
+	for i := range 24 {
+		// One failed list in the middle changes nothing.
+		fail.Store(i == 12)
+		l.Sample(ctx)
+		clk.SetTime(clk.Now().Add(30 * time.Second))
+	}
+	g, ok := l.Trend.Growth(pod)
+	if !ok {
+		t.Fatalf("5 MiB per 30s sample is not growth: %+v", g)
+	}
+	if r := g.MiBPerMinute(); r < 9.5 || r > 10.5 {
+		t.Errorf("%.2f MiB/min, want 10", r)
+	}
+	if n := len(l.Trend.pods[pod]); n != 23 {
+		t.Errorf("%d samples, want 23 (24 rounds, one failed)", n)
 	}
 }

@@ -217,5 +217,18 @@ func (e *engine) deschedule(ctx context.Context, t time.Duration, step int64) er
 		return err
 	}
 	e.rec.Result().HotEvictions += after - before
+	growing, err := d.GrowingPods()
+	if err != nil || len(growing) == 0 {
+		return err
+	}
+	pods, err := e.CurrentPods(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range pods {
+		if rate, ok := growing[p.Key.Name]; ok {
+			e.rec.Result().NoteGrowing(p.Workload, rate)
+		}
+	}
 	return nil
 }

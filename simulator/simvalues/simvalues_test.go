@@ -171,7 +171,7 @@ func loadPolicy(t *testing.T, policyYAML string) *api.DeschedulerPolicy {
 	}
 	descheduler.SetupPlugins()
 	// Loading builds no plugin, so they need no usage source.
-	deschedulerapp.RegisterPlugins(pluginregistry.PluginRegistry, nil)
+	deschedulerapp.RegisterPlugins(pluginregistry.PluginRegistry, nil, nil)
 	policy, err := descheduler.LoadPolicyConfig(path, fake.NewClientset(), pluginregistry.PluginRegistry)
 	if err != nil {
 		t.Fatalf("the descheduler refuses the policy: %v\n%s", err, policyYAML)

@@ -71,8 +71,21 @@ type Result struct {
 	// PlacedOnHog counts pods placed on a node while a process outside
 	// Kubernetes was eating it, from one sample after the process started
 	// (before that no scheduler can know).
-	PlacedOnHog int     `json:"placedOnHog"`
-	Summary     Summary `json:"summary"`
+	PlacedOnHog int `json:"placedOnHog"`
+	// Growing holds the workloads whose pods the descheduler reported as
+	// growing (a leak: not moved, warned about), with the fastest growth
+	// reported, in MiB per minute.
+	Growing map[string]float64 `json:"growing,omitempty"`
+	Summary Summary            `json:"summary"`
+}
+
+// NoteGrowing records that a pod of workload was reported growing at rate
+// MiB per minute.
+func (r *Result) NoteGrowing(workload string, rate float64) {
+	if r.Growing == nil {
+		r.Growing = map[string]float64{}
+	}
+	r.Growing[workload] = max(r.Growing[workload], rate)
 }
 
 // Step is the cluster at one simulated time.

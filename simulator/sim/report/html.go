@@ -107,7 +107,8 @@ func WriteHTML(out io.Writer, c *record.Comparison) error {
 		Ratio   string
 		MaxPods int
 		Best    string
-	}{c, cols, fmt.Sprintf("%.2f", c.SpreadRatio()), maxPods(c), best})
+		Growing string
+	}{c, cols, fmt.Sprintf("%.2f", c.SpreadRatio()), maxPods(c), best, growingLine(c.Ballast)})
 }
 
 // maxPods is the most pods any node held in either run, the top of the pod
@@ -147,6 +148,7 @@ svg{background:#fafafa;border:1px solid #ddd;display:block;margin-bottom:.3em}
 <tr><td>pods pending at the end</td><td>{{.C.Default.Summary.Pending}}</td><td>{{.C.Ballast.Summary.Pending}}</td></tr>
 </table>
 {{if .Best}}<p>{{.Best}}</p>{{end}}
+{{if .Growing}}<p>{{.Growing}}</p>{{end}}
 <div class="cols">{{range .Cols}}<div><h2>{{.Title}}</h2>
 {{range .Charts}}<h3>{{.Title}}</h3>
 <svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">

@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -129,7 +131,23 @@ func writeSummary(out io.Writer, c *record.Comparison) error {
 		fmt.Fprintf(out, "Best placement possible (the oracle: every pod's usage known in advance, %s to %s): spread %.1f%s.\n",
 			o.From, o.To, o.Spread, oracleBound(o))
 	}
+	if g := growingLine(c.Ballast); g != "" {
+		fmt.Fprintln(out, g)
+	}
 	return nil
+}
+
+// growingLine names the workloads whose memory the descheduler found
+// growing, which it warned about and did not move; empty when none.
+func growingLine(r *record.Result) string {
+	if len(r.Growing) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(r.Growing))
+	for _, w := range slices.Sorted(maps.Keys(r.Growing)) {
+		parts = append(parts, fmt.Sprintf("%s %.1f MiB/min", w, r.Growing[w]))
+	}
+	return "Memory that keeps growing (warned about, not moved: it would fill any node): " + strings.Join(parts, ", ") + "."
 }
 
 // oracleBound says how far the oracle's placement may be from the best.

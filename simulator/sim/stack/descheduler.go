@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	clientset "k8s.io/client-go/kubernetes"
@@ -44,6 +45,11 @@ type Descheduler struct {
 	metrics metricsclient.Interface
 	// registry holds Ballast's plugins' metrics, read back by hotEvictions.
 	registry metrics.KubeRegistry
+	// listing is the plugins' pod usage, sampled every
+	// balance.PodSamplePeriod of simulated time as the binary samples it.
+	listing     *podusage.Listing
+	clock       clock.PassiveClock
+	lastSampled time.Time
 }
 
 // cycleMu serialises the cycles of every runner in the process: a cycle
@@ -61,14 +67,50 @@ func newDescheduler(c *cluster.Cluster, usage *collector.Collector, metricsClien
 	m := balance.NewMetrics()
 	registry := metrics.NewKubeRegistry()
 	registry.MustRegister(m.Collectors()...)
+	listing := &podusage.Listing{Client: metricsClient.MetricsV1beta1().RESTClient(), Clock: clock, Trend: &podusage.Trend{}}
 	return &Descheduler{
 		c: c,
 		deps: balance.Deps{Usage: usage, Model: balance.SchedulerModel{}, Clock: clock, Store: balance.NewStore(),
-			PodUsage: &podusage.Listing{Client: metricsClient.MetricsV1beta1().RESTClient(), Clock: clock}, Metrics: m},
+			PodUsage: listing, Growth: listing.Trend, Metrics: m},
 		policyPath: path,
 		metrics:    metricsClient,
 		registry:   registry,
+		listing:    listing,
+		clock:      clock,
 	}, nil
+}
+
+// Sample lists every pod's usage, as the descheduler binary does in the
+// background every balance.PodSamplePeriod, once that much simulated time
+// has passed since the last list.
+func (d *Descheduler) Sample(ctx context.Context) {
+	if now := d.clock.Now(); d.lastSampled.IsZero() || now.Sub(d.lastSampled) >= balance.PodSamplePeriod {
+		d.listing.Sample(ctx)
+		d.lastSampled = now
+	}
+}
+
+// GrowingPods returns the pods the descheduler reports as growing
+// (pod_memory_growth_mib_per_minute), by name, with their MiB per minute.
+func (d *Descheduler) GrowingPods() (map[string]float64, error) {
+	families, err := d.registry.Gather()
+	if err != nil {
+		return nil, fmt.Errorf("reading the descheduler's metrics: %w", err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "ballast_descheduler_pod_memory_growth_mib_per_minute" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "pod" {
+					out[l.GetValue()] = m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // HotEvictions is how many pods LoadAwareBalance has evicted so far off

@@ -298,6 +298,9 @@ func (s *Stack) PublishAndCollect(ctx context.Context, t time.Duration, step int
 	if err := s.collector.Collect(ctx); err != nil {
 		return fmt.Errorf("load-watcher sampling at %s: %w", t, err)
 	}
+	if s.descheduler != nil {
+		s.descheduler.Sample(ctx)
+	}
 	return nil
 }
 

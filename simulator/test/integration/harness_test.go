@@ -85,6 +85,8 @@ type env struct {
 	store   *balance.Store
 	metrics *balance.Metrics
 	logs    *syncBuffer
+	// persist, when set, keeps the store's moves in the cluster.
+	persist balance.Persistence
 }
 
 func newEnv(t *testing.T, nodes ...cluster.NodeSpec) *env {
@@ -179,7 +181,7 @@ func (e *env) runFor(policyPath string, dryRun bool, interval, d time.Duration) 
 func (e *env) deschedulerFor(policyPath string, dryRun bool, store *balance.Store) (*options.DeschedulerServer, *api.DeschedulerPolicy) {
 	e.t.Helper()
 	descheduler.SetupPlugins()
-	deps := balance.Deps{Usage: e.lw, Model: balance.SchedulerModel{}, Metrics: e.metrics, Store: store}
+	deps := balance.Deps{Usage: e.lw, Model: balance.SchedulerModel{}, Metrics: e.metrics, Store: store, Persist: e.persist}
 	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(deps), &loadawarebalance.LoadAwareBalance{},
 		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
 		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, pluginregistry.PluginRegistry)

@@ -3,16 +3,19 @@ package integration
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 )
 
@@ -249,5 +252,46 @@ func TestDeschedulerDryRunEvictsNothing(t *testing.T) {
 	}
 	if logs := e.logs.String(); !strings.Contains(logs, `"Evicted pod"`) {
 		t.Errorf("the plugin never decided to evict, so the dry run proved nothing; logs:\n%s", tail(logs, 3000))
+	}
+}
+
+// A new leader, or a restarted descheduler, starts from the moves its
+// predecessor kept in the cluster and undoes none of them: the pods moved
+// onto cool-a stay there when cool-a turns hot within evictionCooldown. A
+// descheduler that forgot (no ConfigMap) moves them back, which shows the
+// check can fail.
+func TestANewLeaderUndoesNothing(t *testing.T) {
+	for _, kept := range []bool{true, false} {
+		t.Run(fmt.Sprintf("moves kept in the cluster: %v", kept), func(t *testing.T) {
+			e := hotSpot(t, 20)
+			if kept {
+				cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ballast-descheduler-moves", Namespace: namespace}}
+				if _, err := e.c.Client.CoreV1().ConfigMaps(namespace).Create(e.ctx, cm, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				e.persist = balance.MovesConfigMap{Client: e.c.Client, Namespace: namespace, Name: cm.Name}
+			}
+			policy := e.writePolicy(balancePolicy())
+			e.cycle(policy, false)
+			moved := e.podsPerNode()["cool-a"]
+			if moved == 0 {
+				t.Fatalf("nothing moved to cool-a: %v", e.podsPerNode())
+			}
+			// The leader dies with its memory; cool-a's own usage climbs
+			// until it is over the high threshold with the moved pods.
+			e.store = balance.NewStore()
+			e.base["cool-a"] = [2]float64{10, 88}
+			e.cycle(policy, false)
+			undone := e.evictions("hot-memory", "cool-a")
+			switch {
+			case kept && undone != 0:
+				t.Errorf("the new leader moved %v pods off cool-a, where its predecessor had just moved them", undone)
+			case !kept && undone == 0:
+				t.Errorf("without kept moves the new leader left cool-a alone too: the test shows nothing")
+			}
+			if kept && !strings.Contains(e.logs.String(), "Recalled moves kept in the cluster") {
+				t.Errorf("no log line of the recalled moves:\n%s", tail(e.logs.String(), 3000))
+			}
+		})
 	}
 }

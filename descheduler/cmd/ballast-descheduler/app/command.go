@@ -6,16 +6,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/component-base/cli"
+	"k8s.io/klog/v2"
 	deschedulerapp "sigs.k8s.io/descheduler/cmd/descheduler/app"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
 	"github.com/ballast-sched/ballast/core/client"
 	"github.com/ballast-sched/ballast/core/version"
 )
+
+// component names the binary, its events and its version line.
+const component = "ballast-descheduler"
 
 // Main runs the command and returns the process exit code.
 func Main() int {
@@ -27,6 +33,7 @@ type options struct {
 	loadWatcherAddress    string
 	loadWatcherCAFile     string
 	loadWatcherStaleAfter time.Duration
+	movesConfigMap        string
 	version               bool
 }
 
@@ -35,8 +42,8 @@ type options struct {
 // plugins registered.
 func NewCommand(out io.Writer) *cobra.Command {
 	cmd := deschedulerapp.NewDeschedulerCommand(out)
-	cmd.Use = "ballast-descheduler"
-	cmd.Short = "ballast-descheduler"
+	cmd.Use = component
+	cmd.Short = component
 	cmd.Long = "ballast-descheduler evicts pods from nodes where they no longer belong: hot by real usage, " +
 		"unbalanced after a node joins, or any upstream descheduler policy."
 	o := &options{}
@@ -46,6 +53,9 @@ func NewCommand(out io.Writer) *cobra.Command {
 		"PEM CA bundle that signed the certificate of an https --load-watcher-address; empty means the system roots.")
 	cmd.Flags().DurationVar(&o.loadWatcherStaleAfter, "load-watcher-stale-after", client.DefaultStaleAfter,
 		"Usage older than this is stale: the node is neither hot nor a destination.")
+	cmd.Flags().StringVar(&o.movesConfigMap, "moves-configmap", "",
+		"NAMESPACE/NAME of a ConfigMap the descheduler keeps its recent moves in, so that a restart or a new leader undoes none of them; "+
+			"it must exist. Empty keeps them in the process only.")
 	cmd.Flags().BoolVar(&o.version, "version", false, "Print the version and exit.")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "version",
@@ -70,7 +80,17 @@ func NewCommand(out io.Writer) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		RegisterPlugins(pluginregistry.PluginRegistry, src)
+		moves, err := parseMovesConfigMap(o.movesConfigMap)
+		if err != nil {
+			return err
+		}
+		if dryRun, _ := c.Flags().GetBool("dry-run"); dryRun && moves != nil {
+			// A dry run's evictions go to a sandbox: what it would move
+			// must not guard the real cluster.
+			klog.Background().Info("--dry-run: the moves are not kept in --moves-configmap", "configMap", o.movesConfigMap)
+			moves = nil
+		}
+		RegisterPlugins(pluginregistry.PluginRegistry, src, moves)
 		return nil
 	}
 	upstreamRunE := cmd.RunE
@@ -86,8 +106,29 @@ func NewCommand(out io.Writer) *cobra.Command {
 // printVersion prints Ballast's version; upstream's version command would
 // print the descheduler's, which its own release build sets.
 func printVersion(c *cobra.Command) error {
-	_, err := fmt.Fprintln(c.OutOrStdout(), version.Line("ballast-descheduler"))
+	_, err := fmt.Fprintln(c.OutOrStdout(), version.Line(component))
 	return err
+}
+
+// movesConfigMap names where the moves are kept.
+type movesConfigMap struct{ namespace, name string }
+
+// parseMovesConfigMap reads --moves-configmap: nil when empty.
+func parseMovesConfigMap(v string) (*movesConfigMap, error) {
+	if v == "" {
+		return nil, nil
+	}
+	ns, name, ok := strings.Cut(v, "/")
+	if !ok {
+		return nil, fmt.Errorf("--moves-configmap %q: want NAMESPACE/NAME", v)
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return nil, fmt.Errorf("--moves-configmap %q: namespace: %s", v, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return nil, fmt.Errorf("--moves-configmap %q: name: %s", v, strings.Join(errs, "; "))
+	}
+	return &movesConfigMap{namespace: ns, name: name}, nil
 }
 
 func newUsageSource(o *options) (*lazyClient, error) {

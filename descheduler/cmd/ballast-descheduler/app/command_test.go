@@ -65,7 +65,7 @@ func TestPreRunRegistersBallastPluginsAfterUpstreamSetup(t *testing.T) {
 // test says so.
 func TestUpstreamSetupDropsEarlierRegistrations(t *testing.T) {
 	pluginregistry.PluginRegistry = pluginregistry.NewRegistry()
-	RegisterPlugins(pluginregistry.PluginRegistry, &lazyClient{})
+	RegisterPlugins(pluginregistry.PluginRegistry, &lazyClient{}, nil)
 	descheduler.SetupPlugins()
 	if _, ok := pluginregistry.PluginRegistry[loadawarebalance.PluginName]; ok {
 		t.Fatal("upstream SetupPlugins kept an earlier registration; the PreRunE wrap may be unnecessary")
@@ -83,6 +83,18 @@ func TestPreRunRejectsCAFileWithHTTP(t *testing.T) {
 	err := preRun(t, "--load-watcher-address=http://load-watcher:2020", "--load-watcher-ca-file=/etc/ballast/load-watcher-ca/ca.crt")
 	if err == nil || !strings.Contains(err.Error(), "--load-watcher-ca-file") || !strings.Contains(err.Error(), "caFile") {
 		t.Fatalf("PreRunE = %v, want an error naming --load-watcher-ca-file", err)
+	}
+}
+
+func TestPreRunRejectsBadMovesConfigMap(t *testing.T) {
+	for _, v := range []string{"moves", "Ballast/moves", "ballast/", "ballast/Moves_1"} {
+		err := preRun(t, "--moves-configmap="+v)
+		if err == nil || !strings.Contains(err.Error(), "--moves-configmap") {
+			t.Errorf("--moves-configmap=%s: PreRunE = %v, want an error naming the flag", v, err)
+		}
+	}
+	if err := preRun(t, "--moves-configmap=ballast-system/ballast-descheduler-moves"); err != nil {
+		t.Errorf("a valid --moves-configmap: %v", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/scheme"
@@ -13,6 +14,7 @@ import (
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/ballast-sched/ballast/core/client"
+	"github.com/ballast-sched/ballast/core/podusage"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
@@ -32,25 +34,45 @@ var registerMetrics sync.Once
 // pluginMetrics is registered with the descheduler's /metrics once per process.
 var pluginMetrics = balance.NewMetrics()
 
-// RegisterPlugins adds Ballast's plugins to registry, reading usage from src.
-func RegisterPlugins(registry pluginregistry.Registry, src UsageSource) {
+// RegisterPlugins adds Ballast's plugins to registry, reading usage from
+// src and keeping their moves in moves, when not nil.
+func RegisterPlugins(registry pluginregistry.Registry, src UsageSource, moves *movesConfigMap) {
 	registerMetrics.Do(func() {
 		legacyregistry.MustRegister(pluginMetrics.Collectors()...)
 		utilruntime.Must(loadawarebalance.AddToScheme(scheme.Scheme))
 		utilruntime.Must(spreadreplicas.AddToScheme(scheme.Scheme))
 	})
-	// One memory for both plugins: neither undoes or repeats the other's moves.
-	deps := balance.Deps{Usage: src, Model: balance.SchedulerModel{}, Metrics: pluginMetrics, Store: balance.NewStore()}
-	build := func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
+	// One memory for both plugins: neither undoes or repeats the other's
+	// moves. One pod usage listing too, sampled in the background.
+	trend := &podusage.Trend{}
+	listing := &podusage.Listing{Trend: trend}
+	deps := balance.Deps{Usage: src, Model: balance.SchedulerModel{}, Metrics: pluginMetrics, Store: balance.NewStore(),
+		PodUsage: listing, Growth: trend}
+	var started sync.Once
+	start := func(ctx context.Context, handle frameworktypes.Handle) balance.Deps {
 		src.Start(ctx)
-		return loadawarebalance.New(ctx, args, handle, deps)
+		started.Do(func() {
+			if cs := handle.ClientSet(); cs != nil {
+				listing.Client = cs.CoreV1().RESTClient()
+				go listing.Run(ctx, balance.PodSamplePeriod)
+				broadcaster := events.NewEventBroadcasterAdapter(cs)
+				broadcaster.StartRecordingToSink(ctx.Done())
+				deps.Events = broadcaster.NewRecorder(component)
+				if moves != nil {
+					deps.Persist = balance.MovesConfigMap{Client: cs, Namespace: moves.namespace, Name: moves.name}
+				}
+			}
+		})
+		return deps
+	}
+	build := func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
+		return loadawarebalance.New(ctx, args, handle, start(ctx, handle))
 	}
 	pluginregistry.Register(loadawarebalance.PluginName, build, &loadawarebalance.LoadAwareBalance{},
 		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
 		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, registry)
 	buildSpread := func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
-		src.Start(ctx)
-		return spreadreplicas.New(ctx, args, handle, deps)
+		return spreadreplicas.New(ctx, args, handle, start(ctx, handle))
 	}
 	pluginregistry.Register(spreadreplicas.PluginName, buildSpread, &spreadreplicas.SpreadReplicas{},
 		&spreadreplicas.SpreadReplicasArgs{}, spreadreplicas.ValidateSpreadReplicasArgs,

@@ -3,6 +3,7 @@
 package balance
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/descheduler/pkg/api"
 
@@ -58,4 +59,12 @@ type EvictionArgs struct {
 	// is invalid. Defaults to [ballast-scheduler]; list default-scheduler only
 	// where Ballast serves it.
 	SchedulerNames []string `json:"schedulerNames,omitempty"`
+	// MemoryGrowthPerMinute is how fast a pod's memory must have grown,
+	// steadily for ten minutes, for the pod to count as growing (a leak, a
+	// cache without a bound). A growing pod heats whatever node it lands on,
+	// so it is not moved; Ballast warns about it instead: a Warning event
+	// MemoryGrowing on the pod and the metric
+	// ballast_descheduler_pod_memory_growth_mib_per_minute. Defaults to
+	// 1Mi; 0 turns the detection off.
+	MemoryGrowthPerMinute *resource.Quantity `json:"memoryGrowthPerMinute,omitempty"`
 }

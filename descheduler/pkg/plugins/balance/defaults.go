@@ -4,6 +4,7 @@ import (
 	"maps"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/descheduler/pkg/api"
 
@@ -24,6 +25,9 @@ var (
 	// defaultSchedulerNames is the profile of Ballast's scheduler as a
 	// second scheduler, the chart's default.
 	defaultSchedulerNames = []string{"ballast-scheduler"}
+	// defaultMemoryGrowthPerMinute: 1 MiB a minute is 1.4 GiB a day, a Pi's
+	// spare memory.
+	defaultMemoryGrowthPerMinute = resource.MustParse("1Mi")
 )
 
 // SetDefaults_EvictionArgs fills every unset field of a with its default.
@@ -54,6 +58,10 @@ func SetDefaults_EvictionArgs(a *EvictionArgs) {
 	// Only nil is unset: an empty list is the user's, and validation refuses it.
 	if a.SchedulerNames == nil {
 		a.SchedulerNames = append([]string(nil), defaultSchedulerNames...)
+	}
+	if a.MemoryGrowthPerMinute == nil {
+		q := defaultMemoryGrowthPerMinute.DeepCopy()
+		a.MemoryGrowthPerMinute = &q
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
@@ -28,8 +29,16 @@ type Deps struct {
 	// memory lasts as long as the process.
 	Store *Store
 	// PodUsage reports what pods really use; nil reads metrics.k8s.io
-	// through the descheduler's client.
+	// through the descheduler's client, one list per cycle.
 	PodUsage podusage.Source
+	// Growth tells pods whose memory keeps growing; nil, with PodUsage
+	// nil too, fits the lists PodUsage makes.
+	Growth GrowthSource
+	// Events records the warnings about growing pods; nil records none.
+	Events events.EventRecorder
+	// Persist keeps the Store's moves in the cluster (Recall, Keep); nil
+	// keeps them in this process only.
+	Persist Persistence
 }
 
 // PodAmount is what pod is expected to free on its node and add to its
@@ -66,7 +75,11 @@ func (d Deps) Complete(plugin string, handle frameworktypes.Handle) (Deps, error
 		// One list of PodMetrics per cycle, not a request per pod: a cycle
 		// asks about every candidate, and the client's rate limit would
 		// make a large cluster's cycle take minutes.
-		d.PodUsage = &podusage.Listing{Client: handle.ClientSet().CoreV1().RESTClient(), Clock: d.Clock}
+		listing := &podusage.Listing{Client: handle.ClientSet().CoreV1().RESTClient(), Clock: d.Clock, Trend: &podusage.Trend{}}
+		d.PodUsage = listing
+		if d.Growth == nil {
+			d.Growth = listing.Trend
+		}
 	}
 	return d, nil
 }

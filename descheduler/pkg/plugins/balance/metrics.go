@@ -19,6 +19,8 @@ const (
 	SkipEvictionError = "eviction-error"
 	// SkipOtherScheduler: the pod is not placed by one of schedulerNames.
 	SkipOtherScheduler = "other-scheduler"
+	// SkipGrowing: the pod's memory keeps growing; it would heat any node.
+	SkipGrowing = "growing"
 )
 
 // Metrics are the plugin's Prometheus metrics. One set serves every plugin
@@ -36,6 +38,9 @@ type Metrics struct {
 	// PodUsageEstimated counts eviction candidates whose usage the metrics
 	// API did not report, so their requests stood for it, by plugin.
 	PodUsageEstimated *metrics.CounterVec
+	// MemoryGrowth is, for each pod whose memory keeps growing, how fast,
+	// in MiB per minute, by namespace, pod and node.
+	MemoryGrowth *metrics.GaugeVec
 }
 
 // NewMetrics creates the metrics; they record nothing until registered.
@@ -50,7 +55,7 @@ func NewMetrics() *Metrics {
 		SkippedCandidates: metrics.NewCounterVec(&metrics.CounterOpts{
 			Subsystem:      metricsSubsystem,
 			Name:           "skipped_candidates_total",
-			Help:           "Eviction candidates passed over, by plugin and reason (no-destination, pdb, cooldown, stale, invalid, limit, filtered, eviction-error, other-scheduler).",
+			Help:           "Eviction candidates passed over, by plugin and reason (no-destination, pdb, cooldown, stale, invalid, limit, filtered, eviction-error, other-scheduler, growing).",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"plugin", "reason"}),
 		HotNodes: metrics.NewGaugeVec(&metrics.GaugeOpts{
@@ -71,10 +76,16 @@ func NewMetrics() *Metrics {
 			Help:           "Eviction candidates without usage from metrics.k8s.io, whose requests stood for what moving them frees, by plugin.",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"plugin"}),
+		MemoryGrowth: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "pod_memory_growth_mib_per_minute",
+			Help:           "How fast the memory of a pod that keeps growing grows, in MiB per minute, by namespace, pod and node; such pods are not moved. Pods that do not grow have no series.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"namespace", "pod", "node"}),
 	}
 }
 
 // Collectors returns every metric, for registering with a registry.
 func (m *Metrics) Collectors() []metrics.Registerable {
-	return []metrics.Registerable{m.Evictions, m.SkippedCandidates, m.HotNodes, m.PingPong, m.PodUsageEstimated}
+	return []metrics.Registerable{m.Evictions, m.SkippedCandidates, m.HotNodes, m.PingPong, m.PodUsageEstimated, m.MemoryGrowth}
 }

@@ -50,6 +50,12 @@ type Store struct {
 	// keep is the longest memory any plugin sharing the store asked Expire
 	// for: a move is forgotten only once none of them needs it.
 	keep time.Duration
+	// warned holds when each growing pod was last warned about.
+	warned map[types.UID]time.Time
+	// version is the version of the moves kept in the cluster this process
+	// last read or wrote, and saved what it wrote (Deps.Recall, Deps.Keep).
+	version string
+	saved   []byte
 }
 
 // NewStore returns an empty memory.
@@ -225,6 +231,22 @@ func (s *Store) Evicted(uid types.UID) bool {
 func (s *Store) Bounced(w Workload, node string, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
 		if m.workload == w && m.source == node && now.Sub(m.at) < cooldown && m.landedBack.Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// MovedElsewhere reports whether an earlier cycle, within cooldown, moved a
+// pod of w off a node other than node. Balancing moves a workload once per
+// balanceCooldown at most, since every move restarts a pod; a move off the
+// same node again finishes that one move (a cycle's eviction limits may
+// spread it over several cycles), while a move off another node would be a
+// second one, or an undo. Moves of the current cycle (made at now) do not
+// count.
+func (s *Store) MovedElsewhere(w Workload, node string, now time.Time, cooldown time.Duration) bool {
+	for _, m := range s.moves {
+		if m.workload == w && m.source != node && m.at.Before(now) && now.Sub(m.at) < cooldown {
 			return true
 		}
 	}

@@ -66,6 +66,25 @@ func TestCooldownAndExpiry(t *testing.T) {
 			t.Errorf("%s: MovedOnto = %v, want %v", tc.name, got, tc.want)
 		}
 	}
+	for _, tc := range []struct {
+		name string
+		w    balance.Workload
+		node string
+		now  time.Time
+		want bool
+	}{
+		{name: "same cycle does not count", w: w, node: "b", now: t0, want: false},
+		{name: "off another node, within cooldown", w: w, node: "b", now: t0.Add(9 * time.Minute), want: true},
+		{name: "off another node, after cooldown", w: w, node: "b", now: t0.Add(10 * time.Minute), want: false},
+		{name: "off a third node", w: w, node: "c", now: t0.Add(time.Minute), want: true},
+		// Moving off the same node again finishes the move.
+		{name: "off the same node", w: w, node: "a", now: t0.Add(time.Minute), want: false},
+		{name: "other workload", w: balance.Workload{Namespace: "default", Kind: "Deployment", Name: "db"}, node: "b", now: t0.Add(time.Minute), want: false},
+	} {
+		if got := s.MovedElsewhere(tc.w, tc.node, tc.now, 10*time.Minute); got != tc.want {
+			t.Errorf("%s: MovedElsewhere = %v, want %v", tc.name, got, tc.want)
+		}
+	}
 	s.Expire(t0.Add(11*time.Minute), 10*time.Minute)
 	if n := len(s.Destinations()); n != 0 {
 		t.Errorf("expire kept %d moves older than 10m", n)

@@ -26,6 +26,9 @@ type Plugin struct {
 	PodFilter podutil.FilterFunc
 	// PlacedByBallast accepts the pods of the args' SchedulerNames.
 	PlacedByBallast podutil.FilterFunc
+	// GrowthPerMinute is the args' memoryGrowthPerMinute in bytes: a pod
+	// whose memory grows faster is not moved (Growing).
+	GrowthPerMinute float64
 }
 
 // NewPlugin completes deps for the plugin called name and builds its
@@ -39,12 +42,17 @@ func NewPlugin(ctx context.Context, name string, handle frameworktypes.Handle, d
 	if err != nil {
 		return Plugin{}, err
 	}
+	var growth float64
+	if args.MemoryGrowthPerMinute != nil {
+		growth = args.MemoryGrowthPerMinute.AsApproximateFloat64()
+	}
 	return Plugin{
 		Logger:          klog.FromContext(ctx).WithValues("plugin", name),
 		Handle:          handle,
 		Deps:            deps,
 		PodFilter:       podFilter,
 		PlacedByBallast: PlacedBy(args.SchedulerNames),
+		GrowthPerMinute: growth,
 	}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -76,6 +77,9 @@ func ValidateEvictionArgs(path *field.Path, a *EvictionArgs) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("namespaces"), "include and exclude", "only one of include and exclude may be set"))
 	}
 	errs = append(errs, loadmodel.ValidateStatistics(path.Child("thresholdStatistics"), a.ThresholdStatistics)...)
+	if g := a.MemoryGrowthPerMinute; g == nil || g.Sign() < 0 {
+		errs = append(errs, field.Invalid(path.Child("memoryGrowthPerMinute"), quantityString(g), "must be a memory quantity per minute such as 1Mi, or 0 to turn growth detection off"))
+	}
 	return append(errs, validateSchedulerNames(path.Child("schedulerNames"), a.SchedulerNames)...)
 }
 
@@ -84,6 +88,13 @@ func durationString(d *metav1.Duration) string {
 		return ""
 	}
 	return d.Duration.String()
+}
+
+func quantityString(q *resource.Quantity) string {
+	if q == nil {
+		return ""
+	}
+	return q.String()
 }
 
 func ptrValue(v *int32) int32 {

@@ -61,6 +61,11 @@ func (in *EvictionArgs) DeepCopyInto(out *EvictionArgs) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.MemoryGrowthPerMinute != nil {
+		in, out := &in.MemoryGrowthPerMinute, &out.MemoryGrowthPerMinute
+		x := (*in).DeepCopy()
+		*out = &x
+	}
 	return
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/descheduler/pkg/api"
 
@@ -37,6 +38,7 @@ func TestSetDefaults(t *testing.T) {
 					ThresholdStatistics:      loadmodel.Statistics{usage.CPU: loadmodel.Average, usage.Memory: loadmodel.Latest},
 					Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
 					SchedulerNames:           []string{"ballast-scheduler"},
+					MemoryGrowthPerMinute:    ptrTo(resource.MustParse("1Mi")),
 				},
 			},
 		},
@@ -75,6 +77,7 @@ func TestSetDefaults(t *testing.T) {
 					DryRun:                   true,
 					Namespaces:               &api.Namespaces{Include: []string{"apps"}},
 					SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
+					MemoryGrowthPerMinute:    ptrTo(resource.MustParse("1Mi")),
 				},
 			},
 		},

@@ -8,12 +8,14 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/podusage"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
@@ -44,6 +46,9 @@ type harness struct {
 	// podUsage is what the metrics API reports per pod name; a pod not in
 	// it has no metrics.
 	podUsage map[string]loadmodel.Amount
+	// growth is how each pod's memory grows, by pod name; a pod not in it
+	// does not grow.
+	growth map[string]podusage.Growth
 }
 
 func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods ...*v1.Pod) *harness {
@@ -52,11 +57,12 @@ func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 	t.Cleanup(cancel)
 	h := &harness{t: t, ctx: ctx, Cluster: balancetest.NewClusterOf(t, nodes, pods), source: &staticSource{},
 		clock: testingclock.NewFakeClock(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)), metrics: balance.NewMetrics(), nodes: nodes,
-		podUsage: map[string]loadmodel.Amount{}}
+		podUsage: map[string]loadmodel.Amount{}, growth: map[string]podusage.Growth{}}
 	reg := metrics.NewKubeRegistry()
 	reg.MustRegister(h.metrics.Collectors()...)
 	handle := h.Handle(ctx)
-	plugin, err := New(ctx, args, handle, balance.Deps{Usage: h.source, Model: balance.SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, PodUsage: h})
+	plugin, err := New(ctx, args, handle, balance.Deps{Usage: h.source, Model: balance.SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, PodUsage: h,
+		Growth: h, Events: h.Events})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -68,6 +74,12 @@ func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 func (h *harness) PodUsage(_ context.Context, pod *v1.Pod) (loadmodel.Amount, bool) {
 	a, ok := h.podUsage[pod.Name]
 	return a, ok
+}
+
+// Growth makes the harness the pods' memory trend: it reports h.growth.
+func (h *harness) Growth(pod types.NamespacedName) (podusage.Growth, bool) {
+	g, ok := h.growth[pod.Name]
+	return g, ok
 }
 
 // cycle runs one Balance with usage loads, then waits until the informer

@@ -79,6 +79,10 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	s := p.Deps.Store
 	s.Lock()
 	defer s.Unlock()
+	// The moves kept in the cluster: a new leader's first cycle undoes
+	// nothing its predecessor did.
+	p.Deps.Recall(ctx, logger)
+	defer p.Deps.Keep(ctx, logger)
 
 	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
@@ -125,6 +129,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		}
 	}
 	s.RetainHot(present)
+	p.WarnGrowth(logger, nodes)
 	p.Deps.Metrics.HotNodes.WithLabelValues(PluginName).Set(float64(len(hot)))
 	if len(c.loads) == 0 {
 		logger.Info("Usage is stale or missing for every node; evicting nothing this cycle", "nodes", len(nodes))
@@ -252,6 +257,9 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 	limit := c.limits[node.Name]
 	hotResources := limit.Above(c.loads[node.Name])
 	logger.Info("Node is hot", "resources", hotResources, "usage", c.loads[node.Name], "evictable", len(pods))
+	// A pod whose memory keeps growing stays: it would heat any node, and
+	// what the node cannot shed counts in its goal.
+	pods = p.WithoutGrowing(logger, PluginName, pods)
 	amounts := make(map[*v1.Pod]loadmodel.Amount, len(pods))
 	for _, pod := range pods {
 		amounts[pod] = p.Deps.PodAmount(ctx, PluginName, pod)
@@ -306,6 +314,14 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		if s.MovedOnto(wl, node.Name, c.now, guard) || s.Bounced(wl, node.Name, c.now, p.args.EvictionCooldown.Duration) {
 			p.skip(podLogger, balance.SkipCooldown, "workload was moved onto this node, or its replacement landed back here, within the cooldown", "workload", wl,
 				"cooldown", guard)
+			continue
+		}
+		// Every move restarts a pod: balancing moves a workload once per
+		// balanceCooldown at most; a node over a high threshold sheds its
+		// pods whenever they must go.
+		if balancing && s.MovedElsewhere(wl, node.Name, c.now, p.args.BalanceCooldown.Duration) {
+			p.skip(podLogger, balance.SkipCooldown, "workload was moved off another node within the balance cooldown; balancing moves it once per cooldown", "workload", wl,
+				"cooldown", p.args.BalanceCooldown.Duration)
 			continue
 		}
 		undoes := func(dest string) bool { return s.MovedOff(wl, dest, c.now, guard) }

@@ -1,16 +1,20 @@
 package loadawarebalance
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-base/metrics/testutil"
 	"sigs.k8s.io/descheduler/pkg/api"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/podusage"
 	"github.com/ballast-sched/ballast/core/usage"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
@@ -338,6 +342,37 @@ func TestBalanceDoesNotUndoAMoveWithinTheBalanceCooldown(t *testing.T) {
 	}
 }
 
+// Balancing moves a workload once per balanceCooldown: a pod of a workload
+// moved off one node is not moved off another for balance within it, every
+// move restarting a pod; off a node over a high threshold it is.
+func TestBalanceMovesAWorkloadOncePerBalanceCooldown(t *testing.T) {
+	nodes := []*v1.Node{node("a"), node("b"), node("c"), node("d")}
+	pods := []*v1.Pod{pod("web-1", "a", "web", 40), pod("web-2", "b", "web", 40)}
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
+		unlimited(a)
+		a.DeviationThresholds = balance.ResourceThresholds{usage.Memory: 20}
+	}), nodes, pods...)
+	// Mean 35: a (60) is over 55, b is not.
+	h.cycle(loads("a", 10, 60, "b", 10, 40, "c", 10, 20, "d", 10, 20))
+	if diff := cmp.Diff([]string{"web-1"}, h.evictedSorted()); diff != "" {
+		t.Fatalf("first cycle evicted (-want,+got):\n%s", diff)
+	}
+	// Ten minutes on b is far above the mean: the same workload stays.
+	h.clock.Step(10 * time.Minute)
+	h.cycle(loads("a", 10, 40, "b", 10, 60, "c", 10, 20, "d", 10, 20))
+	if len(h.Evicted) != 1 {
+		t.Fatalf("balancing evicted %v: a second move of the workload within balanceCooldown", h.Evicted)
+	}
+	if got := h.skipped(balance.SkipCooldown); got != 1 {
+		t.Errorf("skipped{reason=cooldown} = %v, want 1", got)
+	}
+	// b over a high threshold: its pods go whatever moved before.
+	h.cycle(loads("a", 10, 40, "b", 10, 95, "c", 10, 20, "d", 10, 20))
+	if diff := cmp.Diff([]string{"web-1", "web-2"}, h.evictedSorted()); diff != "" {
+		t.Errorf("off a hot node evicted (-want,+got):\n%s", diff)
+	}
+}
+
 func TestBalanceProjectsWithMeasuredPodUsage(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
 	// The pods ask for 40 MiB (4 %) and use 80 MiB (8 %): 95 → 87 → 79.
@@ -643,5 +678,48 @@ func TestBalanceRecordsEvictionMetricAndEvents(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, h.RecordedEvents()); diff != "" {
 		t.Errorf("events (-want,+got):\n%s", diff)
+	}
+}
+
+// A pod whose memory keeps growing is not moved, whatever it would relieve:
+// it would heat any node it lands on. Ballast warns about it instead, once
+// an hour, and keeps its growth in a metric while it grows.
+func TestBalanceLeavesGrowingPodsAndWarns(t *testing.T) {
+	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
+	// p-a grows 5 MiB/min; p-b 0.5, under the 1Mi default.
+	h.growth["p-a"] = podusage.Growth{BytesPerMinute: 5 * mib, Over: 12 * time.Minute, First: 200 * mib, Last: 260 * mib}
+	h.growth["p-b"] = podusage.Growth{BytesPerMinute: mib / 2, Over: 12 * time.Minute, First: 200 * mib, Last: 206 * mib}
+	h.cycle(hotUsage)
+	if diff := cmp.Diff([]string{"p-b", "p-c", "p-d"}, h.evictedSorted()); diff != "" {
+		t.Errorf("evicted (-want,+got):\n%s", diff)
+	}
+	if got := h.skipped(balance.SkipGrowing); got != 1 {
+		t.Errorf("skipped{reason=growing} = %v, want 1", got)
+	}
+	if v, err := testutil.GetGaugeMetricValue(h.metrics.MemoryGrowth.WithLabelValues("default", "p-a", "hot")); err != nil || v != 5 {
+		t.Errorf("pod_memory_growth_mib_per_minute{pod=p-a} = %v (%v), want 5", v, err)
+	}
+	var warnings []string
+	for _, e := range h.RecordedEvents() {
+		if strings.HasPrefix(e, "Warning "+balance.ReasonMemoryGrowing) {
+			warnings = append(warnings, e)
+		}
+	}
+	want := []string{"Warning MemoryGrowing memory grows 5.0 MiB/min, 200 MiB to 260 MiB in 12m0s; not moved: it would fill any node it lands on"}
+	if diff := cmp.Diff(want, warnings); diff != "" {
+		t.Errorf("warnings (-want,+got):\n%s", diff)
+	}
+	// The next cycle warns no more; the metric stays while the pod grows
+	// and goes once it stops.
+	h.cycle(hotUsage)
+	for _, e := range h.RecordedEvents() {
+		if strings.Contains(e, balance.ReasonMemoryGrowing) {
+			t.Errorf("warned again within the hour: %s", e)
+		}
+	}
+	delete(h.growth, "p-a")
+	h.cycle(hotUsage)
+	if n := promtestutil.CollectAndCount(h.metrics.MemoryGrowth.GaugeVec); n != 0 {
+		t.Errorf("%d growth series once no pod grows, want 0", n)
 	}
 }

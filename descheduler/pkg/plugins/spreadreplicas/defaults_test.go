@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/descheduler/pkg/api"
@@ -26,6 +27,7 @@ func TestSetDefaults(t *testing.T) {
 			ThresholdStatistics:      loadmodel.Statistics{"cpu": loadmodel.Average, "memory": loadmodel.Latest},
 			Namespaces:               &api.Namespaces{Exclude: []string{"kube-system"}},
 			SchedulerNames:           []string{"ballast-scheduler"},
+			MemoryGrowthPerMinute:    ptrTo(resource.MustParse("1Mi")),
 		},
 	}
 	custom := &SpreadReplicasArgs{
@@ -40,6 +42,7 @@ func TestSetDefaults(t *testing.T) {
 			ThresholdStatistics:      loadmodel.Statistics{"cpu": loadmodel.P95, "memory": loadmodel.Average},
 			Namespaces:               &api.Namespaces{Include: []string{"apps"}},
 			SchedulerNames:           []string{"ballast-scheduler", "default-scheduler"},
+			MemoryGrowthPerMinute:    ptrTo(resource.MustParse("0")),
 		},
 	}
 	for _, tc := range []struct {

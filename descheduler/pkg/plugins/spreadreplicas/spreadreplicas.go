@@ -95,6 +95,10 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 	s := p.Deps.Store
 	s.Lock()
 	defer s.Unlock()
+	// The moves kept in the cluster: a new leader's first cycle undoes
+	// nothing its predecessor did.
+	p.Deps.Recall(ctx, logger)
+	defer p.Deps.Keep(ctx, logger)
 
 	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, reported: map[string]balance.NodeLoad{}, peaks: map[string]balance.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
@@ -121,7 +125,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 		logger.Info("Usage is stale or missing for every node; evicting nothing this cycle", "nodes", len(nodes))
 		return nil
 	}
-	workloads, err := p.replicasByWorkload(nodes)
+	workloads, err := p.replicasByWorkload(logger, nodes)
 	if err != nil {
 		logger.Error(err, "Listing pods")
 		return &frameworktypes.Status{Err: err}
@@ -142,7 +146,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 
 // replicasByWorkload counts the running replicas of every controlled pod on
 // nodes and collects those this plugin may evict.
-func (p *SpreadReplicas) replicasByWorkload(nodes []*v1.Node) (map[balance.Workload]*replicas, error) {
+func (p *SpreadReplicas) replicasByWorkload(logger klog.Logger, nodes []*v1.Node) (map[balance.Workload]*replicas, error) {
 	out := map[balance.Workload]*replicas{}
 	get := func(w balance.Workload) *replicas {
 		if out[w] == nil {
@@ -166,6 +170,8 @@ func (p *SpreadReplicas) replicasByWorkload(nodes []*v1.Node) (map[balance.Workl
 		if err != nil {
 			return nil, fmt.Errorf("listing evictable pods on node %s: %w", n.Name, err)
 		}
+		// A pod whose memory keeps growing stays: it would heat any node.
+		evictable = p.WithoutGrowing(logger, PluginName, evictable)
 		podutil.SortPodsBasedOnPriorityLowToHigh(evictable)
 		for _, pod := range evictable {
 			if w, ok := balance.WorkloadOf(pod); ok {
@@ -209,9 +215,13 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 			if c.fromNode[src.Name] >= *p.args.MaxEvictionsPerNode {
 				break
 			}
-			// Spreading is balancing: it never undoes a move within balanceCooldown.
-			if s.Bounced(w, src.Name, c.now, p.args.EvictionCooldown.Duration) || s.MovedOnto(w, src.Name, c.now, p.args.BalanceCooldown.Duration) {
-				p.skip(logger, balance.SkipCooldown, "the workload was moved onto this node, or a replacement landed back on it, within the cooldown", "node", klog.KObj(src))
+			// Spreading is balancing: it never undoes a move within
+			// balanceCooldown, and moves a workload once per cooldown at
+			// most (every move restarts a pod).
+			if s.Bounced(w, src.Name, c.now, p.args.EvictionCooldown.Duration) || s.MovedOnto(w, src.Name, c.now, p.args.BalanceCooldown.Duration) ||
+				s.MovedElsewhere(w, src.Name, c.now, p.args.BalanceCooldown.Duration) {
+				p.skip(logger, balance.SkipCooldown, "the workload was moved onto this node or off another one, or a replacement landed back on it, within the cooldown",
+					"node", klog.KObj(src))
 				break
 			}
 			pod := r.evictable[src.Name][0]

@@ -342,3 +342,22 @@ func TestNewRejects(t *testing.T) {
 		})
 	}
 }
+
+// Spreading moves a workload once per balanceCooldown: a workload moved off
+// another node within it stays where it is, and spreads once it is over.
+func TestMovesAWorkloadOncePerBalanceCooldown(t *testing.T) {
+	nodes := []*v1.Node{node("node-a"), node("node-b"), node("node-c")}
+	h := newHarness(t, args(nil), nodes, replicaPods("web", "node-a", 6)...)
+	web := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	h.store.Lock()
+	h.store.Remember(web, "", "node-c", "node-a", h.clock.Now().Add(-time.Minute), balance.NodeLoad{}, balance.NodeLoad{})
+	h.store.Unlock()
+	quiet3 := loads("node-a", 20, 30, "node-b", 5, 10, "node-c", 5, 10)
+	if got := h.cycle(quiet3); len(got) != 0 {
+		t.Fatalf("evicted %v within balanceCooldown of the workload's last move", got)
+	}
+	h.clock.Step(time.Hour)
+	if got := h.cycle(quiet3); len(got) == 0 {
+		t.Error("evicted nothing once balanceCooldown was over")
+	}
+}

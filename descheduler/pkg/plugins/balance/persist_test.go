@@ -1,0 +1,187 @@
+package balance_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	core "k8s.io/client-go/testing"
+	"k8s.io/klog/v2"
+
+	"github.com/ballast-sched/ballast/core/usage"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
+)
+
+func movesConfigMap(t *testing.T) (balance.MovesConfigMap, *fake.Clientset) {
+	t.Helper()
+	client := fake.NewClientset(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "moves", Namespace: "ballast-system", ResourceVersion: "1"}})
+	return balance.MovesConfigMap{Client: client, Namespace: "ballast-system", Name: "moves"}, client
+}
+
+// What one Store kept, another recalls whole: the moves, where their
+// replacements landed and which landed back, so that its guards answer as
+// the first Store's did.
+func TestKeptMovesAreRecalledWhole(t *testing.T) {
+	ctx := context.Background()
+	logger := klog.Background()
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	cm, _ := movesConfigMap(t)
+	web := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	db := balance.Workload{Namespace: "default", Kind: "StatefulSet", Name: "db"}
+
+	old := balance.Deps{Store: balance.NewStore(), Persist: cm}
+	s := old.Store
+	s.Lock()
+	old.Recall(ctx, logger)
+	s.Remember(web, "web-1", "a", "b", t0, balance.NodeLoad{usage.Memory: 5}, balance.NodeLoad{usage.Memory: 6})
+	s.Remember(db, "db-0", "a", "c", t0.Add(time.Minute), balance.NodeLoad{usage.Memory: 10}, balance.NodeLoad{usage.Memory: 12})
+	back := balancetest.Pod("web-back", "a", "web", 40)
+	back.CreationTimestamp = metav1.NewTime(t0.Add(2 * time.Minute))
+	back.UID = "web-back"
+	s.Follow([]string{"a", "b", "c"}, func(node string) []*v1.Pod {
+		if node == "a" {
+			return []*v1.Pod{back}
+		}
+		return nil
+	})
+	old.Keep(ctx, logger)
+	s.Unlock()
+
+	// The successor starts empty.
+	next := balance.Deps{Store: balance.NewStore(), Persist: cm}
+	next.Store.Lock()
+	defer next.Store.Unlock()
+	next.Recall(ctx, logger)
+	now := t0.Add(5 * time.Minute)
+	for _, q := range []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"web moved onto b", next.Store.MovedOnto(web, "b", now, 10*time.Minute), true},
+		{"web moved off a", next.Store.MovedOff(web, "a", now, 10*time.Minute), true},
+		{"web bounced back to a", next.Store.Bounced(web, "a", now, 10*time.Minute), true},
+		{"db moved onto c", next.Store.MovedOnto(db, "c", now, 10*time.Minute), true},
+		{"db-0 evicted", next.Store.Evicted("db-0"), true},
+	} {
+		if q.got != q.want {
+			t.Errorf("%s: %v, want %v", q.name, q.got, q.want)
+		}
+	}
+	// The replacement that landed back was taken by the web move: it
+	// guards where it runs (a), and the db move expected on c.
+	if got := next.Store.InFlight("c", now, 10*time.Minute); got[usage.Memory] <= 0 {
+		t.Errorf("in flight on c = %v, want db-0's share on its way", got)
+	}
+}
+
+// Keep writes only what changed; a conflict is merged at the next Recall,
+// so that two replicas that both moved pods lose neither's moves.
+func TestKeepWritesChangesAndMergesConflicts(t *testing.T) {
+	ctx := context.Background()
+	logger := klog.Background()
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	cm, client := movesConfigMap(t)
+	updates := 0
+	// The fake clientset keeps resource versions as given; the API server
+	// moves them on with every write.
+	client.PrependReactor("update", "configmaps", func(action core.Action) (bool, runtime.Object, error) {
+		updates++
+		cm := action.(core.UpdateAction).GetObject().(*v1.ConfigMap)
+		rv, _ := strconv.Atoi(cm.ResourceVersion)
+		cm.ResourceVersion = strconv.Itoa(rv + 1)
+		return false, nil, nil
+	})
+	a := balance.Deps{Store: balance.NewStore(), Persist: cm}
+	b := balance.Deps{Store: balance.NewStore(), Persist: cm}
+	w := func(name string) balance.Workload {
+		return balance.Workload{Namespace: "apps", Kind: "ReplicaSet", Name: name}
+	}
+
+	cycle := func(d balance.Deps, remember func(*balance.Store)) {
+		d.Store.Lock()
+		defer d.Store.Unlock()
+		d.Recall(ctx, logger)
+		if remember != nil {
+			remember(d.Store)
+		}
+		d.Keep(ctx, logger)
+	}
+	cycle(a, nil)
+	cycle(b, nil)
+	if updates != 0 {
+		t.Fatalf("%d writes with nothing to keep", updates)
+	}
+	cycle(a, func(s *balance.Store) { s.Remember(w("web"), "web-1", "a", "b", t0, nil, nil) })
+	// b last read before a wrote: its write conflicts and is not lost.
+	b.Store.Lock()
+	b.Store.Remember(w("api"), "api-1", "c", "b", t0.Add(time.Minute), nil, nil)
+	b.Keep(ctx, logger)
+	b.Store.Unlock()
+	cycle(b, nil)
+	kept := readMoves(t, client)
+	if len(kept) != 2 {
+		t.Fatalf("kept %v, want both replicas' moves", kept)
+	}
+	before := updates
+	cycle(b, nil)
+	cycle(a, nil)
+	if updates != before {
+		t.Errorf("%d writes once every replica holds the same moves", updates-before)
+	}
+	a.Store.Lock()
+	if !a.Store.MovedOff(w("api"), "c", t0.Add(2*time.Minute), time.Hour) {
+		t.Error("a does not know b's move after reading the merged moves")
+	}
+	a.Store.Unlock()
+}
+
+// At most the newest 1000 moves are kept.
+func TestKeptMovesAreBounded(t *testing.T) {
+	ctx := context.Background()
+	logger := klog.Background()
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	cm, client := movesConfigMap(t)
+	d := balance.Deps{Store: balance.NewStore(), Persist: cm}
+	d.Store.Lock()
+	defer d.Store.Unlock()
+	d.Recall(ctx, logger)
+	for i := range 1005 {
+		d.Store.Remember(balance.Workload{Namespace: "apps", Kind: "ReplicaSet", Name: fmt.Sprint("w", i)}, types.UID(fmt.Sprint("p", i)),
+			"a", "b", t0.Add(time.Duration(i)*time.Second), nil, nil)
+	}
+	d.Keep(ctx, logger)
+	kept := readMoves(t, client)
+	if len(kept) != 1000 || kept[0].Pod != "p5" {
+		t.Errorf("kept %d moves from %v, want the newest 1000 from p5", len(kept), kept[0].Pod)
+	}
+}
+
+type keptMove struct {
+	Pod types.UID `json:"pod"`
+}
+
+func readMoves(t *testing.T, client *fake.Clientset) []keptMove {
+	t.Helper()
+	cm, err := client.CoreV1().ConfigMaps("ballast-system").Get(context.Background(), "moves", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Moves []keptMove `json:"moves"`
+	}
+	if err := json.Unmarshal([]byte(cm.Data[balance.MovesKey]), &out); err != nil {
+		t.Fatalf("ConfigMap data %q: %v", cm.Data[balance.MovesKey], err)
+	}
+	return out.Moves
+}
