@@ -54,6 +54,10 @@ type Report struct {
 	ServersErr error
 	// LocalDropIn is Options.LocalDropIn.
 	LocalDropIn bool
+	// Growing are the pods the descheduler warned about recently: their
+	// memory keeps growing. GrowingErr says why they could not be read.
+	Growing    []Growing
+	GrowingErr error
 }
 
 // Options locate the installation.
@@ -106,6 +110,7 @@ func Collect(ctx context.Context, o Options) Report {
 	}
 	r.OptIn = optIn(ctx, o.Client, o.ReleaseName)
 	r.LocalDropIn = o.LocalDropIn
+	r.Growing, r.GrowingErr = growingPods(ctx, o.Client, r.Now)
 	var names []string
 	nodes, err := o.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -236,6 +241,13 @@ func (r Report) Print(w io.Writer) error {
 	}
 	if r.Usage.fresh() == 0 {
 		fmt.Fprintln(w, "\nno node has fresh usage: Ballast's scheduler places every pod by its requests and the descheduler evicts nothing")
+	}
+	switch {
+	case r.GrowingErr != nil:
+		fmt.Fprintf(w, "\npods whose memory keeps growing: unknown: %v\n", r.GrowingErr)
+	case len(r.Growing) > 0:
+		fmt.Fprintln(w)
+		return writeGrowing(w, r.Growing, r.Now)
 	}
 	return nil
 }
