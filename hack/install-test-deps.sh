@@ -4,7 +4,7 @@
 #   - ca-certificates: images/pkg/build copies its bundle into every image;
 #   - runc, containernetworking-plugins, iptables, conntrack, iproute2,
 #     util-linux: the real node of the end-to-end lane (docs/e2e.md);
-# and every module's Go dependencies.
+# and the module's Go dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +26,6 @@ prometheus --version 2>&1 | head -n 1
 runc --version | head -n 1
 echo "CA bundle: $(grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt) certificates"
 
-for gomod in */go.mod; do
-	(cd "$(dirname "$gomod")" && go mod download)
-done
+# One module holds every component (docs/architecture.md); the peers and the
+# lane's image builds are modules of their own, fetched by their make targets.
+go mod download

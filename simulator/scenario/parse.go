@@ -23,7 +23,7 @@ const (
 
 var (
 	profileTypes = sets.New(Constant, Ramp, Spike, Noisy, Wave)
-	eventTypes   = sets.New(Join, Cordon, Uncordon, Hog, Scale)
+	eventTypes   = sets.New(Join, Cordon, Uncordon, Hog, Scale, RestartDescheduler)
 )
 
 // Load reads and parses a scenario file.
@@ -105,11 +105,11 @@ func validationErrors(s *Scenario) field.ErrorList {
 	workloads, workloadErrs := validateWorkloads(field.NewPath("workloads"), s.Workloads)
 	errs = append(errs, workloadErrs...)
 	errs = append(errs, validateEvents(field.NewPath("events"), s.Events, s.Duration.Duration, nodes, workloads)...)
-	errs = append(errs, validateTarget(field.NewPath("target"), s.Target)...)
+	errs = append(errs, validateTarget(field.NewPath("target"), s.Target, workloads)...)
 	return errs
 }
 
-func validateTarget(path *field.Path, t *Target) field.ErrorList {
+func validateTarget(path *field.Path, t *Target, workloads sets.Set[string]) field.ErrorList {
 	var errs field.ErrorList
 	if t == nil {
 		return nil
@@ -125,6 +125,11 @@ func validateTarget(path *field.Path, t *Target) field.ErrorList {
 	}
 	if t.HotCycles < 1 {
 		errs = append(errs, field.Invalid(path.Child("hotCycles"), t.HotCycles, "must be at least 1"))
+	}
+	for i, w := range t.Growing {
+		if !workloads.Has(w) {
+			errs = append(errs, field.NotFound(path.Child("growing").Index(i), w))
+		}
 	}
 	return errs
 }
@@ -232,6 +237,9 @@ func validateEvents(path *field.Path, events []Event, duration time.Duration, no
 		}
 		if !eventTypes.Has(e.Type) {
 			errs = append(errs, field.NotSupported(p.Child("type"), e.Type, sets.List(eventTypes)))
+			continue
+		}
+		if e.Type == RestartDescheduler {
 			continue
 		}
 		if e.Type == Scale {

@@ -56,6 +56,10 @@ type Target struct {
 	// HotCycles bounds how many descheduling cycles a node may stay over a
 	// scheduler threshold; default 3.
 	HotCycles int32 `json:"hotCycles,omitempty"`
+	// Growing names the workloads whose memory keeps growing: the
+	// descheduler must report these (MemoryGrowing) and no other. A
+	// scenario without it expects no pod reported growing.
+	Growing []string `json:"growing,omitempty"`
 }
 
 // Node is a simulated node.
@@ -164,6 +168,11 @@ const (
 	Hog EventType = "hog"
 	// Scale sets a workload's replicas.
 	Scale EventType = "scale"
+	// RestartDescheduler restarts Ballast's descheduler, or hands it to
+	// another replica: what its process remembered is gone, what it keeps in
+	// the cluster is not. It changes nothing in the cluster, so a move undone
+	// after it is a loop. A run without Ballast ignores it.
+	RestartDescheduler EventType = "restart-descheduler"
 )
 
 // Event is something that happens at a simulated time.

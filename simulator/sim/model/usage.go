@@ -46,6 +46,11 @@ func NewUsageModel(sc *scenario.Scenario) *UsageModel {
 		m.workloads[w.Name] = w
 	}
 	for _, e := range sc.Events {
+		if e.Type == scenario.RestartDescheduler {
+			// Nothing changes in the cluster: what is undone after
+			// it is a loop.
+			continue
+		}
 		m.changes = append(m.changes, e.At.Duration)
 		if e.Type == scenario.Hog {
 			m.hogs = append(m.hogs, e)

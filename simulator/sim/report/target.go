@@ -56,7 +56,30 @@ func Target(c *record.Comparison) (string, bool) {
 	check(b.HotCycles <= int(t.HotCycles), fmt.Sprintf("hot ≤ %d cycles", t.HotCycles))
 	check(float64(b.HotEvictions) <= MaxEvictionsOverNeeded*float64(b.NeededEvictions), "evictions ≤ 1.5× needed")
 	check(b.Loops == 0, "no loop")
+	check(sameWorkloads(b.Growing, t.Growing), growingWant(t.Growing))
 	return strings.Join(want, ", "), met
+}
+
+// sameWorkloads reports whether the workloads reported growing are exactly
+// want: a leak warning about a workload that does not leak is as wrong as
+// a leak missed.
+func sameWorkloads(reported map[string]float64, want []string) bool {
+	if len(reported) != len(want) {
+		return false
+	}
+	for _, w := range want {
+		if _, ok := reported[w]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func growingWant(want []string) string {
+	if len(want) == 0 {
+		return "none reported growing"
+	}
+	return strings.Join(want, ", ") + " reported growing, no other"
 }
 
 // peerSpreadWant is what a spread target adds when the upstream peer ran:

@@ -47,6 +47,12 @@ func TestTarget(t *testing.T) {
 		{"an eviction where none may be", &record.Comparison{Target: &scenario.Target{MaxEvictions: &zero, HotCycles: 3},
 			Default: result(40, 0, 0), Ballast: &record.Result{Evictions: 1}}, false},
 		{"no target: spread below default", &record.Comparison{Default: result(40, 0, 0), Ballast: result(39, 0, 0)}, true},
+		{"a leak reported where none is", &record.Comparison{Target: half, Default: result(40, 0, 0),
+			Ballast: &record.Result{Growing: map[string]float64{"web": 2}, Summary: record.Summary{Spread: 10}}}, false},
+		{"the leak reported", &record.Comparison{Target: &scenario.Target{SpreadRatio: 0.5, HotCycles: 3, Growing: []string{"cache"}}, Default: result(40, 0, 0),
+			Ballast: &record.Result{Growing: map[string]float64{"cache": 30}, Summary: record.Summary{Spread: 10}}}, true},
+		{"the leak missed", &record.Comparison{Target: &scenario.Target{SpreadRatio: 0.5, HotCycles: 3, Growing: []string{"cache"}}, Default: result(40, 0, 0),
+			Ballast: result(10, 0, 0)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, met := Target(tc.c); met != tc.met {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
@@ -57,27 +59,46 @@ type Descheduler struct {
 // bound to its own runner, and reads it while it starts.
 var cycleMu sync.Mutex
 
+// movesConfigMap is where the simulated descheduler keeps its moves, as the
+// chart's descheduler keeps them in <release>-descheduler-moves.
+var movesConfigMap = types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: "ballast-descheduler-moves"}
+
 // newDescheduler writes policy into dir, which must outlive the runner.
-// Ballast's plugins read pod usage from the same simulated metrics.k8s.io.
-func newDescheduler(c *cluster.Cluster, usage *collector.Collector, metricsClient metricsclient.Interface, clock clock.PassiveClock, policy, dir string) (*Descheduler, error) {
+// Ballast's plugins read pod usage from the same simulated metrics.k8s.io
+// and keep their moves in a ConfigMap of the cluster, as the chart's do.
+func newDescheduler(ctx context.Context, c *cluster.Cluster, usage *collector.Collector, metricsClient metricsclient.Interface, clock clock.PassiveClock,
+	policy, dir string) (*Descheduler, error) {
 	path := filepath.Join(dir, "policy.yaml")
 	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the descheduler policy: %w", err)
 	}
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: movesConfigMap.Namespace, Name: movesConfigMap.Name}}
+	if _, err := c.Client.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("creating the descheduler's moves ConfigMap: %w", err)
+	}
 	m := balance.NewMetrics()
 	registry := metrics.NewKubeRegistry()
 	registry.MustRegister(m.Collectors()...)
-	listing := &podusage.Listing{Client: metricsClient.MetricsV1beta1().RESTClient(), Clock: clock, Trend: &podusage.Trend{}}
-	return &Descheduler{
-		c: c,
-		deps: balance.Deps{Usage: usage, Model: balance.SchedulerModel{}, Clock: clock, Store: balance.NewStore(),
-			PodUsage: listing, Growth: listing.Trend, Metrics: m},
+	d := &Descheduler{
+		c:          c,
 		policyPath: path,
 		metrics:    metricsClient,
 		registry:   registry,
-		listing:    listing,
 		clock:      clock,
-	}, nil
+	}
+	d.deps = balance.Deps{Usage: usage, Model: balance.SchedulerModel{}, Clock: clock, Metrics: m,
+		Persist: balance.MovesConfigMap{Client: c.Client, Namespace: movesConfigMap.Namespace, Name: movesConfigMap.Name}}
+	d.Restart()
+	return d, nil
+}
+
+// Restart forgets what the descheduler's process remembers — its moves,
+// hot streaks and pods' usage samples — as a restart or a new leader does;
+// the moves it kept in the cluster remain.
+func (d *Descheduler) Restart() {
+	d.listing = &podusage.Listing{Client: d.metrics.MetricsV1beta1().RESTClient(), Clock: d.clock, Trend: &podusage.Trend{}}
+	d.deps.Store, d.deps.PodUsage, d.deps.Growth = balance.NewStore(), d.listing, d.listing.Trend
+	d.lastSampled = time.Time{}
 }
 
 // Sample lists every pod's usage, as the descheduler binary does in the

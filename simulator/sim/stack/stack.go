@@ -147,7 +147,7 @@ func Start(ctx context.Context, sc *scenario.Scenario, cfg Config) (_ *Stack, er
 		return nil, err
 	}
 	if cfg.Descheduler {
-		if s.descheduler, err = newDescheduler(s.c, s.collector, s.metricsClient, cfg.Clock, cfg.DeschedulerPolicy, s.dir); err != nil {
+		if s.descheduler, err = newDescheduler(ctx, s.c, s.collector, s.metricsClient, cfg.Clock, cfg.DeschedulerPolicy, s.dir); err != nil {
 			return nil, err
 		}
 	}
@@ -347,6 +347,10 @@ func (s *Stack) Apply(ctx context.Context, ev scenario.Event) error {
 			return err
 		}
 		s.replicas[w.Name] = ev.Replicas
+	case scenario.RestartDescheduler:
+		if s.descheduler != nil {
+			s.descheduler.Restart()
+		}
 	}
 	return nil
 }
