@@ -165,7 +165,7 @@ e2e-bins: ## Build the real-node e2e lane's binaries (Kubernetes, containerd, me
 	@for c in $(E2E_K8S_CMDS); do echo "build $$c"; \
 		(cd e2e && $(E2E_GOBUILD) -ldflags "-s -w $(K8S_LDFLAGS)" -o $(E2E_BIN)/$$c k8s.io/kubernetes/cmd/$$c); done
 	@echo "build ballast-node"; cd e2e && $(E2E_GOBUILD) -o $(E2E_BIN)/ballast-node ./cmd/ballast-node
-	@for c in pause hog hostile; do echo "build $$c"; (cd e2e && $(E2E_GOBUILD) -ldflags "-s -w" -o $(E2E_BIN)/$$c ./cmd/$$c); done
+	@for c in pause hog hostile klipper-helm; do echo "build $$c"; (cd e2e && $(E2E_GOBUILD) -ldflags "-s -w" -o $(E2E_BIN)/$$c ./cmd/$$c); done
 	@cd e2e/build/containerd && v=$$($(MODVERSION) $(CONTAINERD)) && \
 	for c in containerd ctr containerd-shim-runc-v2; do echo "build $$c $$v"; \
 		tags="$(CONTAINERD_TAGS)"; [ $$c = containerd-shim-runc-v2 ] && tags="$$tags no_grpc"; \
