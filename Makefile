@@ -228,6 +228,18 @@ test-faults: e2e-prep ## Faults on the real-node lane (docs/reliability.md; need
 lane: e2e-prep
 	$(E2E_TEST) -run '^(TestUserJourney|TestK3sJourney|TestFaults)$$' .
 
+# `make release`: every artifact a release publishes, built from this tree
+# (its chart's version and registry: hack/set-chart-version.sh sets them),
+# then checked (release/pkg/release: the chart pulls the images built in the
+# same run). The release workflow signs and uploads the directory.
+RELEASE_OUT := $(CURDIR)/_output/release
+
+.PHONY: release
+release: ## Build every release artifact into _output/release/ (ballast and ballast-sim for 5 platforms, chart, images, SBOMs, SHA256SUMS) and test it.
+	rm -rf $(RELEASE_OUT)
+	$(GO) run ./release/cmd/ballast-release build --root $(CURDIR) --out $(RELEASE_OUT)
+	BALLAST_RELEASE_DIR=$(RELEASE_OUT) $(GO) test -count=1 -run '^TestRelease$$' -v ./release/pkg/release/
+
 .PHONY: clean
 clean: ## Remove built binaries and images.
 	rm -rf $(BIN) $(CURDIR)/_output

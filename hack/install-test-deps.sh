@@ -4,7 +4,7 @@
 #   - ca-certificates: images/pkg/build copies its bundle into every image;
 #   - runc, containernetworking-plugins, iptables, conntrack, iproute2,
 #     util-linux: the real node of the end-to-end lane (docs/e2e.md);
-# and every module's Go dependencies.
+# and the Go dependencies of the module and of the lane's build modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +26,8 @@ prometheus --version 2>&1 | head -n 1
 runc --version | head -n 1
 echo "CA bundle: $(grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt) certificates"
 
-for gomod in */go.mod; do
-	(cd "$(dirname "$gomod")" && go mod download)
+# The module, and the lane's build modules (other Kubernetes lines).
+go mod download
+for gomod in e2e/build/*/go.mod; do
+	(cd "$(dirname "$gomod")" && GOWORK=off go mod download)
 done
