@@ -35,6 +35,12 @@ func TestK3sInstallWaitsUntilReady(t *testing.T) {
 		t.Fatalf("install with no helm-controller: err = %v, want the release not deployed and no install Job", err)
 	}
 
+	// status says where helm-controller is, rather than only that nothing runs.
+	out, _, err := runCLI("status", "--root", root, "--kubeconfig", kc, "--timeout", "10s")
+	if err == nil || !strings.Contains(out, "k3s's helm-controller: no Job "+k3s.InstallJobName+" yet") {
+		t.Errorf("status while helm-controller has not started: err = %v, want it to say so:\n%s", err, out)
+	}
+
 	// helm-controller deploys it a moment after the file is there.
 	manifest := k3s.HostPaths(root).Manifest()
 	go func() {
