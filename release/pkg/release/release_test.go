@@ -159,7 +159,7 @@ func TestCheckBinaryRefusesADevelopmentBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkBinary(self, Platform{OS: "linux", Arch: "amd64"}, "1.2.3"); err == nil {
+	if err := checkBinary(self, Platform{OS: "linux", Arch: "amd64"}, "1.2.3", "0123456789abcdef0123456789abcdef01234567"); err == nil {
 		t.Error("checkBinary took a test binary, built without a version and with local paths, for a release binary")
 	}
 }

@@ -9,8 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/v1/layout"
@@ -55,9 +59,13 @@ func Verify(ctx context.Context, dir string) error {
 	for _, img := range Images {
 		add(checkLayout(filepath.Join(dir, LayoutDir, img), want))
 	}
+	revision, err := stampedRevision(ctx, dir, version)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
 	for _, prog := range Programs {
 		for _, p := range BinaryPlatforms {
-			add(checkBinary(filepath.Join(dir, BinaryAsset(prog.Name, p)), p, version))
+			add(checkBinary(filepath.Join(dir, BinaryAsset(prog.Name, p)), p, version, revision))
 			add(checkSBOM(filepath.Join(dir, SBOMAsset(BinaryAsset(prog.Name, p))), filepath.Join(dir, BinaryAsset(prog.Name, p))))
 		}
 	}
@@ -203,8 +211,39 @@ func checkLayout(dir string, want []string) error {
 	return nil
 }
 
-// checkBinary checks a binary's platform and the version it reports.
-func checkBinary(path string, p Platform, version string) error {
+// stampedRevision runs this machine's ballast of the release, which must
+// report version, and returns the commit it is stamped with (the full
+// hash, as the build sets it).
+func stampedRevision(ctx context.Context, dir, version string) (string, error) {
+	host := Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if host.Arch == "arm" {
+		host.ARM = "7"
+	}
+	bin := filepath.Join(dir, BinaryAsset("ballast", host))
+	out, err := exec.CommandContext(ctx, bin, "version").Output()
+	if err != nil {
+		return "", fmt.Errorf("running %s version (the release's binary for this machine): %w", filepath.Base(bin), err)
+	}
+	m := regexp.MustCompile(`^ballast (\S+) \(.*revision ([0-9a-f]{7,})\)`).FindStringSubmatch(strings.TrimSpace(string(out)))
+	if m == nil || m[1] != version {
+		return "", fmt.Errorf("%s reports %q, want version %s and a revision", filepath.Base(bin), strings.TrimSpace(string(out)), version)
+	}
+	raw, err := os.ReadFile(bin)
+	if err != nil {
+		return "", err
+	}
+	full := regexp.MustCompile(m[2] + `[0-9a-f]{` + strconv.Itoa(40-len(m[2])) + `}`).Find(raw)
+	if full == nil {
+		return "", fmt.Errorf("%s reports revision %s, and holds no full hash of it", filepath.Base(bin), m[2])
+	}
+	return string(full), nil
+}
+
+// checkBinary checks a binary's platform and build settings, and that it is
+// stamped with the release's version and revision. (A binary built with
+// -trimpath records no -ldflags, so the stamped strings are looked for in
+// the binary itself.)
+func checkBinary(path string, p Platform, version, revision string) error {
 	info, err := buildinfo.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Base(path), err)
@@ -216,11 +255,15 @@ func checkBinary(path string, p Platform, version string) error {
 	if settings["GOOS"] != p.OS || settings["GOARCH"] != p.Arch || (p.ARM != "" && settings["GOARM"] != p.ARM) {
 		return fmt.Errorf("%s is built for %s/%s (GOARM %q), not %s", filepath.Base(path), settings["GOOS"], settings["GOARCH"], settings["GOARM"], p)
 	}
-	if !strings.Contains(settings["-ldflags"], "core/version.version="+version+" ") {
-		return fmt.Errorf("%s does not report version %s (ldflags %q)", filepath.Base(path), version, settings["-ldflags"])
-	}
 	if settings["-trimpath"] != "true" || settings["CGO_ENABLED"] != "0" {
 		return fmt.Errorf("%s is not built static and without local paths", filepath.Base(path))
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(raw, []byte(revision)) || !bytes.Contains(raw, []byte(version)) {
+		return fmt.Errorf("%s is not stamped with version %s and revision %s", filepath.Base(path), version, revision)
 	}
 	return nil
 }
