@@ -11,7 +11,11 @@ cd "$(dirname "$0")/.."
 packages=(prometheus ca-certificates runc containernetworking-plugins iptables conntrack iproute2 util-linux)
 missing=()
 for p in "${packages[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
+	# A host with Docker (GitHub's runners) has runc from containerd.io,
+	# whose package conflicts with Debian's.
+	[ "$p" = runc ] && [ -x /usr/bin/runc ] && continue
+	missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	sudo=""
@@ -22,6 +26,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 	# runs; tests start their own on a free loopback port instead.
 	$sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
 fi
+# The lane's nodes need overlayfs and bridge netfilter: built into some
+# kernels, modules in others (Ubuntu's).
+if [ "$(id -u)" -eq 0 ]; then modprobe -a overlay br_netfilter 2>/dev/null || true
+else sudo modprobe -a overlay br_netfilter 2>/dev/null || true; fi
 prometheus --version 2>&1 | head -n 1
 runc --version | head -n 1
 echo "CA bundle: $(grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt) certificates"

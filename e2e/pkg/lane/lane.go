@@ -186,6 +186,9 @@ func (l *Lane) removeLeftovers() error {
 	if err := nodeinit.RemoveCgroup(nodesCgroup, 30*time.Second); err != nil {
 		return fmt.Errorf("removing a previous run's nodes: %w", err)
 	}
+	if err := allowForwarding(false); err != nil {
+		return fmt.Errorf("removing a previous run's forwarding rules: %w", err)
+	}
 	return tearDownNetworks()
 }
 
@@ -213,6 +216,11 @@ func (l *Lane) start(ctx context.Context) error {
 	if len(l.nodes) > 1 {
 		if err := os.WriteFile(ipForward, []byte("1\n"), 0o644); err != nil {
 			return fmt.Errorf("letting the host route between the nodes: %w", err)
+		}
+		// A host whose firewall drops what it forwards (Docker sets the
+		// FORWARD policy to DROP) must still pass the lane's own traffic.
+		if err := allowForwarding(true); err != nil {
+			return err
 		}
 	}
 	// A k3s server runs the cluster's scheduler itself.
@@ -450,6 +458,11 @@ func (l *Lane) Stop() {
 	}
 	if err := tearDownNetworks(); err != nil {
 		errs = append(errs, err)
+	}
+	if len(l.nodes) > 1 {
+		if err := allowForwarding(false); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if l.tunables != nil {
 		if err := restoreTunables(l.tunables); err != nil {
