@@ -176,6 +176,10 @@ func TestK3sJourney(t *testing.T) {
 		}
 	})
 
+	// Idle as on the Helm path: the components have run two minutes.
+	waitRunningFor(ctx, t, l.Client, ballastNamespace, 2*time.Minute)
+	figures.memory = containerMemory(ctx, t, l)
+
 	t.Run("replaceDefault and a k3s restart: Ballast binds a pod that names no scheduler", func(t *testing.T) {
 		out, err := ballast("install", "--mode", "replaceDefault")
 		if err != nil {
@@ -210,8 +214,6 @@ func TestK3sJourney(t *testing.T) {
 		}
 	})
 
-	figures.memory = containerMemory(ctx, t, l)
-
 	t.Run("uninstall gives k3s its scheduler back and leaves nothing", func(t *testing.T) {
 		if out, err := ballast("kubeconfig", "load-watcher"); err != nil {
 			t.Fatalf("ballast kubeconfig: %v\n%s", err, out)
@@ -239,6 +241,23 @@ func TestK3sJourney(t *testing.T) {
 		if len(left) > 0 {
 			t.Errorf("left after uninstall: %s", strings.Join(left, ", "))
 		}
+	})
+}
+
+// waitRunningFor waits until every pod of namespace has run for d.
+func waitRunningFor(ctx context.Context, t *testing.T, c kubernetes.Interface, namespace string, d time.Duration) {
+	t.Helper()
+	poll(ctx, t, fmt.Sprintf("the pods of %s to run for %s", namespace, d), d+3*time.Minute, func(ctx context.Context) (bool, string) {
+		pods, err := c.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil || len(pods.Items) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		for _, p := range pods.Items {
+			if p.Status.StartTime == nil || time.Since(p.Status.StartTime.Time) < d {
+				return false, p.Name + " started less than " + d.String() + " ago"
+			}
+		}
+		return true, ""
 	})
 }
 
