@@ -54,7 +54,7 @@ images: ## Cross-compile the three components and build their images into _outpu
 	cd images && $(GO) run ./cmd/ballast-images --root $(CURDIR) --platforms $(PLATFORMS) $(if $(VERSION),--version $(VERSION))
 
 .PHONY: test
-test: lint test-all lane ## Lint, every unit and integration test of every module, then the real-node lane: a user's journey and the fault suite (what CI runs).
+test: lint test-all lane ## Lint, every unit and integration test, then the real-node lanes: a user's journey (Helm path), the k3s journey and the fault suite (what CI runs).
 
 .PHONY: test-all
 test-all: ## Unit and integration tests of every package.
@@ -160,12 +160,12 @@ CONTAINERD_TAGS := urfave_cli_no_docs
 MODVERSION   = GOWORK=off $(GO) list -m -f '{{.Version}}'
 
 .PHONY: e2e-bins
-e2e-bins: ## Build the real-node e2e lane's binaries (Kubernetes, containerd, metrics-server, CoreDNS, pause, hog, hostile) into _output/e2e/bin/.
+e2e-bins: ## Build the real-node e2e lane's binaries (Kubernetes, containerd, metrics-server, CoreDNS, pause, hog, hostile, the k3s lane's server and Job program) into _output/e2e/bin/.
 	@mkdir -p $(E2E_BIN)
 	@for c in $(E2E_K8S_CMDS); do echo "build $$c"; \
 		(cd e2e && $(E2E_GOBUILD) -ldflags "-s -w $(K8S_LDFLAGS)" -o $(E2E_BIN)/$$c k8s.io/kubernetes/cmd/$$c); done
-	@echo "build ballast-node"; cd e2e && $(E2E_GOBUILD) -o $(E2E_BIN)/ballast-node ./cmd/ballast-node
-	@for c in pause hog hostile; do echo "build $$c"; (cd e2e && $(E2E_GOBUILD) -ldflags "-s -w" -o $(E2E_BIN)/$$c ./cmd/$$c); done
+	@for c in ballast-node ballast-k3s; do echo "build $$c"; (cd e2e && $(E2E_GOBUILD) -o $(E2E_BIN)/$$c ./cmd/$$c); done
+	@for c in pause hog hostile klipper-helm; do echo "build $$c"; (cd e2e && $(E2E_GOBUILD) -ldflags "-s -w" -o $(E2E_BIN)/$$c ./cmd/$$c); done
 	@cd e2e/build/containerd && v=$$($(MODVERSION) $(CONTAINERD)) && \
 	for c in containerd ctr containerd-shim-runc-v2; do echo "build $$c $$v"; \
 		tags="$(CONTAINERD_TAGS)"; [ $$c = containerd-shim-runc-v2 ] && tags="$$tags no_grpc"; \
@@ -215,14 +215,30 @@ e2e-prep: e2e-bins
 e2e: e2e-prep ## The real-node lane (docs/e2e.md; needs root): the host's images, then a user's journey on a real kubelet.
 	$(E2E_TEST) -run TestUserJourney .
 
+.PHONY: e2e-k3s
+e2e-k3s: e2e-prep ## The k3s lane (docs/e2e.md; needs root): k3s's helm-controller installs Ballast from the HelmChart `ballast install --images` writes, on a real node.
+	$(E2E_TEST) -run TestK3sJourney .
+
 .PHONY: test-faults
 test-faults: e2e-prep ## Faults on the real-node lane (docs/reliability.md; needs root): Ballast under a pod stream while its parts crash and restart.
 	$(E2E_TEST) -run TestFaults .
 
-# `make test` runs both lane tests from one preparation and one test binary.
+# `make test` runs the lane tests from one preparation and one test binary.
 .PHONY: lane
 lane: e2e-prep
-	$(E2E_TEST) -run '^(TestUserJourney|TestFaults)$$' .
+	$(E2E_TEST) -run '^(TestUserJourney|TestK3sJourney|TestFaults)$$' .
+
+# `make release`: every artifact a release publishes, built from this tree
+# (its chart's version and registry: hack/set-chart-version.sh sets them),
+# then checked (release/pkg/release: the chart pulls the images built in the
+# same run). The release workflow signs and uploads the directory.
+RELEASE_OUT := $(CURDIR)/_output/release
+
+.PHONY: release
+release: ## Build every release artifact into _output/release/ (ballast and ballast-sim for 5 platforms, chart, images, SBOMs, SHA256SUMS) and test it.
+	rm -rf $(RELEASE_OUT)
+	$(GO) run ./release/cmd/ballast-release build --root $(CURDIR) --out $(RELEASE_OUT)
+	BALLAST_RELEASE_DIR=$(RELEASE_OUT) $(GO) test -count=1 -run '^TestRelease$$' -v ./release/pkg/release/
 
 .PHONY: clean
 clean: ## Remove built binaries and images.

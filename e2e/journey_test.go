@@ -363,9 +363,15 @@ func poll(ctx context.Context, t *testing.T, what string, timeout time.Duration,
 
 func waitPods(ctx context.Context, t *testing.T, c kubernetes.Interface, selector string, n int, ok func(corev1.Pod) bool) []corev1.Pod {
 	t.Helper()
+	return waitPodsIn(ctx, t, c, "default", selector, n, ok)
+}
+
+// waitPodsIn waits until n pods of namespace that match selector pass ok.
+func waitPodsIn(ctx context.Context, t *testing.T, c kubernetes.Interface, namespace, selector string, n int, ok func(corev1.Pod) bool) []corev1.Pod {
+	t.Helper()
 	var pods []corev1.Pod
-	poll(ctx, t, fmt.Sprintf("%d pods %s", n, selector), 3*time.Minute, func(ctx context.Context) (bool, string) {
-		list, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: selector})
+	poll(ctx, t, fmt.Sprintf("%d pods %s in %s", n, selector, namespace), 3*time.Minute, func(ctx context.Context) (bool, string) {
+		list, err := c.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return false, err.Error()
 		}

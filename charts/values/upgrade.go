@@ -122,3 +122,17 @@ func inline(v any) string {
 	}
 	return string(data)
 }
+
+// Lookup returns the value at path (one key per level) in vals, nil when a
+// key on the way is missing or not a map.
+func Lookup(vals map[string]any, path ...string) any {
+	var cur any = vals
+	for _, k := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[k]
+	}
+	return cur
+}

@@ -95,3 +95,21 @@ func TestDiff(t *testing.T) {
 		t.Errorf("Diff of equal values = %v, want none", got)
 	}
 }
+
+func TestLookup(t *testing.T) {
+	vals := map[string]any{"global": map[string]any{"image": map[string]any{"tag": "0.2.0"}}, "n": 3}
+	for _, tc := range []struct {
+		path []string
+		want any
+	}{
+		{[]string{"global", "image", "tag"}, "0.2.0"},
+		{[]string{"n"}, 3},
+		{[]string{"global", "image", "registry"}, nil},
+		{[]string{"n", "deeper"}, nil},
+		{[]string{"missing", "x"}, nil},
+	} {
+		if got := Lookup(vals, tc.path...); got != tc.want {
+			t.Errorf("Lookup(%v) = %v, want %v", tc.path, got, tc.want)
+		}
+	}
+}

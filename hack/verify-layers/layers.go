@@ -60,6 +60,10 @@ var floors = []floor{
 	{dir: "simulator/sim/report", below: []string{"core", "simulator/scenario", "simulator/sim/model", "simulator/sim/oracle", "simulator/sim/record"}},
 	{dir: "simulator/sim", below: []string{"core", "charts", "load-watcher", "scheduler", "descheduler", "simulator/scenario"}},
 	{dir: "e2e", below: []string{"core", "load-watcher", "charts", "images", "scheduler", "descheduler", "installer", "simulator"}},
+	// `make release`: builds every artifact with the components' own tools
+	// and checks that they belong together (the chart pulls the images
+	// built, `ballast install --images` finds the archives).
+	{dir: "release", below: []string{"core", "charts", "images", "installer"}},
 }
 
 // pkg is what go list says of one package.

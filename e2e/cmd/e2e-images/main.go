@@ -1,6 +1,7 @@
 // Command e2e-images builds the images the real-node lane runs besides
 // Ballast's own — the pod sandbox (pause), metrics-server, CoreDNS, the
-// memory hog and a hostile stand-in for load-watcher — from the static binaries of `make e2e-bins`, with the same
+// memory hog, a hostile stand-in for load-watcher and the program of
+// helm-controller's Jobs (klipper-helm, for the k3s lane) — from the static binaries of `make e2e-bins`, with the same
 // builder as Ballast's images, into one docker-archive tarball that the lane
 // imports into its node's containerd.
 //
@@ -18,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/ballast-sched/ballast/e2e/pkg/helmjob"
 	"github.com/ballast-sched/ballast/images/pkg/build"
 )
 
@@ -28,8 +30,14 @@ const (
 	Tag      = "e2e"
 )
 
-// programs are the binaries to wrap, by image name.
-var programs = []string{"pause", "hog", "hostile", "metrics-server", "coredns"}
+// programs are the binaries to wrap, by image name, with their environment.
+var programs = []struct {
+	name string
+	env  []string
+}{
+	{name: "pause"}, {name: "hog"}, {name: "hostile"}, {name: "metrics-server"}, {name: "coredns"},
+	{name: "klipper-helm", env: helmjob.DefaultPaths.Env()},
+}
 
 func main() {
 	bin := flag.String("bin", "_output/e2e/bin", "directory holding the static binaries")
@@ -50,15 +58,16 @@ func run(bin, out string) error {
 	images := map[name.Tag]v1.Image{}
 	for _, p := range programs {
 		img, err := build.Image(build.Spec{
-			Name:           p,
-			Labels:         map[string]string{"org.opencontainers.image.description": "Ballast end-to-end lane: " + p},
+			Name:           p.name,
+			Env:            p.env,
+			Labels:         map[string]string{"org.opencontainers.image.description": "Ballast end-to-end lane: " + p.name},
 			Created:        time.Unix(0, 0).UTC(),
 			CACertificates: ca,
-		}, build.Binary{Platform: platform, Path: filepath.Join(bin, p)})
+		}, build.Binary{Platform: platform, Path: filepath.Join(bin, p.name)})
 		if err != nil {
-			return fmt.Errorf("building the %s image: %w", p, err)
+			return fmt.Errorf("building the %s image: %w", p.name, err)
 		}
-		tag, err := name.NewTag(Registry + p + ":" + Tag)
+		tag, err := name.NewTag(Registry + p.name + ":" + Tag)
 		if err != nil {
 			return err
 		}

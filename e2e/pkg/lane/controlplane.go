@@ -27,6 +27,7 @@ type credentials struct {
 	apiServer           pki.Pair
 	apiServerKubelet    pki.Pair
 	frontProxyClient    pki.Pair
+	schedulerServing    pki.Pair             // the serving certificate of a k3s server's scheduler
 	kubelets            []kubeletCredentials // one per node
 	saKey, saPub        string
 	admin               string // kubeconfig of a cluster-admin
@@ -70,6 +71,8 @@ func issueCredentials(dir string, nodes []*laneNode) (*credentials, error) {
 		{&c.apiServerKubelet, c.ca, "apiserver-kubelet-client", pki.Leaf{CommonName: "kube-apiserver-kubelet-client",
 			Organization: []string{"system:masters"}, Client: true}},
 		{&c.frontProxyClient, c.frontProxyCA, "front-proxy-client", pki.Leaf{CommonName: "front-proxy-client", Client: true}},
+		{&c.schedulerServing, c.ca, "kube-scheduler-serving", pki.Leaf{CommonName: "kube-scheduler", Server: true,
+			IPs: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"}}},
 	}
 	c.kubelets = make([]kubeletCredentials, len(nodes))
 	for i, n := range nodes {
@@ -139,7 +142,8 @@ func writeKubeconfig(path, server string, caPEM []byte, pair pki.Pair) error {
 // controlPlane is etcd (in this process), kube-apiserver,
 // kube-controller-manager and kube-scheduler (processes built from
 // k8s.io/kubernetes): the cluster's own scheduler serves default-scheduler,
-// as on any cluster Ballast is installed into.
+// as on any cluster Ballast is installed into. On a k3s lane the k3s server
+// runs kube-scheduler instead.
 type controlPlane struct {
 	admin             *rest.Config
 	etcd              *embed.Etcd
@@ -148,7 +152,7 @@ type controlPlane struct {
 	scheduler         *process
 }
 
-func startControlPlane(ctx context.Context, dir, bin string, cred *credentials) (*controlPlane, error) {
+func startControlPlane(ctx context.Context, dir, bin string, cred *credentials, withScheduler bool) (*controlPlane, error) {
 	cp := &controlPlane{}
 	etcd, etcdURL, err := cluster.StartEtcd(filepath.Join(dir, "etcd"))
 	if err != nil {
@@ -202,7 +206,7 @@ func startControlPlane(ctx context.Context, dir, bin string, cred *credentials) 
 		"--cluster-signing-key-file="+filepath.Join(filepath.Dir(cred.ca.CertFile), "ca.key"),
 		"--profiling=false",
 	)
-	if err != nil {
+	if err != nil || !withScheduler {
 		return cp, err
 	}
 	cp.scheduler, err = startProcess("kube-scheduler", filepath.Join(dir, "kube-scheduler.log"),

@@ -72,6 +72,15 @@ type Options struct {
 	Nodes int
 	// KeepDir keeps the lane's dir (logs, configuration) after Stop.
 	KeepDir bool
+	// K3s makes the lane a k3s server (ballast-k3s, e2e/pkg/k3sserver):
+	// the cluster's kube-scheduler is k3s's, run with the arguments k3s
+	// derives from its configuration and drop-ins; helm-controller and k3s's
+	// deploy controller run; Images are placed in k3s's agent/images and
+	// Addons in its manifests directory, from where the server imports and
+	// applies them. One node only.
+	K3s bool
+	// K3sArgs are the k3s server's command-line flags.
+	K3sArgs []string
 }
 
 // Lane is a running cluster.
@@ -88,6 +97,7 @@ type Lane struct {
 	lock     *os.File
 	cp       *controlPlane
 	nodes    []*laneNode
+	k3s      *k3sServer
 	tunables map[string][]byte
 }
 
@@ -106,6 +116,9 @@ func Start(ctx context.Context, opts Options) (*Lane, error) {
 	}
 	if opts.Nodes < 1 || opts.Nodes > maxNodes {
 		return nil, fmt.Errorf("a lane runs 1 to %d nodes, not %d", maxNodes, opts.Nodes)
+	}
+	if opts.K3s && opts.Nodes > 1 {
+		return nil, fmt.Errorf("a k3s lane runs one node, not %d", opts.Nodes)
 	}
 	if err := preflight(opts); err != nil {
 		return nil, err
@@ -141,8 +154,12 @@ func Start(ctx context.Context, opts Options) (*Lane, error) {
 
 func preflight(opts Options) error {
 	var missing []string
-	for _, b := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy",
-		"containerd", "containerd-shim-runc-v2", "ctr", "ballast-node"} {
+	bins := []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy",
+		"containerd", "containerd-shim-runc-v2", "ctr", "ballast-node"}
+	if opts.K3s {
+		bins = append(bins, "ballast-k3s")
+	}
+	for _, b := range bins {
 		if _, err := os.Stat(filepath.Join(opts.BinDir, b)); err != nil {
 			missing = append(missing, filepath.Join(opts.BinDir, b)+" (make e2e-bins)")
 		}
@@ -168,6 +185,9 @@ func preflight(opts Options) error {
 func (l *Lane) removeLeftovers() error {
 	if err := nodeinit.RemoveCgroup(nodesCgroup, 30*time.Second); err != nil {
 		return fmt.Errorf("removing a previous run's nodes: %w", err)
+	}
+	if err := allowForwarding(false); err != nil {
+		return fmt.Errorf("removing a previous run's forwarding rules: %w", err)
 	}
 	return tearDownNetworks()
 }
@@ -197,8 +217,14 @@ func (l *Lane) start(ctx context.Context) error {
 		if err := os.WriteFile(ipForward, []byte("1\n"), 0o644); err != nil {
 			return fmt.Errorf("letting the host route between the nodes: %w", err)
 		}
+		// A host whose firewall drops what it forwards (Docker sets the
+		// FORWARD policy to DROP) must still pass the lane's own traffic.
+		if err := allowForwarding(true); err != nil {
+			return err
+		}
 	}
-	l.cp, err = startControlPlane(ctx, l.Dir, l.opts.BinDir, cred)
+	// A k3s server runs the cluster's scheduler itself.
+	l.cp, err = startControlPlane(ctx, l.Dir, l.opts.BinDir, cred, !l.opts.K3s)
 	if err != nil {
 		return err
 	}
@@ -234,6 +260,10 @@ func (l *Lane) start(ctx context.Context) error {
 		if n.proc, err = startNode(ctx, l.opts.BinDir, n.dir, spec); err != nil {
 			return err
 		}
+		if l.opts.K3s {
+			// The k3s server imports them from its agent/images.
+			continue
+		}
 		for _, img := range l.opts.Images {
 			if err := n.importImage(ctx, l.opts.BinDir, img); err != nil {
 				return err
@@ -242,6 +272,15 @@ func (l *Lane) start(ctx context.Context) error {
 	}
 	if err := l.waitNodesReady(ctx); err != nil {
 		return err
+	}
+	if l.opts.K3s {
+		if err := l.startK3s(ctx, cred); err != nil {
+			return err
+		}
+		if len(l.opts.Addons) == 0 {
+			return nil
+		}
+		return l.WaitDeploymentsAvailable(ctx, metav1.NamespaceSystem, 3*time.Minute)
 	}
 	if len(l.opts.Addons) == 0 {
 		return nil
@@ -295,6 +334,11 @@ func (n *laneNode) ctr(ctx context.Context, bin string, args ...string) error {
 func (l *Lane) exited() (bool, error) {
 	for _, n := range l.nodes {
 		if gone, err := n.proc.exited(); gone {
+			return true, err
+		}
+	}
+	if l.k3s != nil {
+		if gone, err := l.k3s.proc.exited(); gone {
 			return true, err
 		}
 	}
@@ -383,9 +427,9 @@ func (l *Lane) WaitDeploymentsAvailable(ctx context.Context, namespace string, t
 
 // NodeLog is the path of the first node's daemon's log (containerd,
 // kubelet, kube-proxy) or of a control-plane process (kube-apiserver,
-// kube-controller-manager, kube-scheduler).
+// kube-controller-manager, kube-scheduler, k3s).
 func (l *Lane) NodeLog(name string) string {
-	if name == "kube-apiserver" || name == "kube-controller-manager" || name == "kube-scheduler" {
+	if name == "kube-apiserver" || name == "kube-controller-manager" || name == "kube-scheduler" || name == "k3s" {
 		return filepath.Join(l.Dir, name+".log")
 	}
 	return filepath.Join(l.nodes[0].dir, name+".log")
@@ -396,6 +440,10 @@ func (l *Lane) NodeLog(name string) string {
 // kernel settings the kubelet changed are put back. It is safe to call on a
 // partly started lane and more than once.
 func (l *Lane) Stop() {
+	if l.k3s != nil {
+		l.k3s.proc.stop(60 * time.Second)
+		l.k3s = nil
+	}
 	for _, n := range l.nodes {
 		n.proc.stop(60 * time.Second)
 		n.proc = nil
@@ -410,6 +458,11 @@ func (l *Lane) Stop() {
 	}
 	if err := tearDownNetworks(); err != nil {
 		errs = append(errs, err)
+	}
+	if len(l.nodes) > 1 {
+		if err := allowForwarding(false); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if l.tunables != nil {
 		if err := restoreTunables(l.tunables); err != nil {

@@ -111,3 +111,30 @@ func run(argv ...string) error {
 	}
 	return nil
 }
+
+// forwardRules accept, first in the host's FORWARD chain, what the nodes of
+// a lane send each other through the host.
+var forwardRules = [][]string{
+	{"FORWARD", "-s", linkCIDR, "-m", "comment", "--comment", "ballast-e2e", "-j", "ACCEPT"},
+	{"FORWARD", "-d", linkCIDR, "-m", "comment", "--comment", "ballast-e2e", "-j", "ACCEPT"},
+	{"FORWARD", "-s", clusterCIDR, "-m", "comment", "--comment", "ballast-e2e", "-j", "ACCEPT"},
+	{"FORWARD", "-d", clusterCIDR, "-m", "comment", "--comment", "ballast-e2e", "-j", "ACCEPT"},
+}
+
+// allowForwarding inserts (on) or deletes (off) forwardRules, each once.
+func allowForwarding(on bool) error {
+	for _, r := range forwardRules {
+		present := exec.Command("iptables", append([]string{"-C"}, r...)...).Run() == nil
+		switch {
+		case on && !present:
+			if err := run(append([]string{"iptables", "-I"}, r...)...); err != nil {
+				return fmt.Errorf("letting the host forward the lane's traffic: %w", err)
+			}
+		case !on && present:
+			if err := run(append([]string{"iptables", "-D"}, r...)...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

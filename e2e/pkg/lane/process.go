@@ -14,9 +14,12 @@ import (
 type process struct {
 	name, log, path string
 	env, args       []string
-	cmd             *exec.Cmd
-	done            chan struct{}
-	err             error
+	// ownMounts starts it in a mount namespace of its own, ownHostname in a
+	// UTS namespace of its own (where it may set its host name).
+	ownMounts, ownHostname bool
+	cmd                    *exec.Cmd
+	done                   chan struct{}
+	err                    error
 }
 
 // startProcess starts path with args; env, when not nil, replaces the
@@ -25,15 +28,28 @@ type process struct {
 // The process goes into the lane's control-plane cgroup, so a later run
 // finds and kills it if this one dies without stopping it.
 func startProcess(name, log, path string, env []string, args ...string) (*process, error) {
-	f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	return (&process{name: name, log: log, path: path, env: env, args: args}).start()
+}
+
+// start starts the process p describes, which must not have run, and
+// returns it.
+func (p *process) start() (*process, error) {
+	name := p.name
+	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s's log: %w", name, err)
 	}
 	defer f.Close()
-	cmd := exec.Command(path, args...)
+	cmd := exec.Command(p.path, p.args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = env
+	cmd.Env = p.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if p.ownMounts {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS
+	}
+	if p.ownHostname {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUTS
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
@@ -42,7 +58,7 @@ func startProcess(name, log, path string, env []string, args ...string) (*proces
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("placing %s in the lane's cgroup: %w", name, err)
 	}
-	p := &process{name: name, log: log, path: path, env: env, args: args, cmd: cmd, done: make(chan struct{})}
+	p.cmd, p.done = cmd, make(chan struct{})
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -74,8 +90,9 @@ func (p *process) stop(grace time.Duration) {
 	}
 }
 
-// again starts a new process like p (same binary, arguments, environment
-// and log); p must have ended.
+// again starts a new process like p (same binary, arguments, environment,
+// namespaces and log); p must have ended.
 func (p *process) again() (*process, error) {
-	return startProcess(p.name, p.log, p.path, p.env, p.args...)
+	return (&process{name: p.name, log: p.log, path: p.path, env: p.env, args: p.args,
+		ownMounts: p.ownMounts, ownHostname: p.ownHostname}).start()
 }

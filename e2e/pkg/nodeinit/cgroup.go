@@ -74,11 +74,26 @@ func hierarchies() ([]hierarchy, error) {
 func JoinCgroup(name string) error { return AddToCgroup(name, os.Getpid()) }
 
 // AddToCgroup creates cgroup name in every hierarchy and moves process pid
-// into it.
+// into it. On a cgroup v2 host every cgroup above name passes the node's
+// controllers down (cgroup.subtree_control), as a v1 hierarchy does by
+// itself.
 func AddToCgroup(name string, pid int) error {
 	hs, err := hierarchies()
 	if err != nil {
 		return err
+	}
+	if unified(hs) {
+		parent := cgroupRoot
+		parts := strings.Split(strings.Trim(name, "/"), "/")
+		for _, part := range parts[:len(parts)-1] {
+			parent = filepath.Join(parent, part)
+			if err := os.MkdirAll(parent, 0o755); err != nil {
+				return fmt.Errorf("creating cgroup %s: %w", parent, err)
+			}
+			if err := enableControllers(parent); err != nil {
+				return err
+			}
+		}
 	}
 	for _, h := range hs {
 		dir := filepath.Join(h.mountPoint, name)
@@ -95,6 +110,60 @@ func AddToCgroup(name string, pid int) error {
 		}
 	}
 	return nil
+}
+
+// unified reports whether the host has cgroup v2 alone: one hierarchy, on
+// cgroupRoot.
+func unified(hs []hierarchy) bool {
+	return len(hs) == 1 && hs[0].mountPoint == cgroupRoot && hs[0].fsType == "cgroup2"
+}
+
+// nodeControllers are the cgroup v2 controllers a node's kubelet and
+// container runtime use.
+var nodeControllers = []string{"cpuset", "cpu", "io", "memory", "pids", "hugetlb"}
+
+// enableControllers lets the children of the cgroup v2 directory dir use
+// the node's controllers that dir has. A cgroup whose subtree has
+// controllers may hold no process itself (cgroup v2's "no internal
+// processes" rule), except the root.
+func enableControllers(dir string) error {
+	raw, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return fmt.Errorf("reading the controllers of %s: %w", dir, err)
+	}
+	var enable []string
+	for _, c := range strings.Fields(string(raw)) {
+		if slices.Contains(nodeControllers, c) {
+			enable = append(enable, "+"+c)
+		}
+	}
+	if len(enable) == 0 {
+		return nil
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(strings.Join(enable, " ")), 0o644); err != nil {
+		return fmt.Errorf("enabling controllers %v below %s: %w", enable, dir, err)
+	}
+	return nil
+}
+
+// evacuate, on a cgroup v2 host and inside the node's cgroup namespace,
+// moves this process into the child cgroup /init and passes the controllers
+// of the node's cgroup down, so the kubelet can create its own below it
+// (kubepods): what kind's and k3s's node entrypoints do on cgroup v2. The
+// node's daemons start after it, in /init. On v1 it does nothing.
+func evacuate() error {
+	hs, err := hierarchies()
+	if err != nil || !unified(hs) {
+		return err
+	}
+	init := filepath.Join(cgroupRoot, "init")
+	if err := os.MkdirAll(init, 0o755); err != nil {
+		return fmt.Errorf("creating cgroup %s: %w", init, err)
+	}
+	if err := os.WriteFile(filepath.Join(init, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return fmt.Errorf("moving ballast-node into %s: %w", init, err)
+	}
+	return enableControllers(cgroupRoot)
 }
 
 // inheritCpuset fills cpuset.cpus and cpuset.mems of each new level from its

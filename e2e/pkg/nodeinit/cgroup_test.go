@@ -2,6 +2,7 @@ package nodeinit
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -24,5 +25,31 @@ func TestHierarchiesOfThisMachine(t *testing.T) {
 				t.Errorf("hierarchy %s keeps the mount flag %q among its options", h.mountPoint, o)
 			}
 		}
+	}
+}
+
+func TestEnableControllers(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte("cpuset cpu io memory hugetlb pids rdma misc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := enableControllers(dir); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The node's controllers only, in the order the kernel lists them.
+	if want := "+cpuset +cpu +io +memory +hugetlb +pids"; string(got) != want {
+		t.Errorf("subtree_control = %q, want %q", got, want)
+	}
+}
+
+func TestUnified(t *testing.T) {
+	v2 := []hierarchy{{mountPoint: cgroupRoot, fsType: "cgroup2"}}
+	hybrid := []hierarchy{{mountPoint: cgroupRoot + "/memory", fsType: "cgroup", options: "memory"}, {mountPoint: cgroupRoot + "/unified", fsType: "cgroup2"}}
+	if !unified(v2) || unified(hybrid) {
+		t.Errorf("unified(v2) = %t, unified(hybrid) = %t; want true, false", unified(v2), unified(hybrid))
 	}
 }

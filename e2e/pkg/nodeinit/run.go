@@ -40,6 +40,9 @@ func Run(spec Spec) error {
 	if err := remountCgroups(); err != nil {
 		return err
 	}
+	if err := evacuate(); err != nil {
+		return err
+	}
 	for _, d := range spec.PrivateDirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("creating %s: %w", d, err)

@@ -4,7 +4,9 @@ package atomicfile
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -21,6 +23,54 @@ func Write(path string, data []byte, perm os.FileMode) (bool, error) {
 			return false, nil
 		}
 	}
+	return replace(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// CopyFile makes path hold the content of the file src, as Write does,
+// without reading it into memory: for large files such as image archives.
+// It returns false, writing nothing, when path already matches.
+func CopyFile(path, src string, perm os.FileMode) (bool, error) {
+	srcSum, err := fileSum(src)
+	if err != nil {
+		return false, err
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm() == perm {
+		if sum, err := fileSum(path); err == nil && sum == srcSum {
+			return false, nil
+		}
+	}
+	return replace(path, perm, func(w io.Writer) error {
+		f, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(w, f)
+		return err
+	})
+}
+
+func fileSum(path string) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	f, err := os.Open(path)
+	if err != nil {
+		return sum, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return sum, fmt.Errorf("read %s: %w", path, err)
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
+}
+
+// replace writes a temporary file beside path with write, with perm from
+// the start, syncs it and renames it over path.
+func replace(path string, perm os.FileMode, write func(io.Writer) error) (bool, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, fmt.Errorf("create %s: %w", dir, err)
@@ -35,7 +85,7 @@ func Write(path string, data []byte, perm os.FileMode) (bool, error) {
 		tmp.Close()
 		return false, fmt.Errorf("chmod %s: %w", tmp.Name(), err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return false, fmt.Errorf("write %s: %w", tmp.Name(), err)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -145,11 +144,8 @@ func Uninstall(ctx context.Context, o Options) (bool, error) {
 		return false, fmt.Errorf("uninstall release %s: %w", o.ReleaseName, err)
 	}
 	if o.Client != nil {
-		for _, l := range leases {
-			err := o.Client.CoordinationV1().Leases(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
-				return true, fmt.Errorf("delete leader-election lease %s: %w", l, err)
-			}
+		if err := DeleteLeases(ctx, o.Client, leases); err != nil {
+			return true, err
 		}
 		// The installer lock goes last: nothing of the release is left.
 		unlock()
@@ -158,6 +154,36 @@ func Uninstall(ctx context.Context, o Options) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// ReleaseLeases names the leader-election Leases the release's components
+// take at run time (LeaderLeases of its manifest); none when there is no
+// release. Whoever uninstalls the release must delete them: Helm never
+// created them.
+func ReleaseLeases(o Options) ([]types.NamespacedName, error) {
+	cfg, err := o.configuration()
+	if err != nil {
+		return nil, err
+	}
+	rel, err := action.NewGet(cfg).Run(o.ReleaseName)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read release %s: %w", o.ReleaseName, err)
+	}
+	return LeaderLeases(rel.Manifest), nil
+}
+
+// DeleteLeases deletes leases; one already gone is no error.
+func DeleteLeases(ctx context.Context, client kubernetes.Interface, leases []types.NamespacedName) error {
+	for _, l := range leases {
+		err := client.CoordinationV1().Leases(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete leader-election lease %s: %w", l, err)
+		}
+	}
+	return nil
 }
 
 var (
@@ -211,49 +237,26 @@ func (o Options) watchProgress(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-func (o Options) deployments(ctx context.Context) ([]appsv1.Deployment, error) {
-	list, err := o.Client.AppsV1().Deployments(o.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: "app.kubernetes.io/instance=" + o.ReleaseName,
-	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
-	return list.Items, nil
-}
-
 func (o Options) readiness(ctx context.Context) string {
-	ds, err := o.deployments(ctx)
-	if err != nil || len(ds) == 0 {
+	r, err := CheckReadiness(ctx, o.Client, o.Namespace, o.ReleaseName)
+	if err != nil || r.Total == 0 {
 		return ""
 	}
-	ready := 0
-	for _, d := range ds {
-		if Ready(&d) {
-			ready++
-		}
-	}
-	return fmt.Sprintf("waiting for Ballast: %d/%d deployments ready", ready, len(ds))
+	return "waiting for Ballast: " + r.String()
 }
 
 func (o Options) notReady(ctx context.Context) string {
 	if o.Client == nil {
 		return "readiness unknown"
 	}
-	ds, err := o.deployments(ctx)
+	r, err := CheckReadiness(ctx, o.Client, o.Namespace, o.ReleaseName)
 	if err != nil {
 		return "readiness unknown: " + err.Error()
 	}
-	var names []string
-	for _, d := range ds {
-		if !Ready(&d) {
-			names = append(names, fmt.Sprintf("%s %d/%d ready", d.Name, d.Status.ReadyReplicas, replicas(&d)))
-		}
-	}
-	if len(names) == 0 {
+	if r.Done() {
 		return "all deployments ready"
 	}
-	return "not ready: " + strings.Join(names, ", ")
+	return r.String()
 }
 
 // Ready reports whether a Deployment's current generation is fully rolled out and available.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+
+	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 )
 
 // helmJobChartLabel is the label helm-controller puts on the pods of the
@@ -121,4 +124,48 @@ func ready(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// InstallJobName is the Job helm-controller runs to install or upgrade
+// Ballast's HelmChart.
+const InstallJobName = "helm-install-" + HelmChartName
+
+// InstallJobState says what helm-controller's install Job for Ballast's
+// HelmChart is doing, for a user waiting on it: not made yet, its pod not
+// placed or not started (and why), running, failed (with the pod's last
+// words), or done.
+func InstallJobState(ctx context.Context, client kubernetes.Interface) string {
+	job, err := client.BatchV1().Jobs(HelmChartNamespace).Get(ctx, InstallJobName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "no Job " + InstallJobName + " yet (k3s reads its manifests directory every 15 s)"
+	}
+	if err != nil {
+		return "Job " + InstallJobName + ": " + err.Error()
+	}
+	if job.Status.Succeeded > 0 {
+		return "Job " + InstallJobName + " succeeded"
+	}
+	pods, err := client.CoreV1().Pods(HelmChartNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.Set{helmJobChartLabel: HelmChartName}.String()})
+	if err != nil || len(pods.Items) == 0 {
+		if job.Spec.Suspend != nil && *job.Spec.Suspend {
+			return "Job " + InstallJobName + " created, not started yet"
+		}
+		return "Job " + InstallJobName + " has no pod yet"
+	}
+	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
+	p := &pods.Items[0]
+	if t := helminstall.PodTrouble(p); t != "" {
+		return "Job " + InstallJobName + ": pod " + p.Name + " " + t
+	}
+	state := fmt.Sprintf("Job %s: pod %s %s", InstallJobName, p.Name, p.Status.Phase)
+	if job.Status.Failed > 0 {
+		state += fmt.Sprintf(", %d failed attempts", job.Status.Failed)
+		for _, st := range p.Status.ContainerStatuses {
+			if t := st.LastTerminationState.Terminated; t != nil && strings.TrimSpace(t.Message) != "" {
+				state += ", last: " + strings.TrimSpace(t.Message)
+			}
+		}
+	}
+	return state
 }

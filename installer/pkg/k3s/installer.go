@@ -65,6 +65,9 @@ type InstallOptions struct {
 	// removes a copy an earlier install left, so that only one server's
 	// start can apply it again.
 	ManifestElsewhere string
+	// Images is an images archive to place in k3s's images directory, from
+	// where k3s imports it into this node's containerd.
+	Images string
 }
 
 // ErrDropInNotWritten is returned in replaceDefault mode when the HelmChart
@@ -84,6 +87,10 @@ type InstallResult struct {
 	// CopyRemoved is true when ManifestElsewhere was set and this server's
 	// copy of the manifest was removed.
 	CopyRemoved bool
+	// Images is where the images archive was placed; ImagesChanged is false
+	// when it was already there with this content.
+	Images        string
+	ImagesChanged bool
 }
 
 // Install validates the values by rendering the chart, then writes the
@@ -165,6 +172,12 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 			return done(err)
 		}
 	}
+	// The images before the HelmChart, so Ballast's pods find them.
+	if opts.Images != "" {
+		if res.Images, res.ImagesChanged, err = placeImages(in.Paths, opts.Images); err != nil {
+			return done(err)
+		}
+	}
 	if opts.ManifestElsewhere != "" {
 		res.CopyRemoved, err = removeFile(in.Paths.Manifest())
 	} else {
@@ -237,6 +250,8 @@ func GlobalString(vals map[string]any, key string) string {
 // UninstallResult says what was removed.
 type UninstallResult struct {
 	ManifestRemoved bool
+	// ImagesRemoved are the images archives an install placed.
+	ImagesRemoved []string
 	// DropInRemoved is true when the scheduler drop-in was removed.
 	DropInRemoved bool
 	// RestartK3s is true when a k3s config drop-in was removed.
@@ -273,6 +288,9 @@ func (in Installer) Uninstall(ctx context.Context, deleteHelmChart func(context.
 		return res, err
 	}
 	res.RestartK3s = res.DropInRemoved || gateRemoved
+	if res.ImagesRemoved, err = removePlacedImages(in.Paths); err != nil {
+		return res, err
+	}
 	if _, err := removeFile(in.Paths.LockFile()); err != nil {
 		return res, err
 	}

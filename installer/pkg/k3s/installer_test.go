@@ -614,3 +614,53 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return data
 }
+
+// TestInstallPlacesImagesAndUninstallRemovesThem checks that an images
+// archive goes where k3s imports images, once, and that uninstall takes
+// away what install placed and nothing else.
+func TestInstallPlacesImagesAndUninstallRemovesThem(t *testing.T) {
+	p := fakeK3sServer(t)
+	in := Installer{Paths: p, Euid: root()}
+	archive := filepath.Join(t.TempDir(), "ballast-images-linux-amd64.tar")
+	if err := os.WriteFile(archive, []byte("images"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// k3s's own archive, which Ballast must leave alone.
+	theirs := filepath.Join(p.ImagesDir(), "k3s-airgap-images-amd64.tar")
+	if err := os.MkdirAll(p.ImagesDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(theirs, []byte("k3s"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := in.Install(context.Background(), InstallOptions{Images: archive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(p.ImagesDir(), "ballast-images-linux-amd64.tar")
+	if res.Images != want || !res.ImagesChanged {
+		t.Errorf("placed %q (changed %t), want %q changed", res.Images, res.ImagesChanged, want)
+	}
+	if got, _ := os.ReadFile(want); string(got) != "images" {
+		t.Errorf("placed archive holds %q", got)
+	}
+	if res, err = in.Install(context.Background(), InstallOptions{Images: archive}); err != nil || res.ImagesChanged {
+		t.Errorf("the same archive again: changed %t, err %v; want no change", res.ImagesChanged, err)
+	}
+	un, err := in.Uninstall(context.Background(), func(context.Context) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(un.ImagesRemoved) != 1 || un.ImagesRemoved[0] != want {
+		t.Errorf("uninstall removed images %v, want %s", un.ImagesRemoved, want)
+	}
+	if _, err := os.Stat(want); !os.IsNotExist(err) {
+		t.Errorf("the placed archive is still there (%v)", err)
+	}
+	if _, err := os.Stat(theirs); err != nil {
+		t.Errorf("uninstall touched k3s's own archive: %v", err)
+	}
+	if _, err := os.Stat(p.StateDir()); !os.IsNotExist(err) {
+		t.Errorf("Ballast's state directory is left (%v)", err)
+	}
+}

@@ -69,6 +69,14 @@ func (p Paths) KubeletClientCert() string {
 	return p.host(filepath.Join(p.DataDir, "agent", "client-kubelet.crt"))
 }
 
+// ImagesDir is where k3s imports image archives from, on servers and agents
+// alike.
+func (p Paths) ImagesDir() string { return p.host(filepath.Join(p.DataDir, "agent", "images")) }
+
+// PlacedImages records the image archives ballast install placed in
+// ImagesDir, which ballast uninstall removes.
+func (p Paths) PlacedImages() string { return filepath.Join(p.StateDir(), "placed-images") }
+
 // DropIn is the k3s config drop-in Ballast writes in replaceDefault mode.
 func (p Paths) DropIn() string {
 	return p.host(filepath.Join(DefaultConfigDir, "config.yaml.d", "90-ballast-scheduler.yaml"))

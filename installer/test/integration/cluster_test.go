@@ -9,9 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -95,30 +93,7 @@ func waitFor(t *testing.T, ctx context.Context, what string, timeout time.Durati
 	}
 }
 
-// versionedGetter reports a real Kubernetes version for the in-process API
-// server, which is built without version stamps (v0.0.0-master) and would
-// fail the chart's kubeVersion constraint.
-type versionedGetter struct {
-	genericclioptions.RESTClientGetter
-}
-
-func (g versionedGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
-	d, err := g.RESTClientGetter.ToDiscoveryClient()
-	if err != nil {
-		return nil, err
-	}
-	return versionedDiscovery{d}, nil
-}
-
-type versionedDiscovery struct {
-	discovery.CachedDiscoveryInterface
-}
-
-func (versionedDiscovery) ServerVersion() (*version.Info, error) {
-	return &version.Info{Major: "1", Minor: "36", GitVersion: "v1.36.3"}, nil
-}
-
 // helmGetter is the Helm SDK's view of the cluster.
 func helmGetter(c *cluster.Cluster, namespace string) genericclioptions.RESTClientGetter {
-	return versionedGetter{kube.Flags{Kubeconfig: c.KubeconfigPath()}.Getter(namespace, "")}
+	return cluster.WithVersion(kube.Flags{Kubeconfig: c.KubeconfigPath()}.Getter(namespace, ""))
 }

@@ -149,7 +149,8 @@ func TestReplaceDefaultOnSeveralServers(t *testing.T) {
 	}
 
 	// s1 installs first, in second mode: the HelmChart names s1 as the server carrying it.
-	if _, stderr, err := runCLI("install", "--root", s1.Root, "--kubeconfig", kc); err != nil {
+	// No helm-controller here to wait for: the test applies the manifest itself.
+	if _, stderr, err := runCLI("install", "--root", s1.Root, "--kubeconfig", kc, "--wait=false"); err != nil {
 		t.Fatalf("install on s1: %v\n%s", err, stderr)
 	}
 	applyManifest(t, ctx, dyn, s1.Manifest())

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/installer/pkg/app"
@@ -36,7 +38,8 @@ func TestUninstallOnK3sDeletesTheHelmChartThroughTheAPI(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(c.RestConfig)
 
 	root := k3stest.ServerRoot(t)
-	stdout, stderr, err := runCLI("install", "--root", root, "--kubeconfig", c.KubeconfigPath())
+	// No helm-controller here to wait for: the test plays it below.
+	stdout, stderr, err := runCLI("install", "--root", root, "--kubeconfig", c.KubeconfigPath(), "--wait=false")
 	if err != nil {
 		t.Fatalf("install: %v\n%s", err, stderr)
 	}
@@ -48,8 +51,19 @@ func TestUninstallOnK3sDeletesTheHelmChartThroughTheAPI(t *testing.T) {
 		t.Fatalf("install output:\n%s", stdout)
 	}
 
-	// k3s's deploy controller applies the file; helm-controller adds its finalizer.
+	// k3s's deploy controller applies the file; helm-controller adds its
+	// finalizer and installs the release, whose scheduler and descheduler
+	// take their leader-election Leases.
 	applyManifest(t, ctx, dyn, manifest, helmControllerFinalizer)
+	if err := installAsHelmController(ctx, c, manifest); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"ballast-scheduler", "ballast-descheduler"} {
+		if _, err := c.Client.CoordinationV1().Leases(charts.DefaultNamespace).Create(ctx,
+			&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: l}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	releasedFinalizer := make(chan bool, 1)
 	go playHelmController(ctx, dyn, manifest, releasedFinalizer)
 
@@ -73,6 +87,15 @@ func TestUninstallOnK3sDeletesTheHelmChartThroughTheAPI(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "k3s needs no restart") {
 		t.Errorf("uninstall output:\n%s", stdout)
+	}
+	// Helm never made the Leases, so helm-controller's uninstall does not
+	// remove them: ballast uninstall does.
+	leases, err := c.Client.CoordinationV1().Leases(charts.DefaultNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range leases.Items {
+		t.Errorf("lease %s/%s left after uninstall", l.Namespace, l.Name)
 	}
 }
 

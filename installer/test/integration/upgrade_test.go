@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/charts"
+	"github.com/ballast-sched/ballast/charts/values"
 	"github.com/ballast-sched/ballast/core/cluster"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
@@ -137,13 +138,13 @@ func TestUpgradeKeepsValuesAndMode(t *testing.T) {
 		}
 	}
 	vals := released()
-	if got := lookup(vals, "global", "schedulerMode"); got != "replaceDefault" {
+	if got := values.Lookup(vals, "global", "schedulerMode"); got != "replaceDefault" {
 		t.Errorf("upgrade without --mode: schedulerMode %v, want replaceDefault kept", got)
 	}
-	if got := lookup(vals, "descheduler", "dryRun"); got != true {
+	if got := values.Lookup(vals, "descheduler", "dryRun"); got != true {
 		t.Errorf("upgrade lost descheduler.dryRun: %v", got)
 	}
-	if got := lookup(vals, "scheduler", "logLevel"); got != float64(4) && got != int64(4) {
+	if got := values.Lookup(vals, "scheduler", "logLevel"); got != float64(4) && got != int64(4) {
 		t.Errorf("upgrade did not apply scheduler.logLevel: %v", got)
 	}
 
@@ -151,16 +152,17 @@ func TestUpgradeKeepsValuesAndMode(t *testing.T) {
 	if !strings.Contains(out, "- descheduler.dryRun: true") {
 		t.Errorf("--reset-values output does not show the dropped value:\n%s", out)
 	}
-	if got := lookup(released(), "descheduler", "dryRun"); got != nil {
+	if got := values.Lookup(released(), "descheduler", "dryRun"); got != nil {
 		t.Errorf("--reset-values kept descheduler.dryRun=%v", got)
 	}
 
 	// The k3s path keeps values the same way (its HelmChart holds them).
 	root := k3stest.ServerRoot(t)
-	if _, stderr, err := runCLI("install", "--root", root, "--kubeconfig", kc, "--set", "load-watcher.period=30s"); err != nil {
+	// No helm-controller here: install writes the HelmChart and returns.
+	if _, stderr, err := runCLI("install", "--root", root, "--kubeconfig", kc, "--wait=false", "--set", "load-watcher.period=30s"); err != nil {
 		t.Fatalf("k3s install: %v\n%s", err, stderr)
 	}
-	stdout, stderr, err := runCLI("install", "--root", root, "--kubeconfig", kc, "--set", "descheduler.dryRun=true")
+	stdout, stderr, err := runCLI("install", "--root", root, "--kubeconfig", kc, "--wait=false", "--set", "descheduler.dryRun=true")
 	if err != nil {
 		t.Fatalf("k3s upgrade: %v\n%s", err, stderr)
 	}
@@ -171,7 +173,7 @@ func TestUpgradeKeepsValuesAndMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lookup(prev, "load-watcher", "period") != "30s" || lookup(prev, "descheduler", "dryRun") != true {
+	if values.Lookup(prev, "load-watcher", "period") != "30s" || values.Lookup(prev, "descheduler", "dryRun") != true {
 		t.Errorf("k3s HelmChart values after upgrade: %v", prev)
 	}
 }
@@ -299,17 +301,4 @@ func addNodes(t *testing.T, ctx context.Context, c *cluster.Cluster, names ...st
 			t.Fatal(err)
 		}
 	}
-}
-
-// lookup reads a nested value; nil when any key is missing.
-func lookup(vals map[string]any, keys ...string) any {
-	var cur any = vals
-	for _, k := range keys {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[k]
-	}
-	return cur
 }

@@ -1,5 +1,6 @@
 // Package k3stest lays out fake k3s hosts for tests of code that reads or
-// writes k3s's files (`ballast install --root`).
+// writes k3s's files (`ballast install --root`), and the images archives
+// installs place there.
 package k3stest
 
 import (
@@ -7,6 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/ballast-sched/ballast/core/pki"
 )
@@ -50,4 +57,36 @@ func NodeArgs(args ...string) string {
 		panic(err)
 	}
 	return string(data)
+}
+
+// ImagesArchive writes, as file in dir, an images archive like `make
+// images` writes for arch (docker-archive), with one small image per tag.
+func ImagesArchive(t testing.TB, dir, file, arch string, tags ...string) string {
+	t.Helper()
+	refs := map[name.Reference]v1.Image{}
+	for _, s := range tags {
+		img, err := random.Image(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf = cf.DeepCopy()
+		cf.OS, cf.Architecture = "linux", arch
+		if img, err = mutate.ConfigFile(img, cf); err != nil {
+			t.Fatal(err)
+		}
+		ref, err := name.ParseReference(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs[ref] = img
+	}
+	path := filepath.Join(dir, file)
+	if err := tarball.MultiRefWriteToFile(path, refs); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -38,6 +38,12 @@ type flagpole struct {
 	ResetValues bool
 	// AllowVersionSkew installs on an API server older than Ballast's Kubernetes.
 	AllowVersionSkew bool
+	// Images is an images archive, or a directory of them, to place where
+	// k3s imports images; the chart then uses its images.
+	Images string
+	// Wait, on k3s, waits until helm-controller has deployed the release and
+	// the components are Ready.
+	Wait bool
 }
 
 // NewCommand returns the install command.
@@ -52,6 +58,7 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 			"the values and mode of the last install, applies the ones given now on top, and prints what changed\n" +
 			"(--reset-values starts from the chart's defaults). With the same values it changes nothing.",
 		Example: "  sudo ballast install\n" +
+			"  sudo ballast install --images _output/images    # from a checkout: make images first; no registry needed\n" +
 			"  sudo ballast install --mode replaceDefault      # then follow the steps it prints for the other servers\n" +
 			"  ballast install --helm --kubeconfig ~/.kube/config -f values.yaml --set descheduler.dryRun=true",
 		Args: cobra.NoArgs,
@@ -66,7 +73,10 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	c.Flags().StringVar(&flags.Mode, "mode", string(k3s.ModeSecond), "second (workloads opt in with schedulerName) or replaceDefault (Ballast schedules every pod; see docs/k3s.md)")
 	c.Flags().BoolVar(&flags.Helm, "helm", false, "install through the Helm SDK even on a k3s server")
 	flags.Host.AddFlags(c.Flags())
-	c.Flags().DurationVar(&flags.Timeout, "timeout", 5*time.Minute, "how long a Helm install waits for Ballast to be ready (k3s, replaceDefault: for helm-controller to deploy it)")
+	c.Flags().DurationVar(&flags.Timeout, "timeout", 5*time.Minute, "how long install waits for Ballast to be ready (on k3s: for helm-controller to deploy it, then for the components)")
+	c.Flags().BoolVar(&flags.Wait, "wait", true, "on k3s, wait until helm-controller has deployed Ballast and its components are Ready (--wait=false returns once the HelmChart is written)")
+	c.Flags().StringVar(&flags.Images, "images", "", "on k3s, an images archive (ballast-images-linux-<arch>.tar, from make images or a release) or a directory holding them: "+
+		"the one for this node's architecture is placed where k3s imports images, and the chart uses its images (no registry needed)")
 	c.Flags().BoolVar(&flags.ResetValues, "reset-values", false, "start from the chart's defaults instead of keeping the values (and mode) of the last install")
 	c.Flags().BoolVar(&flags.AllowVersionSkew, "allow-version-skew", false, "install on an API server older than the Kubernetes Ballast's scheduler is built on (unsupported)")
 	return c
@@ -95,6 +105,11 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 		}
 	}
 
+	if flags.Images != "" && (!host.Server || flags.Helm) {
+		return fmt.Errorf("--images places the archive where a k3s server imports images, and this is no k3s server (or --helm is set): " +
+			"import the archive of each node's architecture with its container runtime (ctr -n k8s.io images import) on every node, " +
+			"or push the images to a registry and set global.image.registry")
+	}
 	if host.Server && !flags.Helm {
 		if clientErr != nil {
 			logger.Warnf("cannot reach the cluster (%v); writing the HelmChart anyway, k3s applies it when it runs "+
@@ -223,6 +238,12 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, 
 	if err != nil {
 		return err
 	}
+	var archive string
+	if flags.Images != "" {
+		if archive, vals, err = imagesArchive(ctx, flags.Images, clients, clientErr, local, vals); err != nil {
+			return fmt.Errorf("%w; nothing written", err)
+		}
+	}
 	if holder != "" {
 		if err := followHolder(holder, previous, vals, mode); err != nil {
 			return err
@@ -240,17 +261,23 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, 
 	progress := cli.NewProgress(logger)
 	opts := k3s.InstallOptions{
 		Values: vals, Namespace: flags.Namespace, Mode: mode, AllowVersionSkew: flags.AllowVersionSkew,
-		AdmissionPolicyGate: gate, ManifestNode: local, ManifestElsewhere: holder,
+		AdmissionPolicyGate: gate, ManifestNode: local, ManifestElsewhere: holder, Images: archive,
 		WaitForRelease: func(ctx context.Context, want map[string]any) error {
 			progress.End(true)
 			progress.Start("Waiting for k3s's helm-controller to deploy Ballast before the k3s scheduler is renamed")
 			if clientErr != nil {
 				return fmt.Errorf("cannot reach the cluster to see helm-controller deploy it: %w", clientErr)
 			}
-			return helminstall.WaitForRelease(ctx, helminstall.Options{
+			err := helminstall.WaitForRelease(ctx, helminstall.Options{
 				Getter: getter, Client: clients.Kube, ReleaseName: k3s.HelmChartName, Namespace: flags.Namespace,
-				Timeout: flags.Timeout, Progress: func(state string) { progress.Update("helm-controller: " + state) },
+				Timeout: flags.Timeout, Progress: func(state string) {
+					progress.Update("helm-controller: " + state + "; " + k3s.InstallJobState(ctx, clients.Kube))
+				},
 			}, want)
+			if err == nil {
+				progress.Update("helm-controller deployed Ballast")
+			}
+			return err
 		},
 	}
 	progress.Start("Validating values and writing the HelmChart")
@@ -260,6 +287,9 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, 
 		return err
 	}
 	reportValues(streams, found, previous, res.Values, mode)
+	if res.Images != "" {
+		reportImages(ctx, streams, res, clients, clientErr, local, flags.Images)
+	}
 	switch {
 	case holder != "" && res.CopyRemoved:
 		fmt.Fprintf(streams.Out, "Removed %s: server %s carries Ballast's HelmChart manifest, and only one server may, "+
@@ -280,14 +310,62 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, 
 	if gate {
 		fmt.Fprintf(streams.Out, "Namespace opt-in needs the MutatingAdmissionPolicy API, beta on this Kubernetes: %s turns it on.\n", paths.AdmissionPolicyDropIn())
 	}
-	if steps := serverSteps(cl, mode); len(steps) > 0 {
+	steps := serverSteps(cl, mode)
+	if len(steps) > 0 {
 		health.WriteServers(streams.Out, cl, paths.DropInWritten())
 		fmt.Fprintln(streams.Out, "To finish, in this order:")
 		cli.WriteSteps(streams.Out, steps)
 	} else if res.RestartK3s {
 		fmt.Fprintf(streams.Out, "The k3s configuration changed: restart k3s on this server: %s.\n", k3s.RestartCommand)
 	}
-	fmt.Fprintf(streams.Out, "Check progress with: ballast status -n %s\n", flags.Namespace)
+	// Ballast's pods run once k3s restarts; until then there is nothing to
+	// wait for here.
+	if !flags.Wait || clientErr != nil || len(steps) > 0 || res.RestartK3s {
+		fmt.Fprintf(streams.Out, "Check progress with: ballast status -n %s\n", flags.Namespace)
+		return nil
+	}
+	return waitK3s(ctx, logger, streams, clients, getter, flags, res.Values)
+}
+
+// waitK3s waits, up to --timeout, until helm-controller has deployed the
+// release with vals and every component is Ready, showing what it waits
+// for, and says plainly what is missing when the time is up.
+func waitK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, clients *kube.Clients,
+	getter genericclioptions.RESTClientGetter, flags *flagpole, vals map[string]any) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, flags.Timeout)
+	defer cancel()
+	o := helminstall.Options{Getter: getter, Client: clients.Kube, ReleaseName: k3s.HelmChartName, Namespace: flags.Namespace,
+		Timeout: flags.Timeout}
+	progress := cli.NewProgress(logger)
+	progress.Start("Waiting for k3s's helm-controller to deploy Ballast")
+	o.Progress = func(state string) {
+		progress.Update("helm-controller: " + state + "; " + k3s.InstallJobState(ctx, clients.Kube))
+	}
+	if err := helminstall.WaitForRelease(ctx, o, vals); err != nil {
+		progress.End(false)
+		job := k3s.InstallJobState(context.Background(), clients.Kube)
+		hint := ""
+		if strings.HasPrefix(job, "no Job") {
+			hint = "; is k3s running, without --disable-helm-controller, and the manifest not disabled by a .skip file?"
+		}
+		return fmt.Errorf("%w; %s%s. Inspect with: kubectl -n %s get helmchart,jobs,pods; ballast status -n %s",
+			err, job, hint, k3s.HelmChartNamespace, flags.Namespace)
+	}
+	progress.Update("helm-controller deployed Ballast")
+	progress.End(true)
+	progress.Start("Waiting for Ballast's components to be Ready")
+	o.Progress, o.Timeout = progress.Update, 0
+	if err := helminstall.WaitReady(ctx, o); err != nil {
+		progress.End(false)
+		return fmt.Errorf("Ballast is deployed, but after %s (--timeout) it is %w; inspect with: kubectl -n %s get pods,events",
+			flags.Timeout, err, flags.Namespace)
+	}
+	progress.Update("Ballast's components are Ready")
+	progress.End(true)
+	fmt.Fprintf(streams.Out, "Ballast is ready in namespace %s (%s after the HelmChart was written).\n",
+		flags.Namespace, time.Since(start).Round(time.Second))
+	fmt.Fprintf(streams.Out, "See its health and each node's usage with: ballast status -n %s\n", flags.Namespace)
 	return nil
 }
 

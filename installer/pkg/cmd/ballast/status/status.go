@@ -5,6 +5,7 @@ package status
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -63,7 +64,8 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 	opts := health.Options{
 		Client: clients.Kube, RestConfig: restConfig, Namespace: flags.Namespace, ReleaseName: flags.ReleaseName, LoadWatcherPort: flags.LoadWatcherPort,
 	}
-	if k3s.DetectHost(paths).Server {
+	server := k3s.DetectHost(paths).Server
+	if server {
 		if opts.LocalNode, err = flags.Host.Node(); err != nil {
 			logger.Warnf("cannot tell this server's node name: %v", err)
 		}
@@ -74,6 +76,10 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 		return err
 	}
 	if !r.Healthy() {
+		// On k3s, helm-controller may still be at work: say where it is.
+		if server {
+			fmt.Fprintf(streams.Out, "\nk3s's helm-controller: %s\n", k3s.InstallJobState(ctx, clients.Kube))
+		}
 		return errors.New("Ballast is not healthy (see above)")
 	}
 	logger.V(1).Infof("all components ready")

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/core/cli"
@@ -64,7 +65,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 	progress := cli.NewProgress(logger)
 
 	if host.Server && !flags.Helm {
-		return uninstallK3s(ctx, logger, streams, paths, flags, clients)
+		return uninstallK3s(ctx, logger, streams, paths, flags, clients, getter)
 	}
 
 	progress.Start("Uninstalling Helm release " + charts.DefaultReleaseName)
@@ -89,7 +90,8 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 // API, then this server's files. It refuses, changing nothing, when another
 // server carries the HelmChart manifest: k3s would apply it again whenever
 // that server starts.
-func uninstallK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, paths k3s.Paths, flags *flagpole, clients *kube.Clients) error {
+func uninstallK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, paths k3s.Paths, flags *flagpole, clients *kube.Clients,
+	getter genericclioptions.RESTClientGetter) error {
 	local, err := flags.Host.Node()
 	if err != nil {
 		return err
@@ -107,6 +109,12 @@ func uninstallK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams
 	if err != nil {
 		return fmt.Errorf("%w; nothing changed", err)
 	}
+	// The components' leader-election Leases, which helm-controller's
+	// uninstall does not know of: named by the release before it goes.
+	leases, err := helminstall.ReleaseLeases(helminstall.Options{Getter: getter, ReleaseName: k3s.HelmChartName, Namespace: flags.Namespace})
+	if err != nil {
+		return fmt.Errorf("%w; nothing changed", err)
+	}
 	progress := cli.NewProgress(logger)
 	progress.Start("Deleting HelmChart " + k3s.HelmChartNamespace + "/" + k3s.HelmChartName + " and waiting for helm-controller")
 	res, err := k3s.Installer{Paths: paths}.Uninstall(ctx, func(ctx context.Context) error {
@@ -116,7 +124,10 @@ func uninstallK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams
 			// uninstall Job asks for: place its pod here if Ballast does not.
 			bindNear = []string{local}
 		}
-		return deleteHelmChart(ctx, logger, clients, flags.Timeout, bindNear)
+		if err := deleteHelmChart(ctx, logger, clients, flags.Timeout, bindNear); err != nil {
+			return err
+		}
+		return helminstall.DeleteLeases(ctx, clients.Kube, leases)
 	})
 	progress.End(err == nil)
 	if err != nil {
@@ -130,6 +141,10 @@ func uninstallK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams
 	}
 	if res.DropInRemoved {
 		fmt.Fprintf(streams.Out, "Removed the k3s scheduler drop-in %s.\n", paths.DropIn())
+	}
+	for _, f := range res.ImagesRemoved {
+		fmt.Fprintf(streams.Out, "Removed the images archive %s that ballast install placed "+
+			"(k3s does not import it again; the images it imported stay in containerd until the kubelet collects them).\n", f)
 	}
 	steps := cl.RevertSteps("sudo ballast uninstall")
 	if len(steps) > 0 {
