@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -71,6 +72,11 @@ type Tracker struct {
 	list *nodeList
 	// tables are the tables of the newest snapshot on list (see Table).
 	tables []*Table
+
+	wakeOnce sync.Once
+	wakeMu   sync.Mutex
+	// waiters keep the pods plugins rejected for their nodes' usage.
+	waiters []*Waiter
 }
 
 // NewTracker returns a Tracker reading usage from source.
@@ -143,6 +149,7 @@ func (t *Tracker) onPod(obj any) {
 	t.pending.Observe(pod)
 	if pod.Spec.NodeName != "" {
 		t.events.forget(pod.UID)
+		t.forgetWaiting(pod.UID)
 	}
 }
 
@@ -153,6 +160,17 @@ func (t *Tracker) onPodDelete(obj any) {
 	if pod, ok := obj.(*v1.Pod); ok {
 		t.pending.Forget(pod.UID)
 		t.events.forget(pod.UID)
+		t.forgetWaiting(pod.UID)
+	}
+}
+
+// forgetWaiting drops a pod that was placed or deleted from every waiter.
+func (t *Tracker) forgetWaiting(uid types.UID) {
+	t.wakeMu.Lock()
+	waiters := t.waiters
+	t.wakeMu.Unlock()
+	for _, w := range waiters {
+		w.Forget(uid)
 	}
 }
 

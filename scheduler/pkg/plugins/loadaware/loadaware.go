@@ -35,6 +35,7 @@ const Name = "LoadAware"
 var (
 	_ fwk.PreFilterPlugin   = &LoadAware{}
 	_ fwk.FilterPlugin      = &LoadAware{}
+	_ fwk.PostFilterPlugin  = &LoadAware{}
 	_ fwk.PreScorePlugin    = &LoadAware{}
 	_ fwk.ScorePlugin       = &LoadAware{}
 	_ fwk.ReservePlugin     = &LoadAware{}
@@ -88,6 +89,9 @@ type LoadAware struct {
 	podCountWeight float64
 	totalWeight    float64
 
+	// waiting keeps the pods no node could take because of their usage
+	// until a node cools down.
+	waiting *nodeload.Waiter
 	// last is the state of the newest cycle, found without the cycle
 	// state's lookup for every node.
 	last atomic.Pointer[lastCycle]
@@ -115,7 +119,7 @@ func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
 }
 
 // New builds the plugin from its args, defaulting and validating them.
-func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*LoadAware, error) {
+func New(ctx context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*LoadAware, error) {
 	args, err := config.DecodeArgs(Name, obj, config.SetDefaults_LoadAwareArgs, config.ValidateLoadAwareArgs)
 	if err != nil {
 		return nil, err
@@ -162,6 +166,10 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 		pl.podCountWeight = float64(t.Weight)
 	}
 	pl.totalWeight = pl.usageWeight + pl.riskWeight + pl.podCountWeight
+	if len(pl.checked) > 0 {
+		pl.waiting = tracker.NewWaiter(Name, h, pl.window, pl.estimate, pl.passes)
+		tracker.StartWaking(ctx)
+	}
 	return pl, nil
 }
 
@@ -188,6 +196,9 @@ type cycle struct {
 	// mostFree is the most free pod slots of the nodes scored, for the
 	// podCountBalance term; set at PreScore.
 	mostFree int64
+	// rejected is set when Filter rejects a node: if the pod is then placed
+	// nowhere, it waits for a node to cool down (PostFilter).
+	rejected atomic.Bool
 	// verbose says whether Score logs each node (-v=4); set at PreScore.
 	verbose bool
 }
@@ -280,6 +291,7 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	if !ok || !pl.exceeds(preds) {
 		return nil
 	}
+	s.rejected.Store(true)
 	var reasons []string
 	for i, p := range preds {
 		if p.Exceeds(pl.checks[i].threshold) {
@@ -300,6 +312,14 @@ func (pl *LoadAware) exceeds(preds []loadmodel.Prediction) bool {
 		}
 	}
 	return false
+}
+
+// passes tells the waiter whether Filter would let a pod estimated at est
+// through the node of e, with allocatable alloc.
+func (pl *LoadAware) passes(e *nodeload.NodeEntry, alloc, est loadmodel.Amount) bool {
+	var buf [2]loadmodel.Prediction
+	preds, ok := pl.predict(buf[:0], e, alloc, est, pl.checks)
+	return !ok || !pl.exceeds(preds)
 }
 
 // predict returns the predicted usage of resources on the node of e, with
@@ -323,6 +343,18 @@ func (pl *LoadAware) predict(buf []loadmodel.Prediction, e *nodeload.NodeEntry, 
 		buf = append(buf, p)
 	}
 	return buf, true
+}
+
+// PostFilter keeps a pod that no node could take, when LoadAware rejected
+// some of them, until a node it rejected cools down; then the pod goes back
+// to the active queue at once, rather than when an unrelated event or the
+// queue's periodic flush moves it. It never makes the pod schedulable
+// itself.
+func (pl *LoadAware) PostFilter(_ context.Context, cs fwk.CycleState, pod *v1.Pod, _ fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	if s, ok := pl.readState(cs); ok && s.rejected.Load() && pl.waiting != nil {
+		pl.waiting.Wait(pod, s.PodEst, s.Table)
+	}
+	return nil, fwk.NewStatus(fwk.Unschedulable)
 }
 
 // PreScore takes the cycle's snapshot if PreFilter did not (score-only use
@@ -432,6 +464,9 @@ func (pl *LoadAware) ScoreExtensions() fwk.ScoreExtensions { return nil }
 // load-watcher does (anti-herding).
 func (pl *LoadAware) Reserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
 	pl.tracker.Reserve(ctx, pod, node)
+	if pl.waiting != nil {
+		pl.waiting.Forget(pod.UID)
+	}
 	return nil
 }
 
@@ -465,13 +500,15 @@ func isDaemonSetPod(pod *v1.Pod) bool {
 }
 
 // EventsToRegister lists the cluster events after which a pod this plugin
-// rejected may fit: a node added or changed, or a pod deleted (its usage
-// goes). Usage itself changes without an event; rejected pods are retried
-// when kube-scheduler flushes its unschedulable queue (every 5 minutes by
-// default).
+// rejected may fit, each with a hint that leaves the pod waiting when the
+// event cannot help it: a pod deleted from a node or shrunk (its usage and
+// its pending estimate go), a node added (no usage yet) or grown. Usage
+// itself changes without a cluster event: a pod no node could take waits in
+// the plugin's waiter (PostFilter) and goes back to the active queue when a
+// new usage snapshot shows a node it was rejected on cool enough.
 func (pl *LoadAware) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete}},
-		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeTaint | fwk.UpdateNodeLabel}},
+		{Event: nodeload.PodEvents, QueueingHintFn: nodeload.AfterPodEvent},
+		{Event: nodeload.NodeEvents, QueueingHintFn: nodeload.AfterNodeEvent},
 	}, nil
 }

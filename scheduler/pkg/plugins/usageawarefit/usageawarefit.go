@@ -213,12 +213,13 @@ func refuse(short []noderesources.InsufficientResource) *fwk.Status {
 }
 
 // EventsToRegister lists the cluster events after which a rejected pod may
-// fit, as for NodeResourcesFit: a node added or changed, a pod deleted or
-// scaled down.
+// fit, as for NodeResourcesFit, each with a hint that leaves the pod waiting
+// when the event cannot help it: a pod deleted from a node or scaled down, a
+// node added or grown.
 func (pl *UsageAwareFit) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete | fwk.UpdatePodScaleDown}},
-		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeTaint | fwk.UpdateNodeLabel}},
+		{Event: nodeload.PodEvents, QueueingHintFn: nodeload.AfterPodEvent},
+		{Event: nodeload.NodeEvents, QueueingHintFn: nodeload.AfterNodeEvent},
 	}, nil
 }
 
