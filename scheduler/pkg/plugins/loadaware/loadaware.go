@@ -76,9 +76,10 @@ type LoadAware struct {
 	estimate loadmodel.EstimateOptions
 	// filterCriticalPods applies the thresholds to system-critical pods too.
 	filterCriticalPods bool
-	// filtered counts rejections per resource (the tracker's counter, its
-	// labels resolved once rather than on every rejected node).
-	filtered map[usage.Resource]prometheus.Counter
+	// filtered counts rejections per checked resource (the tracker's
+	// counter, its labels resolved once); a cycle counts its own and adds
+	// them once (see cycle.flushFiltered), not on every rejected node.
+	filtered []prometheus.Counter
 
 	// The terms of the score and their weights: the predicted usage's
 	// (always), the variation risk's (risk, nil when off) and the free pod
@@ -145,12 +146,11 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeloa
 	figure := func(r usage.Resource) resourceFigure {
 		return resourceFigure{resource: r, at: nodeload.ResourceIndex(r), stat: pl.stats[r], threshold: args.Thresholds[r]}
 	}
-	pl.filtered = map[usage.Resource]prometheus.Counter{}
 	for _, r := range usage.Resources {
 		if _, ok := args.Thresholds[r]; ok {
 			pl.checked = append(pl.checked, r)
 			pl.checks = append(pl.checks, figure(r))
-			pl.filtered[r] = tracker.Metrics().Filtered.WithLabelValues(Name, string(r))
+			pl.filtered = append(pl.filtered, tracker.Metrics().Filtered.WithLabelValues(Name, string(r)))
 		}
 	}
 	for _, r := range s.Resources {
@@ -199,12 +199,26 @@ type cycle struct {
 	// rejected is set when Filter rejects a node: if the pod is then placed
 	// nowhere, it waits for a node to cool down (PostFilter).
 	rejected atomic.Bool
+	// filtered counts the nodes Filter rejected per checked resource, not
+	// yet added to the metric.
+	filtered [2]atomic.Int64
 	// verbose says whether Score logs each node (-v=4); set at PreScore.
 	verbose bool
 }
 
 // Clone implements fwk.StateData.
 func (c *cycle) Clone() fwk.StateData { return c }
+
+// flushFiltered adds the rejections the cycle counted to the metric: when
+// the pod is placed or placed nowhere, and, for those counted later (the
+// filters preemption runs), when the next cycle starts.
+func (pl *LoadAware) flushFiltered(c *cycle) {
+	for i, counter := range pl.filtered {
+		if n := c.filtered[i].Swap(0); n > 0 {
+			counter.Add(float64(n))
+		}
+	}
+}
 
 // newState takes the cycle's usage snapshot, its tables of nodes (the
 // scheduler snapshot's whole list) and the pod's estimate.
@@ -244,7 +258,9 @@ func (pl *LoadAware) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, 
 func (pl *LoadAware) prepare(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, resources []usage.Resource) *cycle {
 	s := pl.newState(ctx, pod, nodes)
 	cs.Write(fwk.StateKey(Name), s)
-	pl.last.Store(&lastCycle{cs: cs, s: s})
+	if l := pl.last.Swap(&lastCycle{cs: cs, s: s}); l != nil {
+		pl.flushFiltered(l.s)
+	}
 	s.Table.Report(ctx, pl.handle, Name, pod, resources...)
 	if s.risk != nil && len(s.Table.Unavailable(resources...).Nodes) == 0 {
 		// The risk's window lacks nodes the other window has (a window
@@ -295,9 +311,8 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	var reasons []string
 	for i, p := range preds {
 		if p.Exceeds(pl.checks[i].threshold) {
-			v := loadmodel.Violation{Prediction: p, Threshold: pl.checks[i].threshold}
-			reasons = append(reasons, v.Reason())
-			pl.filtered[v.Resource].Inc()
+			reasons = append(reasons, loadmodel.Violation{Prediction: p, Threshold: pl.checks[i].threshold}.Reason())
+			s.filtered[i].Add(1)
 		}
 	}
 	return fwk.NewStatus(fwk.Unschedulable, reasons...)
@@ -351,8 +366,11 @@ func (pl *LoadAware) predict(buf []loadmodel.Prediction, e *nodeload.NodeEntry, 
 // queue's periodic flush moves it. It never makes the pod schedulable
 // itself.
 func (pl *LoadAware) PostFilter(_ context.Context, cs fwk.CycleState, pod *v1.Pod, _ fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
-	if s, ok := pl.readState(cs); ok && s.rejected.Load() && pl.waiting != nil {
-		pl.waiting.Wait(pod, s.PodEst, s.Table)
+	if s, ok := pl.readState(cs); ok {
+		pl.flushFiltered(s)
+		if s.rejected.Load() && pl.waiting != nil {
+			pl.waiting.Wait(pod, s.PodEst, s.Table)
+		}
 	}
 	return nil, fwk.NewStatus(fwk.Unschedulable)
 }
@@ -462,7 +480,10 @@ func (pl *LoadAware) ScoreExtensions() fwk.ScoreExtensions { return nil }
 
 // Reserve counts the pod on its node at once, so the next pods see it before
 // load-watcher does (anti-herding).
-func (pl *LoadAware) Reserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+func (pl *LoadAware) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	if s, ok := pl.readState(cs); ok {
+		pl.flushFiltered(s)
+	}
 	pl.tracker.Reserve(ctx, pod, node)
 	if pl.waiting != nil {
 		pl.waiting.Forget(pod.UID)

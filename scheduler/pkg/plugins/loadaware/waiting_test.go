@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -53,6 +54,11 @@ func TestPostFilterKeepsPodsRejectedForUsage(t *testing.T) {
 	try(newPod(), "hot-1", "hot-2")
 	if got := pl.waiting.Len(); got != 1 {
 		t.Fatalf("after a pod every node rejected: %d waiting, want 1", got)
+	}
+	for _, r := range []string{"cpu", "memory"} {
+		if got := testutil.ToFloat64(tracker.Metrics().Filtered.WithLabelValues(Name, r)); got != 1 {
+			t.Errorf("filtered %s counter after PostFilter = %v, want 1", r, got)
+		}
 	}
 	// Placed on the next try: it no longer waits.
 	if st := fw.RunReservePluginsReserve(ctx, framework.NewCycleState(), newPod(), "cool"); !st.IsSuccess() {
