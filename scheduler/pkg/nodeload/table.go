@@ -96,25 +96,28 @@ type Table struct {
 }
 
 // NodeEntry is one node in a Table.
+//
+// Its fields are laid out for Filter and Score, which read the first ones
+// for every node and pod: those they read share one or two cache lines.
 type NodeEntry struct {
-	// Name is the node's name.
-	Name string
+	// validUntil is when, in Unix nanoseconds, the first pod Pending
+	// counts expires.
+	validUntil int64
+	// Pending is what the pods bound to the node since its sample add.
+	Pending loadmodel.Amount
 	// Fresh is true when the node's usage is not stale (nor refused); its
 	// numbers may still be missing or invalid for a resource (see Cause).
 	Fresh bool
-	// SampleTime is when the node's newest sample was taken.
-	SampleTime time.Time
-	// Pending is what the pods bound to the node since its sample add.
-	Pending loadmodel.Amount
+	has   [2]bool
+	valid [2]bool
 	// node is the cause that does not depend on the resource: no usage,
 	// stale or refused data.
 	node  Cause
 	stats [2]usage.Stats // by resourceIndex
-	has   [2]bool
-	valid [2]bool
-	// validUntil is when, in Unix nanoseconds, the first pod Pending
-	// counts expires.
-	validUntil int64
+	// Name is the node's name.
+	Name string
+	// SampleTime is when the node's newest sample was taken.
+	SampleTime time.Time
 }
 
 // fill reads node's usage in window from snap.
@@ -296,13 +299,19 @@ func (tb *Table) Find(nodeInfo fwk.NodeInfo, now int64) (int, *NodeEntry) {
 // Pos returns the place of the node of nodeInfo in the table (and in every
 // table of the same snapshot), -1 when nodeInfo is not the scheduler
 // snapshot's own.
+//
+// A NodeInfo of the scheduler's snapshot stands for one node for as long
+// as it lives: kube-scheduler updates it in place and gives a node that
+// comes back a new one, and the list the table indexes keeps the old ones
+// alive, so their addresses are not reused. Its address alone finds the
+// node, without reading its name.
 func (tb *Table) Pos(nodeInfo fwk.NodeInfo) int {
 	fi, ok := nodeInfo.(*framework.NodeInfo)
 	if !ok {
 		return -1
 	}
 	i, ok := tb.list.pos[fi]
-	if !ok || tb.list.names[i] != fi.Node().Name {
+	if !ok {
 		return -1
 	}
 	return int(i)
