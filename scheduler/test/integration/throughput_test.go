@@ -144,7 +144,7 @@ func throughputProfiles(b *testing.B) []throughputProfile {
 // Run with -benchtime=1x: one iteration is one full comparison of
 // BALLAST_BENCH_ROUNDS rounds (default 5) at each size.
 // BALLAST_BENCH_CPUPROFILES=<dir> writes each scheduler process's CPU
-// profile there (go tool pprof <the test binary> <file>).
+// profile (go tool pprof <the test binary> <file>) and log there.
 func BenchmarkSchedulingThroughput(b *testing.B) {
 	if testing.Short() {
 		b.Skip("starts a control plane; skipped with -short")
@@ -226,11 +226,12 @@ func benchmarkThroughput(b *testing.B, nodes, rounds int) {
 				p := profiles[(round+k)%len(profiles)]
 				ns := fmt.Sprintf("%s-%d-%d", strings.ReplaceAll(p.name, "+", "-"), i, round)
 				args := []string{"--config=" + configs[p.name], "--secure-port=0", "--load-watcher-address=" + address}
-				env := p.env
+				env, logDir := p.env, dir
 				if profiles := os.Getenv("BALLAST_BENCH_CPUPROFILES"); profiles != "" {
 					env = append(slices.Clone(env), cpuProfileEnv+"="+filepath.Join(profiles, fmt.Sprintf("nodes-%d-%s.pprof", nodes, ns)))
+					logDir = profiles
 				}
-				r := scheduleAll(b, ctx, client, args, env, filepath.Join(dir, ns+".log"), p.scheduler, ns)
+				r := scheduleAll(b, ctx, client, args, env, filepath.Join(logDir, fmt.Sprintf("nodes-%d-%s.log", nodes, ns)), p.scheduler, ns)
 				// Printed rather than logged: the cluster's own log lines would
 				// push a benchmark's log past what go test shows.
 				fmt.Printf("round %d, %s profile: %.0f pods/s, %.2f ms of CPU per pod\n", round, p.name, r.rate, r.cpuPerPod*1000)
