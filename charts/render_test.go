@@ -204,18 +204,19 @@ scheduler:
 	var enabled []string
 	for _, pl := range p.Plugins.MultiPoint.Enabled {
 		enabled = append(enabled, pl.Name)
-		if pl.Name == "LoadAware" && *pl.Weight != 7 {
-			t.Errorf("LoadAware weight = %d, want 7", *pl.Weight)
+		// PodCountBalance is a term of LoadAware's score: 7 + 2.
+		if pl.Name == "LoadAware" && *pl.Weight != 9 {
+			t.Errorf("LoadAware weight = %d, want 9, its terms' weights 7 and 2", *pl.Weight)
 		}
 	}
-	if diff := cmp.Diff([]string{"LoadAware", "PodCountBalance"}, enabled); diff != "" {
+	if diff := cmp.Diff([]string{"LoadAware"}, enabled); diff != "" {
 		t.Errorf("multiPoint plugins (-want,+got):\n%s", diff)
 	}
 	if len(p.Plugins.Score.Disabled) != 1 || p.Plugins.Score.Disabled[0].Name != "NodeResourcesBalancedAllocation" {
 		t.Errorf("score.disabled = %+v", p.Plugins.Score.Disabled)
 	}
 	if len(p.PluginConfig) != 1 || p.PluginConfig[0].Name != "LoadAware" {
-		t.Fatalf("pluginConfig = %+v, want only LoadAware (PodCountBalance has no args)", p.PluginConfig)
+		t.Fatalf("pluginConfig = %+v, want only LoadAware", p.PluginConfig)
 	}
 	args := map[string]any{}
 	if err := yaml.Unmarshal(p.PluginConfig[0].Args.Raw, &args); err != nil {
@@ -225,12 +226,41 @@ scheduler:
 		"thresholds":          map[string]any{"cpu": float64(60), "memory": float64(70)},
 		"thresholdStatistics": map[string]any{"cpu": "Average", "memory": "Latest"},
 		"filterCriticalPods":  false,
-		"scoringStrategy":     map[string]any{"type": "TargetPacking", "targetUtilization": float64(55), "combine": "Bottleneck", "resources": []any{map[string]any{"name": "cpu", "weight": float64(1)}, map[string]any{"name": "memory", "weight": float64(1)}}},
+		"scoringStrategy":     map[string]any{"type": "TargetPacking", "targetUtilization": float64(55), "combine": "Bottleneck", "resources": []any{map[string]any{"name": "cpu", "weight": float64(1)}, map[string]any{"name": "memory", "weight": float64(1)}}, "weight": float64(7)},
 		"window":              "5m",
 		"podEstimate":         map[string]any{"requestMultiplier": float64(1), "defaultCPU": "100m", "defaultMemory": "200Mi"},
+		"podCountBalance":     map[string]any{"weight": float64(2)},
 	}
 	if diff := cmp.Diff(want, args); diff != "" {
 		t.Errorf("LoadAware args (-want,+got):\n%s", diff)
+	}
+}
+
+// Without LoadAware, LoadVariationRiskBalancing and PodCountBalance run as
+// plugins of their own, with their weights and args.
+func TestSchedulerConfigWithoutLoadAware(t *testing.T) {
+	cfg := schedulerConfig(t, render(t, valuesFromYAML(t, `
+scheduler:
+  plugins:
+    loadAware: {enabled: false}
+    loadVariationRiskBalancing: {weight: 2, window: 5m}`)))
+	p := cfg.Profiles[0]
+	weights := map[string]int32{}
+	for _, pl := range p.Plugins.MultiPoint.Enabled {
+		weights[pl.Name] = *pl.Weight
+	}
+	if diff := cmp.Diff(map[string]int32{"LoadVariationRiskBalancing": 2, "PodCountBalance": 1}, weights); diff != "" {
+		t.Errorf("multiPoint plugins and weights (-want,+got):\n%s", diff)
+	}
+	if len(p.PluginConfig) != 1 || p.PluginConfig[0].Name != "LoadVariationRiskBalancing" {
+		t.Fatalf("pluginConfig = %+v, want LoadVariationRiskBalancing's alone", p.PluginConfig)
+	}
+	args := map[string]any{}
+	if err := yaml.Unmarshal(p.PluginConfig[0].Args.Raw, &args); err != nil {
+		t.Fatal(err)
+	}
+	if args["window"] != "5m" || args["weight"] != nil {
+		t.Errorf("LoadVariationRiskBalancing args = %v, want the values' window and no weight", args)
 	}
 }
 

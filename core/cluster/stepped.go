@@ -107,9 +107,12 @@ func (s *SteppedScheduler) round(ctx context.Context) (int, error) {
 	// One at a time in the queue's own order: the scheduler pops pods while
 	// they are activated, and each one activated after the first it pops
 	// sorts behind it, so it pops them in that order however the two
-	// goroutines interleave.
+	// goroutines interleave. The gate lets each in only once the round has
+	// come to it: a plugin that activates pods itself (as LoadAware does
+	// when a node cools down) cannot slip one in ahead of its turn.
 	logger := klog.FromContext(ctx)
 	for _, p := range s.queueOrder(pending) {
+		s.gate.let(string(p.UID))
 		s.sched.SchedulingQueue.Activate(logger, map[string]*corev1.Pod{string(p.UID): p})
 	}
 	if err := s.poll(ctx, "every pending pod to be tried once", s.tried); err != nil {
@@ -231,12 +234,15 @@ func (s *SteppedScheduler) poll(ctx context.Context, what string, done wait.Cond
 }
 
 // stepGate is the PreEnqueue plugin of a stepped scheduler: it lets a pod
-// into the active queue only while it is open for that pod, and once per
-// opening.
+// into the active queue only while it is open for that pod, once per
+// opening, and only after the round has let it.
 type stepGate struct {
 	mu sync.Mutex
-	// waiting are the pods the open gate still lets in, by UID.
+	// waiting are the pods of the open round that have not gone in yet, by
+	// UID.
 	waiting sets.Set[string]
+	// turn are the pods of waiting whose turn has come.
+	turn sets.Set[string]
 }
 
 var (
@@ -247,11 +253,13 @@ var (
 
 func (g *stepGate) Name() string { return StepGateName }
 
-// PreEnqueue lets a pod in once while the gate is open for it.
+// PreEnqueue lets a pod in once while the gate is open for it and its turn
+// has come.
 func (g *stepGate) PreEnqueue(_ context.Context, p *corev1.Pod) *fwk.Status {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.waiting.Has(string(p.UID)) {
+	if g.turn.Has(string(p.UID)) {
+		g.turn.Delete(string(p.UID))
 		g.waiting.Delete(string(p.UID))
 		return nil
 	}
@@ -275,13 +283,22 @@ func (g *stepGate) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint
 func (g *stepGate) open(pods map[string]*corev1.Pod) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.waiting = sets.KeySet(pods)
+	g.waiting, g.turn = sets.KeySet(pods), sets.New[string]()
+}
+
+// let lets the pod of uid in when it is one the gate is open for.
+func (g *stepGate) let(uid string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.waiting.Has(uid) {
+		g.turn.Insert(uid)
+	}
 }
 
 func (g *stepGate) close() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.waiting = nil
+	g.waiting, g.turn = nil, nil
 }
 
 // allEntered reports whether every pod the gate was opened for has gone in.

@@ -2,6 +2,7 @@ package loadmodel
 
 import (
 	"math"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -98,6 +99,11 @@ func ResourcesOf(pod *v1.Pod) PodResources {
 		r.overhead = Amount{MilliCPU: milli(pod.Spec.Overhead, v1.ResourceCPU), Memory: units(pod.Spec.Overhead, v1.ResourceMemory)}
 	}
 	return r
+}
+
+// Equal reports whether r and o are the same requests, limits and overhead.
+func (r PodResources) Equal(o PodResources) bool {
+	return r.overhead == o.overhead && slices.Equal(r.containers, o.containers)
 }
 
 // Estimate applies the rules of EstimatePod to parsed resources.

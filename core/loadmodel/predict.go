@@ -57,17 +57,31 @@ func Predict(preds []Prediction, resources []usage.Resource, current func(usage.
 	pending, pod, allocatable Amount) (_ []Prediction, ok bool) {
 	for _, r := range resources {
 		cur, ok := current(r)
-		if !ok || !Valid(cur) {
+		if !ok {
 			return preds, false
 		}
-		preds = append(preds, Prediction{
-			Resource: r,
-			Current:  cur,
-			Pending:  Percent(pending.Of(r), allocatable.Of(r)),
-			Pod:      Percent(pod.Of(r), allocatable.Of(r)),
-		})
+		p, ok := PredictResource(r, cur, pending, pod, allocatable)
+		if !ok {
+			return preds, false
+		}
+		preds = append(preds, p)
 	}
 	return preds, true
+}
+
+// PredictResource is Predict for one resource r whose current usage is
+// current: ok is false when current is not a valid number.
+func PredictResource(r usage.Resource, current float64, pending, pod, allocatable Amount) (_ Prediction, ok bool) {
+	if !Valid(current) {
+		return Prediction{}, false
+	}
+	alloc := allocatable.Of(r)
+	return Prediction{
+		Resource: r,
+		Current:  current,
+		Pending:  Percent(pending.Of(r), alloc),
+		Pod:      Percent(pod.Of(r), alloc),
+	}, true
 }
 
 // clampPercent bounds p to [0, 100]; NaN counts as fully used.

@@ -29,12 +29,29 @@ func Risk(in RiskInput, margin, sensitivity float64) float64 {
 			return 1
 		}
 	}
-	mu := clampUnit((math.Max(in.Avg, 0) + math.Max(in.Added, 0)) / 100)
-	sigma := clampUnit(math.Max(in.Std, 0) / 100)
+	return RiskOf(in.Avg, in.Added, RiskSigma(in.Std, margin, sensitivity))
+}
+
+// RiskSigma is the variation's half of Risk, which depends on the node
+// alone and not on what a pod adds, so it can be worked out once per usage
+// sample:
+//
+//	sigma = clamp(margin × (std / 100)^(1 / sensitivity), 0, 1)
+//
+// Its inputs must be finite (see Risk).
+func RiskSigma(std, margin, sensitivity float64) float64 {
+	sigma := clampUnit(math.Max(std, 0) / 100)
 	if sensitivity > 0 {
 		sigma = math.Pow(sigma, 1/sensitivity)
 	}
-	sigma = clampUnit(margin * sigma)
+	return clampUnit(margin * sigma)
+}
+
+// RiskOf is Risk from the node's mean avg, what is added to it and its
+// RiskSigma: (clamp((avg + added) / 100, 0, 1) + sigma) / 2. Its inputs must
+// be finite.
+func RiskOf(avg, added, sigma float64) float64 {
+	mu := clampUnit((math.Max(avg, 0) + math.Max(added, 0)) / 100)
 	return (mu + sigma) / 2
 }
 

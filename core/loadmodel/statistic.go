@@ -51,7 +51,13 @@ func (stats Statistics) Complete() Statistics {
 
 // Pick returns the number of s that stands for the usage of r.
 func (stats Statistics) Pick(r usage.Resource, s usage.Stats) float64 {
-	switch stats[r] {
+	return stats[r].Of(s)
+}
+
+// Of returns the number of s the statistic names; the mean for an unknown
+// one.
+func (st Statistic) Of(s usage.Stats) float64 {
+	switch st {
 	case Latest:
 		return s.Latest
 	case P95:

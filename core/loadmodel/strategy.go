@@ -2,6 +2,7 @@ package loadmodel
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ballast-sched/ballast/core/usage"
 )
@@ -50,32 +51,40 @@ var Combinations = []Combination{Bottleneck, WeightedMean}
 // The empty combination is DefaultCombination. Score returns 0 when no
 // weighted resource has a prediction.
 func (c Combination) Score(preds []Prediction, weights []ResourceWeight, scorer ResourceScorer) int64 {
+	return int64(math.Round(c.Value(preds, weights, scorer)))
+}
+
+// Value is Score before rounding, for a score that is one term of a
+// weighted sum (LoadAware's terms) and is rounded once, as the sum.
+func (c Combination) Value(preds []Prediction, weights []ResourceWeight, scorer ResourceScorer) float64 {
 	if c == "" {
 		c = DefaultCombination
 	}
 	var sum, total float64
 	low := math.Inf(1)
-	for _, w := range weights {
+	for i, w := range weights {
 		if w.Weight <= 0 {
 			continue
 		}
-		for _, p := range preds {
-			if p.Resource == w.Resource {
-				s := scorer(p.Total())
-				sum += float64(w.Weight) * s
-				total += float64(w.Weight)
-				low = math.Min(low, s)
-				break
+		// Predictions usually come in the weights' order.
+		j := i
+		if j >= len(preds) || preds[j].Resource != w.Resource {
+			if j = slices.IndexFunc(preds, func(p Prediction) bool { return p.Resource == w.Resource }); j < 0 {
+				continue
 			}
 		}
+		s := scorer(preds[j].Total())
+		sum += float64(w.Weight) * s
+		total += float64(w.Weight)
+		low = min(low, s)
 	}
 	if total == 0 {
 		return 0
 	}
 	if c == Bottleneck {
-		return int64(math.Round(low))
+		return low
 	}
-	return int64(math.Round(sum / total))
+	return sum / total
 }
 
 // LeastLoaded prefers the coolest node:

@@ -39,6 +39,13 @@ func (v Violation) Reason() string {
 		v.Resource, v.Total(), v.Threshold, v.Current, v.Pending, v.Pod)
 }
 
+// Exceeds reports whether the predicted usage is above threshold, or not a
+// valid number (which no threshold admits).
+func (p Prediction) Exceeds(threshold float64) bool {
+	total := p.Total()
+	return total > threshold || !Valid(total)
+}
+
 // CheckThresholds returns the predictions whose total is strictly above the
 // threshold set for their resource. A resource without a threshold is never
 // a violation. The result is in the order of preds; empty means the node passes.
@@ -49,7 +56,7 @@ func CheckThresholds(preds []Prediction, thresholds map[usage.Resource]float64) 
 		if !ok {
 			continue
 		}
-		if total := p.Total(); total > t || !Valid(total) {
+		if p.Exceeds(t) {
 			out = append(out, Violation{Prediction: p, Threshold: t})
 		}
 	}

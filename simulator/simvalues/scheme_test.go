@@ -69,14 +69,26 @@ func TestValuesAreTheSchemeDefaults(t *testing.T) {
 	t.Run("LoadAware", func(t *testing.T) {
 		got := decode(t, sched["LoadAware"], &config.LoadAwareArgs{})
 		config.SetDefaults_LoadAwareArgs(got)
-		want := &config.LoadAwareArgs{}
+		// The chart's choices: LoadVariationRiskBalancing and
+		// PodCountBalance are on, scored as terms of LoadAware's score at
+		// the values' weights, 5, 1 and 1.
+		want := &config.LoadAwareArgs{
+			ScoringStrategy: &config.ScoringStrategy{Weight: 5},
+			VariationRisk:   &config.VariationRiskTerm{},
+			PodCountBalance: &config.PodCountBalanceTerm{},
+		}
 		config.SetDefaults_LoadAwareArgs(want)
 		if diff := cmp.Diff(want, got, resourceCmp); diff != "" {
-			t.Errorf("values.yaml scheduler.plugins.loadAware differs from the scheme's defaults (-scheme,+values):\n%s", diff)
+			t.Errorf("values.yaml scheduler.plugins.loadAware (with the risk and pod count terms) differs from the scheme's defaults (-scheme,+values):\n%s", diff)
 		}
 	})
 	t.Run("LoadVariationRiskBalancing", func(t *testing.T) {
-		got := decode(t, sched["LoadVariationRiskBalancing"], &config.LoadVariationRiskBalancingArgs{})
+		// Without LoadAware the risk is a plugin of its own, on the same values.
+		cfg, err := Render(context.Background(), map[string]any{"scheduler": map[string]any{"plugins": map[string]any{"loadAware": map[string]any{"enabled": false}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := decode(t, pluginArgs(t, cfg.SchedulerConfig)["LoadVariationRiskBalancing"], &config.LoadVariationRiskBalancingArgs{})
 		config.SetDefaults_LoadVariationRiskBalancingArgs(got)
 		want := &config.LoadVariationRiskBalancingArgs{}
 		config.SetDefaults_LoadVariationRiskBalancingArgs(want)

@@ -2,7 +2,6 @@ package nodeload
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -36,43 +35,21 @@ type pendingPod struct {
 // time, so a scheduler that restarts and lists existing pods does not count
 // long-running pods again. Entries older than the expiry are ignored and
 // swept, so the cache cannot grow without bound.
+//
+// What the plugins read per node and pod is not this cache but the Tracker's
+// node tables, which hold each node's sum; the cache tells the Tracker
+// (OnChange) which node's sum to work out again when a pod lands on it or
+// leaves it.
 type PendingPods struct {
 	mu        sync.RWMutex
-	byNode    map[string]*nodePending
+	byNode    map[string]map[types.UID]*pendingPod
 	nodeOf    map[types.UID]string
 	expiry    time.Duration
 	now       func() time.Time
 	lastSweep time.Time
-}
-
-// memoSlots is how many (window, estimate options) combinations a node
-// remembers its last sum for; the shipped profiles use two.
-const memoSlots = 4
-
-// nodePending is one node's pending pods and its remembered sums: the
-// scheduler asks for the same node's sum at Filter and Score of every pod,
-// and it only changes when a pod lands on or leaves that node or a new
-// sample arrives.
-type nodePending struct {
-	pods map[types.UID]*pendingPod
-	memo [memoSlots]atomic.Pointer[sumMemo]
-}
-
-type sumMemo struct {
-	sampleTime int64
-	window     time.Duration
-	opts       loadmodel.EstimateOptions
-	sum        loadmodel.Amount
-	// validUntil is when the oldest counted pod expires.
-	validUntil time.Time
-}
-
-// changedLocked forgets the node's remembered sums; the caller holds the
-// write lock, so no reader is computing one.
-func (n *nodePending) changedLocked() {
-	for i := range n.memo {
-		n.memo[i].Store(nil)
-	}
+	// onChange is told, outside the lock, each node whose pending pods
+	// changed.
+	onChange func(node string)
 }
 
 // NewPendingPods returns an empty cache whose entries expire after expiry;
@@ -85,10 +62,26 @@ func NewPendingPods(expiry time.Duration, now func() time.Time) *PendingPods {
 		now = time.Now
 	}
 	return &PendingPods{
-		byNode: map[string]*nodePending{},
+		byNode: map[string]map[types.UID]*pendingPod{},
 		nodeOf: map[types.UID]string{},
 		expiry: expiry,
 		now:    now,
+	}
+}
+
+// OnChange sets the function told, outside the cache's lock, of each node
+// whose pending pods changed; the Tracker works that node's sums out again.
+// Set it before the cache is used.
+func (c *PendingPods) OnChange(f func(node string)) { c.onChange = f }
+
+func (c *PendingPods) changed(nodes ...string) {
+	if c.onChange == nil {
+		return
+	}
+	for _, n := range nodes {
+		if n != "" {
+			c.onChange(n)
+		}
 	}
 }
 
@@ -121,31 +114,34 @@ func (c *PendingPods) NodeOf(uid types.UID) string {
 // Forget drops a pod (deleted, finished or unreserved).
 func (c *PendingPods) Forget(uid types.UID) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.forgetLocked(uid)
+	node := c.forgetLocked(uid)
+	c.mu.Unlock()
+	c.changed(node)
 }
 
-func (c *PendingPods) forgetLocked(uid types.UID) {
+// forgetLocked drops a pod and returns the node it was remembered on, ""
+// when it was not.
+func (c *PendingPods) forgetLocked(uid types.UID) string {
 	node, ok := c.nodeOf[uid]
 	if !ok {
-		return
+		return ""
 	}
 	delete(c.nodeOf, uid)
-	np := c.byNode[node]
-	delete(np.pods, uid)
-	np.changedLocked()
-	if len(np.pods) == 0 {
+	pods := c.byNode[node]
+	delete(pods, uid)
+	if len(pods) == 0 {
 		delete(c.byNode, node)
 	}
+	return node
 }
 
 func (c *PendingPods) put(pod *v1.Pod, node string, since time.Time, measured *loadmodel.Amount) {
 	now := c.now()
+	resources := loadmodel.ResourcesOf(pod)
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sweepLocked(now)
-	if old, ok := c.nodeOf[pod.UID]; ok {
-		prev := c.byNode[old].pods[pod.UID]
+	changed := c.sweepLocked(now)
+	old := c.nodeOf[pod.UID]
+	if prev, ok := c.byNode[old][pod.UID]; ok {
 		if measured == nil {
 			measured = prev.measured
 		}
@@ -156,32 +152,47 @@ func (c *PendingPods) put(pod *v1.Pod, node string, since time.Time, measured *l
 		if old == node && prev.since.After(since) {
 			since = prev.since
 		}
-	}
-	c.forgetLocked(pod.UID)
-	if now.Sub(since) > c.expiry {
-		return
-	}
-	np := c.byNode[node]
-	if np == nil {
-		np = &nodePending{pods: map[types.UID]*pendingPod{}}
-		c.byNode[node] = np
-	}
-	np.pods[pod.UID] = &pendingPod{resources: loadmodel.ResourcesOf(pod), measured: measured, node: node, since: since}
-	np.changedLocked()
-	c.nodeOf[pod.UID] = node
-}
-
-// sweepLocked drops expired entries, at most once per tenth of the expiry.
-func (c *PendingPods) sweepLocked(now time.Time) {
-	if now.Sub(c.lastSweep) < c.expiry/10 {
-		return
-	}
-	c.lastSweep = now
-	for uid, node := range c.nodeOf {
-		if now.Sub(c.byNode[node].pods[uid].since) > c.expiry {
-			c.forgetLocked(uid)
+		// The informer reports every status change of a pod; most change
+		// nothing a sum depends on.
+		if old == node && prev.since.Equal(since) && prev.measured == measured && prev.resources.Equal(resources) {
+			c.mu.Unlock()
+			c.changed(changed...)
+			return
 		}
 	}
+	c.forgetLocked(pod.UID)
+	changed = append(changed, old)
+	if now.Sub(since) <= c.expiry {
+		pods := c.byNode[node]
+		if pods == nil {
+			pods = map[types.UID]*pendingPod{}
+			c.byNode[node] = pods
+		}
+		pods[pod.UID] = &pendingPod{resources: resources, measured: measured, node: node, since: since}
+		c.nodeOf[pod.UID] = node
+		if node != old {
+			changed = append(changed, node)
+		}
+	}
+	c.mu.Unlock()
+	c.changed(changed...)
+}
+
+// sweepLocked drops expired entries, at most once per tenth of the expiry,
+// and returns the nodes it dropped pods of.
+func (c *PendingPods) sweepLocked(now time.Time) []string {
+	if now.Sub(c.lastSweep) < c.expiry/10 {
+		return nil
+	}
+	c.lastSweep = now
+	var nodes []string
+	for uid, node := range c.nodeOf {
+		if now.Sub(c.byNode[node][uid].since) > c.expiry {
+			c.forgetLocked(uid)
+			nodes = append(nodes, node)
+		}
+	}
+	return nodes
 }
 
 // Len returns how many pods are remembered, expired or not.
@@ -202,44 +213,21 @@ func (c *PendingPods) Len() int {
 // has fully covered it), each pod estimated by its siblings' usage when that
 // was known as it was placed, else from its requests with opts.
 func (c *PendingPods) Sum(node string, sampleTime time.Time, window time.Duration, opts loadmodel.EstimateOptions) loadmodel.Amount {
-	return c.SumAt(c.now(), node, sampleTime, window, opts)
+	sum, _ := c.SumAt(c.now(), node, sampleTime, window, opts)
+	return sum
 }
 
-// SumAt is Sum at the time now: a plugin reads the clock once per
-// scheduling cycle rather than once per node.
-func (c *PendingPods) SumAt(now time.Time, node string, sampleTime time.Time, window time.Duration, opts loadmodel.EstimateOptions) loadmodel.Amount {
+// SumAt is Sum at the time now, and also says until when the sum holds:
+// until the first pod it counts expires (now plus the expiry when it counts
+// none). Before then, the sum changes only when a pod lands on the node or
+// leaves it (see OnChange) or a new sample arrives.
+func (c *PendingPods) SumAt(now time.Time, node string, sampleTime time.Time, window time.Duration, opts loadmodel.EstimateOptions) (loadmodel.Amount, time.Time) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	np := c.byNode[node]
-	if np == nil {
-		return loadmodel.Amount{}
-	}
-	sample := sampleTime.UnixNano()
-	// Each (window, options) pair keeps its own slot: look for it, else take
-	// a free one (slots are cleared whenever the node's pods change).
-	var slot *atomic.Pointer[sumMemo]
-	for i := range np.memo {
-		m := np.memo[i].Load()
-		if m == nil {
-			if slot == nil {
-				slot = &np.memo[i]
-			}
-			continue
-		}
-		if m.window == window && m.opts == opts {
-			if m.sampleTime == sample && now.Before(m.validUntil) {
-				return m.sum
-			}
-			slot = &np.memo[i]
-			break
-		}
-	}
-	if slot == nil {
-		slot = &np.memo[uint64(window/time.Second)%memoSlots]
-	}
 	var sum loadmodel.Amount
 	validUntil := now.Add(c.expiry)
-	for _, p := range np.pods {
+	// Whole units per pod, so the sum does not depend on the map's order.
+	for _, p := range c.byNode[node] {
 		expires := p.since.Add(c.expiry)
 		if !now.Before(expires) {
 			continue
@@ -255,8 +243,7 @@ func (c *PendingPods) SumAt(now time.Time, node string, sampleTime time.Time, wi
 		sum.MilliCPU += int64(float64(est.MilliCPU) * left)
 		sum.Memory += int64(float64(est.Memory) * left)
 	}
-	slot.Store(&sumMemo{sampleTime: sample, window: window, opts: opts, sum: sum, validUntil: validUntil})
-	return sum
+	return sum, validUntil
 }
 
 // estimate is what the pod is expected to use: its siblings' measured usage

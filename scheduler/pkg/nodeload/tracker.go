@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -66,9 +67,16 @@ type Tracker struct {
 	// source does not tell what pods use.
 	siblings *podusage.Siblings
 
-	viewsMu sync.Mutex
-	// views are the newest snapshot's node views, one per window (see Views).
-	views []*Views
+	tablesMu sync.Mutex
+	// list is the scheduler snapshot's node list the tables index.
+	list *nodeList
+	// tables are the tables of the newest snapshot on list (see Table).
+	tables []*Table
+
+	wakeOnce sync.Once
+	wakeMu   sync.Mutex
+	// waiters keep the pods plugins rejected for their nodes' usage.
+	waiters []*Waiter
 }
 
 // NewTracker returns a Tracker reading usage from source.
@@ -76,13 +84,15 @@ func NewTracker(source Source, o Options) *Tracker {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Tracker{
+	t := &Tracker{
 		source:  source,
 		pending: NewPendingPods(o.Expiry, o.Now),
 		metrics: NewMetrics(o.Registerer),
 		events:  newEventOnce(o.Now),
 		now:     o.Now,
 	}
+	t.pending.OnChange(t.pendingChanged)
+	return t
 }
 
 // Now reads the tracker's clock.
@@ -139,6 +149,7 @@ func (t *Tracker) onPod(obj any) {
 	t.pending.Observe(pod)
 	if pod.Spec.NodeName != "" {
 		t.events.forget(pod.UID)
+		t.forgetWaiting(pod.UID)
 	}
 }
 
@@ -149,6 +160,17 @@ func (t *Tracker) onPodDelete(obj any) {
 	if pod, ok := obj.(*v1.Pod); ok {
 		t.pending.Forget(pod.UID)
 		t.events.forget(pod.UID)
+		t.forgetWaiting(pod.UID)
+	}
+}
+
+// forgetWaiting drops a pod that was placed or deleted from every waiter.
+func (t *Tracker) forgetWaiting(uid types.UID) {
+	t.wakeMu.Lock()
+	waiters := t.waiters
+	t.wakeMu.Unlock()
+	for _, w := range waiters {
+		w.Forget(uid)
 	}
 }
 
@@ -211,52 +233,6 @@ func Lookup(snap *usage.Snapshot, node string, window usage.Window, resources ..
 	return nu, CauseNone
 }
 
-// Unavailable returns which of nodes have no usable usage in snap for
-// window and resources, and why (see Lookup). Plugins ask it for every pod
-// and every node; it reads the snapshot's views (see Views), so a pod costs
-// one map lookup per node.
-func (t *Tracker) Unavailable(snap *usage.Snapshot, nodes []fwk.NodeInfo, window usage.Window, resources ...usage.Resource) Unavailable {
-	views := t.Views(snap, window)
-	var u Unavailable
-	for _, n := range nodes {
-		name := n.Node().Name
-		v, ok := views.Node(name)
-		if !ok {
-			u.Add(name, CauseMissing)
-		} else if c := v.Cause(resources...); c != CauseNone {
-			u.Add(name, c)
-		}
-	}
-	return u
-}
-
-// Views returns the views of every node of snap in window, built when first
-// asked for and kept until a newer snapshot comes; nil when snap is nil.
-func (t *Tracker) Views(snap *usage.Snapshot, window usage.Window) *Views {
-	if snap == nil {
-		return nil
-	}
-	t.viewsMu.Lock()
-	defer t.viewsMu.Unlock()
-	slot := -1
-	for i, v := range t.views {
-		if v.window == window {
-			if v.snap == snap {
-				return v
-			}
-			slot = i
-			break
-		}
-	}
-	v := newViews(snap, window)
-	if slot < 0 {
-		t.views = append(t.views, v)
-	} else {
-		t.views[slot] = v
-	}
-	return v
-}
-
 // Unavailable is what a plugin found out about nodes without usable data
 // while placing one pod.
 type Unavailable struct {
@@ -279,16 +255,27 @@ func (u *Unavailable) Add(node string, cause Cause) {
 
 // Report accounts for nodes whose usage plugin could not use for pod: it
 // counts them in the metric, logs at V(2) and emits one event per pod and
-// cause through the framework's recorder.
+// cause through the framework's recorder. Plugins that ask about every node
+// report through their Table (Table.Report), which logs once per snapshot.
 func (t *Tracker) Report(ctx context.Context, h fwk.Handle, plugin string, pod *v1.Pod, u Unavailable) {
+	t.report(ctx, h, plugin, pod, u, true)
+}
+
+func (t *Tracker) report(ctx context.Context, h fwk.Handle, plugin string, pod *v1.Pod, u Unavailable, log bool) {
 	if len(u.Nodes) == 0 {
 		return
 	}
 	logger := klog.FromContext(ctx)
-	for cause, n := range u.Nodes {
+	for _, cause := range []Cause{CauseMissing, CauseStale, CauseInvalid} {
+		n, ok := u.Nodes[cause]
+		if !ok {
+			continue
+		}
 		t.metrics.Unavailable.WithLabelValues(plugin, string(cause)).Add(float64(n))
-		logger.V(2).Info("Real usage unavailable, placing by requests on these nodes",
-			"plugin", plugin, "pod", klog.KObj(pod), "cause", cause, "nodes", n, "example", u.Example[cause])
+		if log {
+			logger.V(2).Info("Real usage unavailable, placing by requests on these nodes",
+				"plugin", plugin, "pod", klog.KObj(pod), "cause", cause, "nodes", n, "example", u.Example[cause])
+		}
 		if h == nil || h.EventRecorder() == nil || !t.events.first(pod.UID, cause) {
 			continue
 		}

@@ -15,9 +15,10 @@ import (
 	"github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 )
 
-// batchingProfile is the shipped Ballast plugins in a profile that can use
-// kube-scheduler's opportunistic batching: PodTopologySpread without the
-// system's default constraints, which it cannot sign pods under.
+// batchingProfile is the shipped Ballast profile (LoadAware with its risk
+// and pod count terms) in a profile that can use kube-scheduler's
+// opportunistic batching: PodTopologySpread without the system's default
+// constraints, which it cannot sign pods under.
 const batchingProfile = `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -26,12 +27,14 @@ profiles:
     multiPoint:
       enabled:
       - name: LoadAware
-        weight: 5
-      - name: LoadVariationRiskBalancing
-        weight: 1
-      - name: PodCountBalance
-        weight: 1
+        weight: 7
   pluginConfig:
+  - name: LoadAware
+    args:
+      scoringStrategy:
+        weight: 5
+      variationRisk: {}
+      podCountBalance: {}
   - name: PodTopologySpread
     args:
       defaultingType: List

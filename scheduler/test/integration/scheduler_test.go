@@ -268,3 +268,56 @@ profiles:
 	}
 	t.Errorf("output does not name thresholds[memory]:\n%s", out.String())
 }
+
+// TestPodRejectedForUsageIsRetriedWhenANodeCools: every node is above the
+// memory threshold, so a pod waits, unschedulable. No cluster event follows
+// when a node's usage falls: the pod goes back to the active queue when
+// load-watcher's next snapshot shows the node under the threshold, and is
+// bound at once rather than after kube-scheduler's periodic flush of
+// unschedulable pods (5 minutes).
+func TestPodRejectedForUsageIsRetriedWhenANodeCools(t *testing.T) {
+	c, ctx := startCluster(t, "node-1", "node-2")
+	usage := static.New()
+	usage.Set("node-1", 20, 95)
+	usage.Set("node-2", 20, 96)
+	if _, err := c.StartScheduler(ctx, shippedProfile(t, "ballast-scheduler.yaml"), app.Plugins(staticUsage(t, c, usage, time.Second))...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment("waits").SchedulerName("ballast-scheduler").Replicas(1).Requests("100m", "128Mi").Obj(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Rejected by LoadAware on both nodes, and left in the unschedulable
+	// queue: several snapshots pass and it stays unbound.
+	var rejected *corev1.Pod
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=waits"})
+		if err != nil || len(pods.Items) != 1 {
+			return false, err
+		}
+		for _, cond := range pods.Items[0].Status.Conditions {
+			if cond.Type == corev1.PodScheduled && cond.Reason == corev1.PodReasonUnschedulable && strings.Contains(cond.Message, "exceeds threshold") {
+				rejected = &pods.Items[0]
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for the pod to be rejected for memory: %v", err)
+	}
+	time.Sleep(3 * time.Second)
+	if p, err := c.Client.CoreV1().Pods("default").Get(ctx, rejected.Name, metav1.GetOptions{}); err != nil || p.Spec.NodeName != "" {
+		t.Fatalf("while every node is hot the pod is %v (%v), want it unbound", p.Spec.NodeName, err)
+	}
+
+	usage.Set("node-1", 20, 30)
+	cooled := time.Now()
+	got := placement(t, ctx, c, "waits", 1)
+	t.Logf("bound %v after node-1 cooled: %v", time.Since(cooled).Round(100*time.Millisecond), got)
+	if got["node-1"] != 1 {
+		t.Errorf("placed %v, want the pod on node-1, the node that cooled", got)
+	}
+	if waited := time.Since(cooled); waited > time.Minute {
+		t.Errorf("the pod waited %v after node-1 cooled: it was retried by the queue's flush, not when usage fell", waited)
+	}
+}

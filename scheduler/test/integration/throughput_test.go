@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	goruntime "runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,28 +29,40 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	schedapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
 
+	"github.com/ballast-sched/ballast/core/client"
 	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/inprocess"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
-	"github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
 )
 
 const (
-	benchNodes = 500
-	benchPods  = 5000
+	// benchPods is how many pods each round schedules.
+	benchPods = 5000
 	// benchRounds is how many times each profile runs by default
 	// (BALLAST_BENCH_ROUNDS overrides it). Profiles take turns within a
 	// round, and the first of each round rotates, so no profile always runs
-	// on a colder or warmer process; the ratio of medians then cancels most
+	// on a colder or warmer machine; the ratio of medians then cancels most
 	// of what other processes on the machine do to single rounds.
 	benchRounds = 5
+	// noOpScoreEnv makes the scheduler process add noOpScore to its plugins.
+	noOpScoreEnv = "BALLAST_BENCH_NOOP_SCORE"
 )
 
-// throughputConfig is one scheduler profile with a client fast enough that
-// API rate limits do not cap the measurement.
-func throughputConfig(profile string) string {
+// benchSizes are the cluster sizes measured by default
+// (BALLAST_BENCH_NODES, a comma-separated list, overrides them).
+var benchSizes = []int{500, 5000}
+
+// throughputConfig is one scheduler profile, reaching the cluster through
+// kubeconfig with a client fast enough that API rate limits do not cap the
+// measurement.
+func throughputConfig(kubeconfig, profile string) string {
 	return `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
 clientConnection:
+  kubeconfig: ` + kubeconfig + `
   qps: 5000
   burst: 5000
 profiles:
@@ -66,28 +82,83 @@ func (noOpScore) Score(context.Context, fwk.CycleState, *corev1.Pod, fwk.NodeInf
 
 func (noOpScore) ScoreExtensions() fwk.ScoreExtensions { return nil }
 
+// noOpScorePlugin registers noOpScore.
+func noOpScorePlugin() schedapp.Option {
+	return schedapp.WithPlugin("NoOpScore", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+		return noOpScore{}, nil
+	})
+}
+
 // throughputProfile is one scheduler configuration the benchmark times.
 type throughputProfile struct {
 	name      string
 	scheduler string
-	config    string
-	// plugins builds fresh out-of-tree plugins per run, as a new scheduler
-	// process would have.
-	plugins func() []schedapp.Option
+	profile   string
+	env       []string
 }
 
-// BenchmarkSchedulingThroughput compares the scheduling throughput of the
-// ballast-scheduler profile (as shipped) with kube-scheduler's default
-// profile, in the same process on the same 500-node in-process cluster. A
-// third profile, the default one plus a score plugin that does nothing and
-// does not sign pods, shows what losing opportunistic batching alone costs.
-// Each round creates 5 000 pods while no scheduler runs, starts the
-// scheduler and times from the first binding to the last. Run with
-// -benchtime=1x: one iteration is one full comparison of
-// BALLAST_BENCH_ROUNDS rounds (default 5).
+// throughputProfiles are the profiles BALLAST_BENCH_PROFILES (a
+// comma-separated list) names; by default default and ballast.
+func throughputProfiles(b *testing.B) []throughputProfile {
+	ballast, err := os.ReadFile("../../config/ballast-scheduler.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	all := []throughputProfile{
+		{name: "default", scheduler: "default-scheduler", profile: "- schedulerName: default-scheduler\n"},
+		{name: "default+unsigned", scheduler: "default-scheduler",
+			profile: "- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled:\n      - name: NoOpScore\n",
+			env:     []string{noOpScoreEnv + "=1"}},
+		{name: "ballast", scheduler: "ballast-scheduler", profile: string(ballast[strings.Index(string(ballast), "- schedulerName:"):])},
+	}
+	want := "default,ballast"
+	if v := os.Getenv("BALLAST_BENCH_PROFILES"); v != "" {
+		want = v
+	}
+	var out []throughputProfile
+	for _, name := range strings.Split(want, ",") {
+		i := slices.IndexFunc(all, func(p throughputProfile) bool { return p.name == name })
+		if i < 0 {
+			b.Fatalf("BALLAST_BENCH_PROFILES names %q; known: default, default+unsigned, ballast", name)
+		}
+		out = append(out, all[i])
+	}
+	if out[0].name != "default" {
+		b.Fatalf("BALLAST_BENCH_PROFILES=%q: the first must be default, the profile the others are compared with", want)
+	}
+	return out
+}
+
+// BenchmarkSchedulingThroughput compares the ballast-scheduler profile (as
+// shipped) with kube-scheduler's default profile on in-process clusters of
+// 500 and 5 000 nodes. Each profile runs as ballast-scheduler does: a
+// process of its own (this test binary, run as the command), reading the
+// cluster's API server and, for Ballast, load-watcher's API, which serves a
+// collector fed by the static provider. Each round creates 5 000 pods while
+// no scheduler runs, starts the scheduler and times from the first binding
+// to the last, as a watch sees them; it reads the scheduler process's CPU
+// time at both, which gives the CPU per scheduled pod. A third profile,
+// default+unsigned (the default one plus a score plugin that does nothing
+// and does not sign pods), shows what losing opportunistic batching alone
+// costs; BALLAST_BENCH_PROFILES=default,default+unsigned,ballast adds it.
+// Run with -benchtime=1x: one iteration is one full comparison of
+// BALLAST_BENCH_ROUNDS rounds (default 5) at each size.
+// BALLAST_BENCH_CPUPROFILES=<dir> writes each scheduler process's CPU
+// profile (go tool pprof <the test binary> <file>) and log there.
 func BenchmarkSchedulingThroughput(b *testing.B) {
 	if testing.Short() {
 		b.Skip("starts a control plane; skipped with -short")
+	}
+	sizes := benchSizes
+	if v := os.Getenv("BALLAST_BENCH_NODES"); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				b.Fatalf("BALLAST_BENCH_NODES=%q: want node counts, comma-separated", v)
+			}
+			sizes = append(sizes, n)
+		}
 	}
 	rounds := benchRounds
 	if v := os.Getenv("BALLAST_BENCH_ROUNDS"); v != "" {
@@ -97,9 +168,16 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 		}
 		rounds = n
 	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) { benchmarkThroughput(b, n, rounds) })
+	}
+}
+
+func benchmarkThroughput(b *testing.B, nodes, rounds int) {
 	// The load average before anything starts is the machine's own; once
 	// the benchmark runs it keeps two cores busy itself.
 	loadBefore := loadAverage(b)
+	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c, err := cluster.Start(b, cluster.Options{ControllerWorkers: 1})
@@ -107,16 +185,20 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 		b.Fatal(err)
 	}
 	usage := static.New()
-	for i := 0; i < benchNodes; i++ {
-		name := fmt.Sprintf("node-%03d", i)
-		if _, err := c.AddNode(ctx, cluster.NodeSpec{Name: name, CPU: "8", Memory: "16Gi"}); err != nil {
-			b.Fatal(err)
-		}
+	names := make([]string, nodes)
+	for i := range names {
+		names[i] = fmt.Sprintf("node-%04d", i)
 		mem := 20 + float64(i*53%50)
 		if i%20 == 0 {
 			mem = 95 // a few nodes above the memory threshold, so the filter works too
 		}
-		usage.Set(name, 10+float64(i*37%50), mem)
+		usage.Set(names[i], 10+float64(i*37%50), mem)
+	}
+	// Nodes join in order, as the scheduler learns of them.
+	for _, name := range names {
+		if _, err := c.AddNode(ctx, cluster.NodeSpec{Name: name, CPU: "8", Memory: "16Gi"}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	fast := rest.CopyConfig(c.RestConfig)
 	fast.QPS, fast.Burst = 5000, 5000
@@ -124,49 +206,50 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ballast, err := os.ReadFile("../../config/ballast-scheduler.yaml")
-	if err != nil {
-		b.Fatal(err)
+	address := serveStaticUsage(b, ctx, c, usage, 5*time.Second)
+	dir := b.TempDir()
+	profiles := throughputProfiles(b)
+	configs := map[string]string{}
+	for _, p := range profiles {
+		configs[p.name] = filepath.Join(dir, strings.ReplaceAll(p.name, "+", "-")+".yaml")
+		if err := os.WriteFile(configs[p.name], []byte(throughputConfig(c.KubeconfigPath(), p.profile)), 0o600); err != nil {
+			b.Fatal(err)
+		}
 	}
-	ballastProfile := string(ballast[strings.Index(string(ballast), "- schedulerName:"):])
-	source := staticUsage(b, c, usage, 5*time.Second)
+	fmt.Printf("%d nodes ready in %v\n", nodes, time.Since(start).Round(time.Second))
 
-	profiles := []throughputProfile{
-		{name: "default", scheduler: "default-scheduler", config: throughputConfig("- schedulerName: default-scheduler\n"),
-			plugins: func() []schedapp.Option { return nil }},
-		{name: "default+unsigned", scheduler: "default-scheduler",
-			config: throughputConfig("- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled:\n      - name: NoOpScore\n"),
-			plugins: func() []schedapp.Option {
-				return []schedapp.Option{schedapp.WithPlugin("NoOpScore", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
-					return noOpScore{}, nil
-				})}
-			}},
-		{name: "ballast", scheduler: "ballast-scheduler", config: throughputConfig(ballastProfile),
-			plugins: func() []schedapp.Option { return app.Plugins(source) }},
-	}
 	for i := 0; i < b.N; i++ {
 		usedBefore := cpuUse(b)
-		rates := map[string][]float64{}
+		rates, cpu := map[string][]float64{}, map[string][]float64{}
 		for round := 0; round < rounds; round++ {
 			for k := range profiles {
 				p := profiles[(round+k)%len(profiles)]
 				ns := fmt.Sprintf("%s-%d-%d", strings.ReplaceAll(p.name, "+", "-"), i, round)
-				rate := scheduleAll(b, ctx, c, client, p.name, p.config, p.plugins(), p.scheduler, ns)
+				args := []string{"--config=" + configs[p.name], "--secure-port=0", "--load-watcher-address=" + address}
+				env, logDir := p.env, dir
+				if profiles := os.Getenv("BALLAST_BENCH_CPUPROFILES"); profiles != "" {
+					env = append(slices.Clone(env), cpuProfileEnv+"="+filepath.Join(profiles, fmt.Sprintf("nodes-%d-%s.pprof", nodes, ns)))
+					logDir = profiles
+				}
+				r := scheduleAll(b, ctx, client, args, env, filepath.Join(logDir, fmt.Sprintf("nodes-%d-%s.log", nodes, ns)), p.scheduler, ns)
 				// Printed rather than logged: the cluster's own log lines would
 				// push a benchmark's log past what go test shows.
-				fmt.Printf("round %d, %s profile: %.0f pods/s\n", round, p.name, rate)
-				rates[p.name] = append(rates[p.name], rate)
+				fmt.Printf("round %d, %s profile: %.0f pods/s, %.2f ms of CPU per pod\n", round, p.name, r.rate, r.cpuPerPod*1000)
+				rates[p.name] = append(rates[p.name], r.rate)
+				cpu[p.name] = append(cpu[p.name], r.cpuPerPod)
 			}
 		}
 		others := cpuUse(b).othersSince(usedBefore)
-		def := median(rates["default"])
+		def, defCPU := median(rates["default"]), median(cpu["default"])
 		for _, p := range profiles {
-			m := median(rates[p.name])
+			m, mc := median(rates[p.name]), median(cpu[p.name])
 			b.ReportMetric(m, p.name+"-pods/s")
+			b.ReportMetric(mc*1000, p.name+"-cpu-ms/pod")
 			if p.name != "default" {
 				b.ReportMetric(m/def, p.name+"/default")
 			}
-			fmt.Printf("%s profile: median %.0f pods/s of %v, %.2f of the default profile's\n", p.name, m, rounded(rates[p.name]), m/def)
+			fmt.Printf("%d nodes, %s profile: median %.0f pods/s of %v, %.2f of the default profile's; CPU per pod median %.2f ms of %v, %.2f of the default's\n",
+				nodes, p.name, m, rounded(rates[p.name]), m/def, mc*1000, roundedMillis(cpu[p.name]), mc/defCPU)
 		}
 		b.ReportMetric(loadBefore, "load1-before")
 		b.ReportMetric(others, "other-cores")
@@ -176,6 +259,37 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 				loadBefore, cores, others, cores/4)
 		}
 	}
+}
+
+// serveStaticUsage runs load-watcher's collector, sampling provider every
+// period, and its API on a loopback port, as the load-watcher binary does,
+// and returns the API's address once the collector has a first snapshot.
+func serveStaticUsage(b *testing.B, ctx context.Context, c *cluster.Cluster, provider *static.Provider, period time.Duration) string {
+	b.Helper()
+	lw, err := inprocess.New(inprocess.Config{RestConfig: c.RestConfig, Source: provider, Period: period, StaleAfter: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		if err := lw.Run(ctx); err != nil && ctx.Err() == nil {
+			b.Errorf("collector stopped: %v", err)
+		}
+	}()
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := client.WaitForSnapshot(wctx, lw); err != nil {
+		b.Fatalf("waiting for the first usage snapshot: %v", err)
+	}
+	handler := server.NewHandler(server.Options{Source: lw.Collector})
+	go handler.WarmLoop(ctx)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(lis) }()
+	b.Cleanup(func() { _ = srv.Close() })
+	return "http://" + lis.Addr().String()
 }
 
 // median returns the middle value of v (the mean of the two middle ones
@@ -197,6 +311,15 @@ func rounded(v []float64) []int {
 	out := make([]int, len(v))
 	for i, x := range v {
 		out[i] = int(math.Round(x))
+	}
+	return out
+}
+
+// roundedMillis formats seconds as milliseconds to two places.
+func roundedMillis(v []float64) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = strconv.FormatFloat(x*1000, 'f', 2, 64)
 	}
 	return out
 }
@@ -237,14 +360,9 @@ func cpuUse(tb testing.TB) cpuTime {
 	if err != nil {
 		tb.Fatalf("reading this process's CPU use: %v", err)
 	}
-	// The command name may hold spaces; the fields after it are fixed.
-	rest := strings.Fields(string(self[strings.LastIndexByte(string(self), ')')+1:]))
-	for _, f := range rest[11:13] { // utime, stime (fields 14 and 15 of proc(5))
-		v, err := strconv.ParseUint(f, 10, 64)
-		if err != nil {
-			tb.Fatalf("reading this process's CPU use: %v", err)
-		}
-		u.self += v
+	// The scheduler processes this one ran count as its own.
+	if u.self, err = statTicks(self, true); err != nil {
+		tb.Fatalf("reading this process's CPU use: %v", err)
 	}
 	return u
 }
@@ -274,11 +392,19 @@ func loadAverage(tb testing.TB) float64 {
 	return v
 }
 
+// roundResult is what one round measured of a scheduler.
+type roundResult struct {
+	// rate is bindings per second from the first binding to the last.
+	rate float64
+	// cpuPerPod is the scheduler process's CPU time over the same
+	// interval, in seconds, per binding.
+	cpuPerPod float64
+}
+
 // scheduleAll creates benchPods pending pods in a fresh namespace, starts a
-// scheduler with config, and returns bindings per second from the first
-// binding to the last. It deletes the pods afterwards.
-func scheduleAll(b *testing.B, ctx context.Context, c *cluster.Cluster, client kubernetes.Interface,
-	profile, config string, plugins []schedapp.Option, scheduler, ns string) float64 {
+// scheduler process with args (and env), logging to logFile, and measures
+// it from the first binding to the last. It deletes the pods afterwards.
+func scheduleAll(b *testing.B, ctx context.Context, client kubernetes.Interface, args, env []string, logFile, scheduler, ns string) roundResult {
 	b.Helper()
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
@@ -297,19 +423,38 @@ func scheduleAll(b *testing.B, ctx context.Context, c *cluster.Cluster, client k
 		b.Fatal(err)
 	}
 	defer func() { w.Stop() }()
-	// The scheduler's goroutines carry the profile's name as a pprof label,
-	// so a -cpuprofile of the benchmark splits by profile (-tagfocus).
-	var s *cluster.Scheduler
-	pprof.Do(ctx, pprof.Labels("profile", profile), func(ctx context.Context) {
-		s, err = c.StartScheduler(ctx, config, plugins...)
-	})
+	log, err := os.Create(logFile)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Stop()
+	defer log.Close()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), runCommandEnv+"=1"), env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("starting the scheduler: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}
+	defer stop()
 
 	bound := map[string]bool{}
 	var first, last time.Time
+	var cpuFirst, cpuLast time.Duration
 	timeout := time.After(10 * time.Minute)
 	for len(bound) < benchPods {
 		select {
@@ -330,18 +475,65 @@ func scheduleAll(b *testing.B, ctx context.Context, c *cluster.Cluster, client k
 			}
 			now := time.Now()
 			if len(bound) == 0 {
-				first = now
+				first, cpuFirst = now, processCPU(b, cmd.Process.Pid)
 			}
 			bound[pod.Name] = true
 			last = now
+			if len(bound) == benchPods {
+				cpuLast = processCPU(b, cmd.Process.Pid)
+			}
+		case err := <-exited:
+			b.Fatalf("the scheduler exited after %d bindings (%v); its log: %s", len(bound), err, logFile)
 		case <-timeout:
-			b.Fatalf("only %d of %d pods bound", len(bound), benchPods)
+			b.Fatalf("only %d of %d pods bound; the scheduler's log: %s", len(bound), benchPods, logFile)
 		}
 	}
-	s.Stop()
+	stop()
 	deletePods(b, ctx, client, ns)
 	// The first binding opens the interval, so it counts benchPods−1 bindings.
-	return float64(benchPods-1) / last.Sub(first).Seconds()
+	return roundResult{
+		rate:      float64(benchPods-1) / last.Sub(first).Seconds(),
+		cpuPerPod: (cpuLast - cpuFirst).Seconds() / float64(benchPods-1),
+	}
+}
+
+// processCPU reads the CPU time process pid has used so far (user and
+// system, /proc/<pid>/stat).
+func processCPU(tb testing.TB, pid int) time.Duration {
+	tb.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		tb.Fatalf("reading the scheduler's CPU use: %v", err)
+	}
+	ticks, err := statTicks(stat, false)
+	if err != nil {
+		tb.Fatalf("reading the scheduler's CPU use: %v", err)
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// statTicks returns utime + stime of a /proc/<pid>/stat line, in clock
+// ticks, and with children, also cutime + cstime: the CPU time of the
+// process's children that have been waited for.
+func statTicks(stat []byte, children bool) (uint64, error) {
+	// The command name may hold spaces; the fields after it are fixed.
+	rest := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(rest) < 15 {
+		return 0, fmt.Errorf("short stat line %q", stat)
+	}
+	fields := rest[11:13] // utime, stime (fields 14 and 15 of proc(5))
+	if children {
+		fields = rest[11:15] // and cutime, cstime
+	}
+	var total uint64
+	for _, f := range fields {
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		total += v
+	}
+	return total, nil
 }
 
 func createPods(b *testing.B, ctx context.Context, client kubernetes.Interface, ns, scheduler string) {

@@ -63,14 +63,14 @@ profiles:
     multiPoint:
       enabled:
       - name: LoadAware
-        weight: 3
-      - name: PodCountBalance
-        weight: 1
+        weight: 4
   pluginConfig:
   - name: LoadAware
     args:
       thresholds: {cpu: 85, memory: 90}
       window: 2s
+      scoringStrategy: {weight: 3}
+      podCountBalance: {}
 `
 
 // env is one test's cluster, scheduler, load-watcher and descheduler.

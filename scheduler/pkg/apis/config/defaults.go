@@ -25,6 +25,8 @@ const (
 	DefaultMemoryOvercommit    = 1.2
 	DefaultOvercommitMaxUsage  = 80.0
 	DefaultUsageAwareFitWindow = 5 * time.Minute
+	// DefaultTermWeight is the weight of each term of LoadAware's score.
+	DefaultTermWeight = 1
 )
 
 // Default per-container estimates for containers without requests or limits.
@@ -61,6 +63,9 @@ func SetDefaults_LoadAwareArgs(args *LoadAwareArgs) {
 	if s.TargetUtilization == nil {
 		s.TargetUtilization = ptr.To(DefaultTargetUtilization)
 	}
+	if s.Weight == 0 {
+		s.Weight = DefaultTermWeight
+	}
 	if args.Window == nil {
 		args.Window = &metav1.Duration{Duration: DefaultLoadAwareWindow}
 	}
@@ -68,6 +73,28 @@ func SetDefaults_LoadAwareArgs(args *LoadAwareArgs) {
 		args.PodEstimate = &PodEstimate{}
 	}
 	setDefaultsPodEstimate(args.PodEstimate)
+	if t := args.VariationRisk; t != nil {
+		if t.Weight == 0 {
+			t.Weight = DefaultTermWeight
+		}
+		s := t.Settings()
+		SetDefaults_LoadVariationRiskBalancingArgs(&s)
+		t.SafeVarianceMargin, t.SafeVarianceSensitivity, t.Window, t.Resources = s.SafeVarianceMargin, s.SafeVarianceSensitivity, s.Window, s.Resources
+	}
+	if t := args.PodCountBalance; t != nil && t.Weight == 0 {
+		t.Weight = DefaultTermWeight
+	}
+}
+
+// Settings returns the term's risk settings as LoadVariationRiskBalancing's
+// args, sharing their pointers and slice.
+func (t *VariationRiskTerm) Settings() LoadVariationRiskBalancingArgs {
+	return LoadVariationRiskBalancingArgs{
+		SafeVarianceMargin:      t.SafeVarianceMargin,
+		SafeVarianceSensitivity: t.SafeVarianceSensitivity,
+		Window:                  t.Window,
+		Resources:               t.Resources,
+	}
 }
 
 func setDefaultsPodEstimate(e *PodEstimate) {

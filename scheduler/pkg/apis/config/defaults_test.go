@@ -12,6 +12,30 @@ import (
 	"github.com/ballast-sched/ballast/core/usage"
 )
 
+// defaultLoadAwareArgs are LoadAware's defaults, spelt out, changed by
+// change.
+func defaultLoadAwareArgs(change func(*LoadAwareArgs)) *LoadAwareArgs {
+	a := &LoadAwareArgs{
+		Thresholds:          map[usage.Resource]float64{usage.CPU: 85, usage.Memory: 90},
+		ThresholdStatistics: map[usage.Resource]UsageStatistic{usage.CPU: Average, usage.Memory: Latest},
+		ScoringStrategy: &ScoringStrategy{
+			Type:              LeastLoaded,
+			Resources:         []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},
+			Combine:           Bottleneck,
+			TargetUtilization: ptr.To(70.0),
+			Weight:            1,
+		},
+		Window: &metav1.Duration{Duration: 5 * time.Minute},
+		PodEstimate: &PodEstimate{
+			RequestMultiplier: ptr.To(1.0),
+			DefaultCPU:        ptr.To(resource.MustParse("100m")),
+			DefaultMemory:     ptr.To(resource.MustParse("200Mi")),
+		},
+	}
+	change(a)
+	return a
+}
+
 func TestSetDefaultsLoadAwareArgs(t *testing.T) {
 	tests := []struct {
 		name string
@@ -21,22 +45,7 @@ func TestSetDefaultsLoadAwareArgs(t *testing.T) {
 		{
 			name: "empty args get every default",
 			in:   &LoadAwareArgs{},
-			want: &LoadAwareArgs{
-				Thresholds:          map[usage.Resource]float64{usage.CPU: 85, usage.Memory: 90},
-				ThresholdStatistics: map[usage.Resource]UsageStatistic{usage.CPU: Average, usage.Memory: Latest},
-				ScoringStrategy: &ScoringStrategy{
-					Type:              LeastLoaded,
-					Resources:         []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},
-					Combine:           Bottleneck,
-					TargetUtilization: ptr.To(70.0),
-				},
-				Window: &metav1.Duration{Duration: 5 * time.Minute},
-				PodEstimate: &PodEstimate{
-					RequestMultiplier: ptr.To(1.0),
-					DefaultCPU:        ptr.To(resource.MustParse("100m")),
-					DefaultMemory:     ptr.To(resource.MustParse("200Mi")),
-				},
-			},
+			want: defaultLoadAwareArgs(func(*LoadAwareArgs) {}),
 		},
 		{
 			name: "set fields are kept, a partial threshold map is not completed, statistics are",
@@ -47,22 +56,34 @@ func TestSetDefaultsLoadAwareArgs(t *testing.T) {
 				Window:              &metav1.Duration{Duration: time.Minute},
 				PodEstimate:         &PodEstimate{RequestMultiplier: ptr.To(1.5)},
 			},
-			want: &LoadAwareArgs{
-				Thresholds:          map[usage.Resource]float64{usage.Memory: 80},
-				ThresholdStatistics: map[usage.Resource]UsageStatistic{usage.CPU: Average, usage.Memory: P95},
-				ScoringStrategy: &ScoringStrategy{
-					Type:              TargetPacking,
-					Resources:         []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},
-					Combine:           WeightedMean,
-					TargetUtilization: ptr.To(60.0),
-				},
-				Window: &metav1.Duration{Duration: time.Minute},
-				PodEstimate: &PodEstimate{
-					RequestMultiplier: ptr.To(1.5),
-					DefaultCPU:        ptr.To(resource.MustParse("100m")),
-					DefaultMemory:     ptr.To(resource.MustParse("200Mi")),
-				},
+			want: defaultLoadAwareArgs(func(a *LoadAwareArgs) {
+				a.Thresholds = map[usage.Resource]float64{usage.Memory: 80}
+				a.ThresholdStatistics[usage.Memory] = P95
+				a.ScoringStrategy.Type, a.ScoringStrategy.TargetUtilization, a.ScoringStrategy.Combine = TargetPacking, ptr.To(60.0), WeightedMean
+				a.Window.Duration = time.Minute
+				a.PodEstimate.RequestMultiplier = ptr.To(1.5)
+			}),
+		},
+		{
+			// The terms are off unless set; set, each gets its defaults, the
+			// risk those of LoadVariationRiskBalancing.
+			name: "score terms",
+			in: &LoadAwareArgs{
+				ScoringStrategy: &ScoringStrategy{Weight: 5},
+				VariationRisk:   &VariationRiskTerm{SafeVarianceMargin: ptr.To(2.0)},
+				PodCountBalance: &PodCountBalanceTerm{},
 			},
+			want: defaultLoadAwareArgs(func(a *LoadAwareArgs) {
+				a.ScoringStrategy.Weight = 5
+				a.VariationRisk = &VariationRiskTerm{
+					Weight:                  1,
+					SafeVarianceMargin:      ptr.To(2.0),
+					SafeVarianceSensitivity: ptr.To(1.0),
+					Window:                  &metav1.Duration{Duration: 15 * time.Minute},
+					Resources:               []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},
+				}
+				a.PodCountBalance = &PodCountBalanceTerm{Weight: 1}
+			}),
 		},
 	}
 	for _, tt := range tests {

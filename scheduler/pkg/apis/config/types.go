@@ -44,6 +44,42 @@ type ScoringStrategy struct {
 	// TargetUtilization is the usage, in percent, TargetPacking fills nodes up
 	// to. Defaults to 70. Ignored by LeastLoaded.
 	TargetUtilization *float64 `json:"targetUtilization,omitempty"`
+	// Weight is the weight of this score, the predicted usage's, among the
+	// terms of LoadAware's score (see LoadAwareArgs.VariationRisk and
+	// PodCountBalance); 1–100. Defaults to 1. With no other term it changes
+	// nothing.
+	Weight int64 `json:"weight,omitempty"`
+}
+
+// VariationRiskTerm makes LoadVariationRiskBalancing's score a term of
+// LoadAware's score, computed from the same per-node figures as LoadAware's
+// Filter and Score: the node's usage in the window and the pods bound since
+// its sample, plus the pod, estimated as LoadAware estimates it
+// (podEstimate).
+type VariationRiskTerm struct {
+	// Weight is the term's weight among LoadAware's score terms; 1–100.
+	// Defaults to 1.
+	Weight int64 `json:"weight,omitempty"`
+	// SafeVarianceMargin multiplies the standard deviation; 0 ignores
+	// variation. Defaults to 1.
+	SafeVarianceMargin *float64 `json:"safeVarianceMargin,omitempty"`
+	// SafeVarianceSensitivity is the root applied to the (fractional)
+	// standard deviation; above 1 small variations weigh more. Defaults to 1.
+	SafeVarianceSensitivity *float64 `json:"safeVarianceSensitivity,omitempty"`
+	// Window is the load-watcher window whose mean and standard deviation are
+	// used. Defaults to 15m.
+	Window *metav1.Duration `json:"window,omitempty"`
+	// Resources are the resources scored, with their weights. Defaults to
+	// cpu and memory, weight 1 each.
+	Resources []ResourceSpec `json:"resources,omitempty"`
+}
+
+// PodCountBalanceTerm makes PodCountBalance's score, the free pod slots, a
+// term of LoadAware's score.
+type PodCountBalanceTerm struct {
+	// Weight is the term's weight among LoadAware's score terms; 1–100.
+	// Defaults to 1.
+	Weight int64 `json:"weight,omitempty"`
 }
 
 // ScoreCombination names how per-resource scores make a node score
@@ -113,6 +149,15 @@ type LoadAwareArgs struct {
 	// PodEstimate configures the estimate of the pod being placed and of pods
 	// bound since the last usage sample.
 	PodEstimate *PodEstimate `json:"podEstimate,omitempty"`
+	// VariationRisk, when set, adds the variation risk of
+	// LoadVariationRiskBalancing to LoadAware's score as a weighted term:
+	// the score is the weighted mean of its terms, and one plugin scores
+	// what two did. Unset: LoadAware does not score the risk.
+	VariationRisk *VariationRiskTerm `json:"variationRisk,omitempty"`
+	// PodCountBalance, when set, adds the free pod slots of PodCountBalance
+	// to LoadAware's score as a weighted term. Unset: LoadAware does not
+	// score them.
+	PodCountBalance *PodCountBalanceTerm `json:"podCountBalance,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -41,15 +41,29 @@ func ValidateLoadAwareArgs(path *field.Path, args *LoadAwareArgs) error {
 		if t := s.TargetUtilization; t == nil || !(*t > 0 && *t <= 100) {
 			errs = append(errs, field.Invalid(sp.Child("targetUtilization"), deref(t), "must be above 0 and at most 100"))
 		}
+		errs = append(errs, validateWeight(sp.Child("weight"), s.Weight)...)
 	}
 	errs = append(errs, validateWindow(path.Child("window"), args.Window)...)
 	errs = append(errs, validatePodEstimate(path.Child("podEstimate"), args.PodEstimate)...)
+	if t := args.VariationRisk; t != nil {
+		tp := path.Child("variationRisk")
+		errs = append(errs, validateWeight(tp.Child("weight"), t.Weight)...)
+		s := t.Settings()
+		errs = append(errs, validateRisk(tp, &s)...)
+	}
+	if t := args.PodCountBalance; t != nil {
+		errs = append(errs, validateWeight(path.Child("podCountBalance", "weight"), t.Weight)...)
+	}
 	return errs.ToAggregate()
 }
 
 // ValidateLoadVariationRiskBalancingArgs checks defaulted
 // LoadVariationRiskBalancing args, with field paths.
 func ValidateLoadVariationRiskBalancingArgs(path *field.Path, args *LoadVariationRiskBalancingArgs) error {
+	return validateRisk(path, args).ToAggregate()
+}
+
+func validateRisk(path *field.Path, args *LoadVariationRiskBalancingArgs) field.ErrorList {
 	var errs field.ErrorList
 	if m := args.SafeVarianceMargin; m == nil || !finite(*m) || *m < 0 {
 		errs = append(errs, field.Invalid(path.Child("safeVarianceMargin"), deref(m), "must be a number of at least 0"))
@@ -59,7 +73,15 @@ func ValidateLoadVariationRiskBalancingArgs(path *field.Path, args *LoadVariatio
 	}
 	errs = append(errs, validateWindow(path.Child("window"), args.Window)...)
 	errs = append(errs, validateResources(path.Child("resources"), args.Resources)...)
-	return errs.ToAggregate()
+	return errs
+}
+
+// validateWeight checks the weight of a term of LoadAware's score.
+func validateWeight(path *field.Path, w int64) field.ErrorList {
+	if w < minWeight || w > maxWeight {
+		return field.ErrorList{field.Invalid(path, w, "must be between 1 and 100")}
+	}
+	return nil
 }
 
 // ValidateUsageAwareFitArgs checks defaulted UsageAwareFit args, with field paths.
@@ -112,9 +134,7 @@ func validateResources(path *field.Path, rs []ResourceSpec) field.ErrorList {
 			errs = append(errs, field.Duplicate(p.Child("name"), r.Name))
 		}
 		seen.Insert(r.Name)
-		if r.Weight < minWeight || r.Weight > maxWeight {
-			errs = append(errs, field.Invalid(p.Child("weight"), r.Weight, "must be between 1 and 100"))
-		}
+		errs = append(errs, validateWeight(p.Child("weight"), r.Weight)...)
 	}
 	return errs
 }

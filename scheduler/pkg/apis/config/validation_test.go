@@ -140,6 +140,31 @@ func TestValidateLoadAwareArgs(t *testing.T) {
 				field.Invalid(field.NewPath("podEstimate", "defaultMemory"), nil, ""),
 			},
 		},
+		{
+			name: "score terms with their defaults are valid",
+			args: valid(func(a *LoadAwareArgs) {
+				a.VariationRisk, a.PodCountBalance = &VariationRiskTerm{}, &PodCountBalanceTerm{}
+				SetDefaults_LoadAwareArgs(a)
+			}),
+		},
+		{
+			name: "score term weights out of range, and the risk's settings checked as LoadVariationRiskBalancing's",
+			args: valid(func(a *LoadAwareArgs) {
+				a.VariationRisk, a.PodCountBalance = &VariationRiskTerm{SafeVarianceSensitivity: ptr.To(0.0)}, &PodCountBalanceTerm{}
+				SetDefaults_LoadAwareArgs(a)
+				a.ScoringStrategy.Weight = 101
+				a.VariationRisk.Weight = -1
+				a.VariationRisk.Resources[1].Weight = 0
+				a.PodCountBalance.Weight = 200
+			}),
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("scoringStrategy", "weight"), nil, ""),
+				field.Invalid(field.NewPath("variationRisk", "weight"), nil, ""),
+				field.Invalid(field.NewPath("variationRisk", "safeVarianceSensitivity"), nil, ""),
+				field.Invalid(field.NewPath("variationRisk", "resources").Index(1).Child("weight"), nil, ""),
+				field.Invalid(field.NewPath("podCountBalance", "weight"), nil, ""),
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

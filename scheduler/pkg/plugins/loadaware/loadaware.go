@@ -1,13 +1,17 @@
 // Package loadaware is the LoadAware plugin: it keeps pods off nodes whose
 // real usage (from load-watcher) plus the pod would exceed a threshold, and
 // scores nodes by predicted usage, spreading (LeastLoaded) or packing up to a
-// target (TargetPacking).
+// target (TargetPacking). Its score may take two more terms from the same
+// per-node figures: the variation risk of LoadVariationRiskBalancing and the
+// free pod slots of PodCountBalance, so that one plugin does what three did.
 package loadaware
 
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
@@ -21,6 +25,8 @@ import (
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadvariationriskbalancing"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/podcountbalance"
 )
 
 // Name is the plugin's name in scheduler configurations.
@@ -29,6 +35,7 @@ const Name = "LoadAware"
 var (
 	_ fwk.PreFilterPlugin   = &LoadAware{}
 	_ fwk.FilterPlugin      = &LoadAware{}
+	_ fwk.PostFilterPlugin  = &LoadAware{}
 	_ fwk.PreScorePlugin    = &LoadAware{}
 	_ fwk.ScorePlugin       = &LoadAware{}
 	_ fwk.ReservePlugin     = &LoadAware{}
@@ -53,10 +60,15 @@ type LoadAware struct {
 	// stats picks the number of the window compared with each threshold
 	// and scored.
 	stats loadmodel.Statistics
-	// checked are the resources with a threshold, in a stable order.
-	checked  []usage.Resource
-	weights  []loadmodel.ResourceWeight
+	// checked are the resources with a threshold, in a stable order, and
+	// checks the same, each with what Filter reads of it.
+	checked []usage.Resource
+	checks  []resourceFigure
+	weights []loadmodel.ResourceWeight
+	// scored are the resources scored, in the weights' order, and figures
+	// the same, each with what Score reads of it.
 	scored   []usage.Resource
+	figures  []resourceFigure
 	scorer   loadmodel.ResourceScorer
 	strategy config.ScoringStrategyType
 	combine  loadmodel.Combination
@@ -64,9 +76,41 @@ type LoadAware struct {
 	estimate loadmodel.EstimateOptions
 	// filterCriticalPods applies the thresholds to system-critical pods too.
 	filterCriticalPods bool
-	// filtered counts rejections per resource (the tracker's counter, its
-	// labels resolved once rather than on every rejected node).
-	filtered map[usage.Resource]prometheus.Counter
+	// filtered counts rejections per checked resource (the tracker's
+	// counter, its labels resolved once); a cycle counts its own and adds
+	// them once (see cycle.flushFiltered), not on every rejected node.
+	filtered []prometheus.Counter
+
+	// The terms of the score and their weights: the predicted usage's
+	// (always), the variation risk's (risk, nil when off) and the free pod
+	// slots' (podCountWeight, 0 when off).
+	usageWeight    float64
+	risk           *loadvariationriskbalancing.Scorer
+	riskWeight     float64
+	podCountWeight float64
+	totalWeight    float64
+
+	// waiting keeps the pods no node could take because of their usage
+	// until a node cools down.
+	waiting *nodeload.Waiter
+	// last is the state of the newest cycle, found without the cycle
+	// state's lookup for every node.
+	last atomic.Pointer[lastCycle]
+}
+
+// resourceFigure is what LoadAware reads of one resource: its place in
+// usage.Resources, the statistic that stands for its usage, and its
+// threshold when it has one.
+type resourceFigure struct {
+	resource  usage.Resource
+	at        int
+	stat      loadmodel.Statistic
+	threshold float64
+}
+
+type lastCycle struct {
+	cs fwk.CycleState
+	s  *cycle
 }
 
 // NewFactory returns the factory kube-scheduler calls for every profile that
@@ -76,7 +120,7 @@ func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
 }
 
 // New builds the plugin from its args, defaulting and validating them.
-func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*LoadAware, error) {
+func New(ctx context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*LoadAware, error) {
 	args, err := config.DecodeArgs(Name, obj, config.SetDefaults_LoadAwareArgs, config.ValidateLoadAwareArgs)
 	if err != nil {
 		return nil, err
@@ -97,17 +141,34 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 		estimate:   EstimateOptions(args.PodEstimate),
 
 		filterCriticalPods: args.FilterCriticalPods,
+		usageWeight:        float64(s.Weight),
 	}
-	pl.filtered = map[usage.Resource]prometheus.Counter{}
+	figure := func(r usage.Resource) resourceFigure {
+		return resourceFigure{resource: r, at: nodeload.ResourceIndex(r), stat: pl.stats[r], threshold: args.Thresholds[r]}
+	}
 	for _, r := range usage.Resources {
 		if _, ok := args.Thresholds[r]; ok {
 			pl.checked = append(pl.checked, r)
-			pl.filtered[r] = tracker.Metrics().Filtered.WithLabelValues(Name, string(r))
+			pl.checks = append(pl.checks, figure(r))
+			pl.filtered = append(pl.filtered, tracker.Metrics().Filtered.WithLabelValues(Name, string(r)))
 		}
 	}
 	for _, r := range s.Resources {
 		pl.weights = append(pl.weights, loadmodel.ResourceWeight{Resource: r.Name, Weight: r.Weight})
 		pl.scored = append(pl.scored, r.Name)
+		pl.figures = append(pl.figures, figure(r.Name))
+	}
+	if t := args.VariationRisk; t != nil {
+		settings := t.Settings()
+		pl.risk, pl.riskWeight = loadvariationriskbalancing.NewScorer(&settings), float64(t.Weight)
+	}
+	if t := args.PodCountBalance; t != nil {
+		pl.podCountWeight = float64(t.Weight)
+	}
+	pl.totalWeight = pl.usageWeight + pl.riskWeight + pl.podCountWeight
+	if len(pl.checked) > 0 {
+		pl.waiting = tracker.NewWaiter(Name, h, pl.window, pl.estimate, pl.passes)
+		tracker.StartWaking(ctx)
 	}
 	return pl, nil
 }
@@ -124,27 +185,95 @@ func EstimateOptions(e *config.PodEstimate) loadmodel.EstimateOptions {
 // Name returns the plugin's name.
 func (pl *LoadAware) Name() string { return Name }
 
-func (pl *LoadAware) newState(ctx context.Context, pod *v1.Pod) *nodeload.Cycle {
-	return pl.tracker.NewCycle(ctx, Name, pod, pl.window, pl.estimate)
+// cycle is what LoadAware's extension points share in one scheduling
+// cycle. Clone shares it: the framework clones the cycle's state to try a
+// node with other pods (preemption, nominated pods), and what it holds is
+// the same for those.
+type cycle struct {
+	*nodeload.Cycle
+	// risk is the table the variationRisk term reads, nil without it.
+	risk *nodeload.Table
+	// mostFree is the most free pod slots of the nodes scored, for the
+	// podCountBalance term; set at PreScore.
+	mostFree int64
+	// rejected is set when Filter rejects a node: if the pod is then placed
+	// nowhere, it waits for a node to cool down (PostFilter).
+	rejected atomic.Bool
+	// filtered counts the nodes Filter rejected per checked resource, not
+	// yet added to the metric.
+	filtered [2]atomic.Int64
+	// verbose says whether Score logs each node (-v=4); set at PreScore.
+	verbose bool
 }
 
-func (pl *LoadAware) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod) *nodeload.Cycle {
-	if s, ok := nodeload.ReadCycle(cs, Name); ok {
+// Clone implements fwk.StateData.
+func (c *cycle) Clone() fwk.StateData { return c }
+
+// flushFiltered adds the rejections the cycle counted to the metric: when
+// the pod is placed or placed nowhere, and, for those counted later (the
+// filters preemption runs), when the next cycle starts.
+func (pl *LoadAware) flushFiltered(c *cycle) {
+	for i, counter := range pl.filtered {
+		if n := c.filtered[i].Swap(0); n > 0 {
+			counter.Add(float64(n))
+		}
+	}
+}
+
+// newState takes the cycle's usage snapshot, its tables of nodes (the
+// scheduler snapshot's whole list) and the pod's estimate.
+func (pl *LoadAware) newState(ctx context.Context, pod *v1.Pod, nodes []fwk.NodeInfo) *cycle {
+	s := &cycle{Cycle: pl.tracker.NewCycle(ctx, Name, pod, nodes, pl.window, pl.estimate)}
+	if pl.risk != nil {
+		s.risk = pl.tracker.Table(s.Snap, nodes, pl.risk.Window(), pl.estimate)
+	}
+	return s
+}
+
+// readState returns the state the cycle of cs wrote.
+func (pl *LoadAware) readState(cs fwk.CycleState) (*cycle, bool) {
+	if l := pl.last.Load(); l != nil && l.cs == cs {
+		return l.s, true
+	}
+	d, err := cs.Read(fwk.StateKey(Name))
+	if err != nil {
+		return nil, false
+	}
+	s, ok := d.(*cycle)
+	return s, ok
+}
+
+// state returns the cycle's state, or makes one for an extension point
+// running without its PreFilter or PreScore (a configuration that enables
+// LoadAware at filter or score alone).
+func (pl *LoadAware) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *cycle {
+	if s, ok := pl.readState(cs); ok {
 		return s
 	}
-	return pl.newState(ctx, pod)
+	return pl.newState(ctx, pod, nodeload.AllNodes(pl.handle, []fwk.NodeInfo{nodeInfo}))
 }
 
-// prepare stores the cycle's state and reports nodes without usable usage.
-func (pl *LoadAware) prepare(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, resources []usage.Resource) {
-	s := pl.newState(ctx, pod)
-	nodeload.WriteCycle(cs, Name, s)
-	pl.tracker.Report(ctx, pl.handle, Name, pod, pl.tracker.Unavailable(s.Snap, nodes, pl.window, resources...))
+// prepare stores the cycle's state and reports nodes whose usage cannot be
+// used for resources.
+func (pl *LoadAware) prepare(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, resources []usage.Resource) *cycle {
+	s := pl.newState(ctx, pod, nodes)
+	cs.Write(fwk.StateKey(Name), s)
+	if l := pl.last.Swap(&lastCycle{cs: cs, s: s}); l != nil {
+		pl.flushFiltered(l.s)
+	}
+	s.Table.Report(ctx, pl.handle, Name, pod, resources...)
+	if s.risk != nil && len(s.Table.Unavailable(resources...).Nodes) == 0 {
+		// The risk's window lacks nodes the other window has (a window
+		// load-watcher does not keep): say so too.
+		s.risk.Report(ctx, pl.handle, Name, pod, pl.risk.Resources()...)
+	}
+	return s
 }
 
 // SignPod lets kube-scheduler batch pods (fwk.SignPlugin): Filter and Score
 // depend on the pod only through its usage estimate and whether the
-// thresholds apply to it (DaemonSet and system-critical pods).
+// thresholds apply to it (DaemonSet and system-critical pods); the free pod
+// slots do not depend on it at all.
 func (pl *LoadAware) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
 	return []fwk.SignFragment{
 		pl.tracker.SignEstimate(Name, pod, pl.estimate),
@@ -172,69 +301,168 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	if pl.exempt(pod) {
 		return nil
 	}
-	s := pl.state(ctx, cs, pod)
+	s := pl.state(ctx, cs, pod, nodeInfo)
 	var buf [2]loadmodel.Prediction
-	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.checked)
-	if !ok {
+	preds, ok := pl.predict(buf[:0], s.Table.Node(nodeInfo, s.NowNano), nodeload.Allocatable(nodeInfo), s.PodEst, pl.checks)
+	if !ok || !pl.exceeds(preds) {
 		return nil
 	}
-	violations := loadmodel.CheckThresholds(preds, pl.thresholds)
-	if len(violations) == 0 {
-		return nil
-	}
-	reasons := make([]string, len(violations))
-	for i, v := range violations {
-		reasons[i] = v.Reason()
-		pl.filtered[v.Resource].Inc()
+	s.rejected.Store(true)
+	var reasons []string
+	for i, p := range preds {
+		if p.Exceeds(pl.checks[i].threshold) {
+			reasons = append(reasons, loadmodel.Violation{Prediction: p, Threshold: pl.checks[i].threshold}.Reason())
+			s.filtered[i].Add(1)
+		}
 	}
 	return fwk.NewStatus(fwk.Unschedulable, reasons...)
 }
 
-// predict returns the node's predicted usage for resources, from the
-// statistic configured for each (thresholdStatistics), or false when its
-// usage is unavailable.
-func (pl *LoadAware) predict(buf []loadmodel.Prediction, s *nodeload.Cycle, nodeInfo fwk.NodeInfo, resources []usage.Resource) ([]loadmodel.Prediction, bool) {
-	node := nodeInfo.Node().Name
-	// Missing or stale usage: no prediction. Missing windows and invalid
-	// numbers are caught by Predict.
-	v, ok := s.Views.Node(node)
-	if !ok || !v.Fresh {
-		return nil, false
+// exceeds reports whether a prediction of the checked resources is above
+// its threshold.
+func (pl *LoadAware) exceeds(preds []loadmodel.Prediction) bool {
+	for i, p := range preds {
+		if p.Exceeds(pl.checks[i].threshold) {
+			return true
+		}
 	}
-	pending := pl.tracker.Pending().SumAt(s.Now, node, v.SampleTime, pl.window.Duration(), pl.estimate)
-	current := func(r usage.Resource) (float64, bool) {
-		st, ok := v.Stats(r)
-		return pl.stats.Pick(r, st), ok
-	}
-	return loadmodel.Predict(buf, resources, current, pending, s.PodEst, nodeload.Allocatable(nodeInfo))
+	return false
 }
 
-// PreScore takes the cycle's snapshot if PreFilter did not (score-only use).
-func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	if _, ok := nodeload.ReadCycle(cs, Name); ok {
-		return nil
+// passes tells the waiter whether Filter would let a pod estimated at est
+// through the node of e, with allocatable alloc.
+func (pl *LoadAware) passes(e *nodeload.NodeEntry, alloc, est loadmodel.Amount) bool {
+	var buf [2]loadmodel.Prediction
+	preds, ok := pl.predict(buf[:0], e, alloc, est, pl.checks)
+	return !ok || !pl.exceeds(preds)
+}
+
+// predict returns the predicted usage of resources on the node of e, with
+// allocatable alloc, once a pod estimated at est lands there, from the
+// statistic configured for each (thresholdStatistics): the node's usage,
+// its pending pods (e.Pending) and the pod. ok is false when its usage is
+// unavailable: stale, missing, or not a valid number for a resource.
+func (pl *LoadAware) predict(buf []loadmodel.Prediction, e *nodeload.NodeEntry, alloc, est loadmodel.Amount, resources []resourceFigure) ([]loadmodel.Prediction, bool) {
+	if !e.Fresh {
+		return nil, false
 	}
-	pl.prepare(ctx, cs, pod, nodes, pl.scored)
+	for _, f := range resources {
+		st, ok := e.StatsAt(f.at)
+		if !ok {
+			return nil, false
+		}
+		p, ok := loadmodel.PredictResource(f.resource, f.stat.Of(st), e.Pending, est, alloc)
+		if !ok {
+			return nil, false
+		}
+		buf = append(buf, p)
+	}
+	return buf, true
+}
+
+// PostFilter keeps a pod that no node could take, when LoadAware rejected
+// some of them, until a node it rejected cools down; then the pod goes back
+// to the active queue at once, rather than when an unrelated event or the
+// queue's periodic flush moves it. It never makes the pod schedulable
+// itself.
+func (pl *LoadAware) PostFilter(_ context.Context, cs fwk.CycleState, pod *v1.Pod, _ fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	if s, ok := pl.readState(cs); ok {
+		pl.flushFiltered(s)
+		if s.rejected.Load() && pl.waiting != nil {
+			pl.waiting.Wait(pod, s.PodEst, s.Table)
+		}
+	}
+	return nil, fwk.NewStatus(fwk.Unschedulable)
+}
+
+// PreScore takes the cycle's snapshot if PreFilter did not (score-only use
+// or a pod exempt from the thresholds), and finds the most free pod slots
+// for the podCountBalance term.
+func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
+	s, ok := pl.readState(cs)
+	if !ok {
+		s = pl.prepare(ctx, cs, pod, nodeload.AllNodes(pl.handle, nodes), pl.scored)
+	}
+	if pl.podCountWeight > 0 {
+		s.mostFree = podcountbalance.MostFree(nodes)
+	}
+	if pl.risk != nil {
+		pl.risk.Prepare(s.risk)
+	}
+	s.verbose = klog.FromContext(ctx).V(4).Enabled()
 	return nil
 }
 
-// Score rates a node by its predicted usage with the configured strategy,
-// on the same statistic per resource as Filter (thresholdStatistics), so a
-// node is never scored on a different figure from the one it is filtered
-// on; a node without usable usage gets the neutral score.
+// nodeScore is how Score rated one node, term by term.
+type nodeScore struct {
+	// preds is the predicted usage of the scored resources, nil when the
+	// node's usage is unavailable.
+	preds []loadmodel.Prediction
+	// usage is the predicted usage's score (neutral without usage), risk
+	// the variation risk's and pods the free pod slots' (free of them),
+	// each between 0 and 100.
+	usage, risk, pods float64
+	free              int64
+	// total is the weighted mean of the terms, rounded.
+	total int64
+}
+
+// score rates the node of nodeInfo: the predicted usage with the configured
+// strategy, on the same statistic per resource as Filter
+// (thresholdStatistics), so a node is never scored on a different figure
+// from the one it is filtered on, and the terms configured besides. A node
+// without usable usage gets the neutral score for its usage and risk.
+func (pl *LoadAware) score(buf []loadmodel.Prediction, s *cycle, nodeInfo fwk.NodeInfo, logger klog.Logger) nodeScore {
+	var ns nodeScore
+	alloc := nodeload.Allocatable(nodeInfo)
+	i, e := s.Table.Find(nodeInfo, s.NowNano)
+	preds, ok := pl.predict(buf, e, alloc, s.PodEst, pl.figures)
+	ns.usage = nodeload.NeutralScore
+	if ok {
+		ns.preds, ns.usage = preds, pl.combine.Value(preds, pl.weights, pl.scorer)
+	}
+	sum := pl.usageWeight * ns.usage
+	if pl.risk != nil {
+		// The risk's table holds the same nodes in the same places.
+		var re *nodeload.NodeEntry
+		if i >= 0 {
+			re = s.risk.At(i, s.NowNano)
+		} else {
+			re = s.risk.ByName(e.Name, s.NowNano)
+		}
+		ns.risk, _ = pl.risk.Score(s.risk, i, re, s.PodEst, alloc, logger)
+		sum += pl.riskWeight * ns.risk
+	}
+	if pl.podCountWeight > 0 {
+		ns.free = podcountbalance.Free(nodeInfo)
+		ns.pods = podcountbalance.Score(ns.free, s.mostFree)
+		sum += pl.podCountWeight * ns.pods
+	}
+	ns.total = int64(math.Round(sum / pl.totalWeight))
+	return ns
+}
+
+// Score rates a node by the weighted mean of its terms (see score).
 func (pl *LoadAware) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
-	s := pl.state(ctx, cs, pod)
+	s := pl.state(ctx, cs, pod, nodeInfo)
+	var logger klog.Logger
+	if s.verbose {
+		logger = klog.FromContext(ctx).V(4)
+	}
 	var buf [2]loadmodel.Prediction
-	preds, ok := pl.predict(buf[:0], s, nodeInfo, pl.scored)
-	if !ok {
-		return nodeload.NeutralScore, nil
+	ns := pl.score(buf[:0], s, nodeInfo, logger)
+	if s.verbose {
+		kv := []any{"plugin", Name, "pod", klog.KObj(pod), "node", nodeInfo.Node().Name, "strategy", pl.strategy, "combine", pl.combine}
+		if ns.preds != nil {
+			kv = append(kv, "usage", breakdown(ns.preds))
+		}
+		if pl.risk != nil || pl.podCountWeight > 0 {
+			kv = append(kv, "terms", fmt.Sprintf("usage=%.1f×%g risk=%.1f×%g pods=%.1f×%g (free %d of %d)",
+				ns.usage, pl.usageWeight, ns.risk, pl.riskWeight, ns.pods, pl.podCountWeight, ns.free, s.mostFree))
+		}
+		logger.Info("Load-aware score", append(kv, "score", ns.total)...)
 	}
-	score := pl.combine.Score(preds, pl.weights, pl.scorer)
-	if logger := klog.FromContext(ctx); logger.V(4).Enabled() {
-		logger.V(4).Info("Load-aware score", "plugin", Name, "pod", klog.KObj(pod), "node", nodeInfo.Node().Name,
-			"strategy", pl.strategy, "combine", pl.combine, "usage", breakdown(preds), "score", score)
-	}
-	return score, nil
+	return ns.total, nil
 }
 
 // breakdown formats predictions as "cpu=40.0%+2.0%+1.3%=43.3% memory=…"
@@ -252,26 +480,20 @@ func (pl *LoadAware) ScoreExtensions() fwk.ScoreExtensions { return nil }
 
 // Reserve counts the pod on its node at once, so the next pods see it before
 // load-watcher does (anti-herding).
-func (pl *LoadAware) Reserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+func (pl *LoadAware) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	if s, ok := pl.readState(cs); ok {
+		pl.flushFiltered(s)
+	}
 	pl.tracker.Reserve(ctx, pod, node)
+	if pl.waiting != nil {
+		pl.waiting.Forget(pod.UID)
+	}
 	return nil
 }
 
 // Unreserve forgets the pod when its placement is abandoned.
 func (pl *LoadAware) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
 	pl.tracker.Unreserve(pod)
-}
-
-// EventsToRegister lists the cluster events after which a pod this plugin
-// rejected may fit: a node added or changed, or a pod deleted (its usage
-// goes). Usage itself changes without an event; rejected pods are retried
-// when kube-scheduler flushes its unschedulable queue (every 5 minutes by
-// default).
-func (pl *LoadAware) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
-	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete}},
-		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeTaint | fwk.UpdateNodeLabel}},
-	}, nil
 }
 
 // exempt reports whether the thresholds do not apply to pod.
@@ -296,4 +518,18 @@ func isDaemonSetPod(pod *v1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// EventsToRegister lists the cluster events after which a pod this plugin
+// rejected may fit, each with a hint that leaves the pod waiting when the
+// event cannot help it: a pod deleted from a node or shrunk (its usage and
+// its pending estimate go), a node added (no usage yet) or grown. Usage
+// itself changes without a cluster event: a pod no node could take waits in
+// the plugin's waiter (PostFilter) and goes back to the active queue when a
+// new usage snapshot shows a node it was rejected on cool enough.
+func (pl *LoadAware) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{Event: nodeload.PodEvents, QueueingHintFn: nodeload.AfterPodEvent},
+		{Event: nodeload.NodeEvents, QueueingHintFn: nodeload.AfterNodeEvent},
+	}, nil
 }

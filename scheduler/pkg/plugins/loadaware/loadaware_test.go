@@ -89,6 +89,13 @@ func TestFilter(t *testing.T) {
 			}
 		})
 	}
+	// The cycle adds its rejections to the metric once the pod is placed.
+	if got := testutil.ToFloat64(tracker.Metrics().Filtered.WithLabelValues(Name, "cpu")); got != 0 {
+		t.Errorf("filtered cpu counter before the pod was placed = %v, want 0", got)
+	}
+	if st := fw.RunReservePluginsReserve(ctx, state, pod, "cool"); !st.IsSuccess() {
+		t.Fatalf("Reserve: %v", st)
+	}
 	if got := testutil.ToFloat64(tracker.Metrics().Filtered.WithLabelValues(Name, "cpu")); got != 2 {
 		t.Errorf("filtered cpu counter = %v, want 2 (hot-cpu, over-full)", got)
 	}

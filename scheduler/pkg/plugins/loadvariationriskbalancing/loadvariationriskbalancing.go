@@ -3,11 +3,17 @@
 // of their usage over a window (Trimaran's semantics), so a node whose load
 // swings is avoided even when its average looks low. The standard deviation
 // comes from load-watcher's windows, so it works with metrics-server too.
+//
+// LoadAware scores the same risk as a term of its own score (its args'
+// variationRisk) with Scorer, which is the cheaper way to run both: one
+// plugin, one pass over the nodes. The plugin stays for configurations that
+// name it.
 package loadvariationriskbalancing
 
 import (
 	"context"
 	"math"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,15 +38,110 @@ var (
 	_ fwk.SignPlugin        = &LoadVariationRiskBalancing{}
 )
 
-// LoadVariationRiskBalancing scores nodes by usage risk.
-type LoadVariationRiskBalancing struct {
-	handle      fwk.Handle
-	tracker     *nodeload.Tracker
+// Scorer rates nodes by their usage risk: the plugin's Score, and the
+// variationRisk term of LoadAware's.
+type Scorer struct {
 	margin      float64
 	sensitivity float64
 	window      usage.Window
 	weights     []loadmodel.ResourceWeight
 	resources   []usage.Resource
+	// at is each weighted resource's place in usage.Resources.
+	at []int
+	// sigmas hold the variation half of each node's risk in the newest
+	// table (loadmodel.RiskSigma), which depends on the node's sample
+	// alone.
+	sigmas atomic.Pointer[sigmas]
+}
+
+type sigmas struct {
+	table *nodeload.Table
+	// sigma is per node, then per weighted resource.
+	sigma [][2]float64
+}
+
+// NewScorer builds a Scorer from defaulted and validated args.
+func NewScorer(args *config.LoadVariationRiskBalancingArgs) *Scorer {
+	s := &Scorer{
+		margin:      *args.SafeVarianceMargin,
+		sensitivity: *args.SafeVarianceSensitivity,
+		window:      usage.Window(args.Window.Duration),
+	}
+	for _, r := range args.Resources {
+		s.weights = append(s.weights, loadmodel.ResourceWeight{Resource: r.Name, Weight: r.Weight})
+		s.resources = append(s.resources, r.Name)
+		s.at = append(s.at, nodeload.ResourceIndex(r.Name))
+	}
+	return s
+}
+
+// Window is the window whose mean and standard deviation the risk reads.
+func (s *Scorer) Window() usage.Window { return s.window }
+
+// Resources are the resources scored.
+func (s *Scorer) Resources() []usage.Resource { return s.resources }
+
+// Prepare works out the variation half of every node's risk in table,
+// once per table (that is, per usage snapshot).
+func (s *Scorer) Prepare(table *nodeload.Table) {
+	if c := s.sigmas.Load(); c != nil && c.table == table {
+		return
+	}
+	c := &sigmas{table: table, sigma: make([][2]float64, table.Len())}
+	for i := range c.sigma {
+		e := table.Usage(i)
+		if e.Cause(s.resources...) != nodeload.CauseNone {
+			continue
+		}
+		for j, at := range s.at {
+			st, _ := e.StatsAt(at)
+			c.sigma[i][j] = loadmodel.RiskSigma(st.Std, s.margin, s.sensitivity)
+		}
+	}
+	s.sigmas.Store(c)
+}
+
+// Score returns 100 × (1 − risk) of the node of e, at place i of table (-1
+// when it has none), combining resources by weight, where each resource's
+// risk takes the node's mean and standard deviation and adds the pending
+// pods (e.Pending) and the pod (pod) to the mean, against the node's
+// allocatable alloc. ok is false, and the score neutral, when the node's
+// usage cannot be used. logger, when enabled, receives each resource's
+// figures.
+func (s *Scorer) Score(table *nodeload.Table, i int, e *nodeload.NodeEntry, pod, alloc loadmodel.Amount, logger klog.Logger) (score float64, ok bool) {
+	if e.Cause(s.resources...) != nodeload.CauseNone {
+		return nodeload.NeutralScore, false
+	}
+	var sigma *[2]float64
+	if c := s.sigmas.Load(); c != nil && c.table == table && i >= 0 {
+		sigma = &c.sigma[i]
+	}
+	added := pod.Add(e.Pending)
+	var sum, total float64
+	for j, w := range s.weights {
+		st, _ := e.StatsAt(s.at[j])
+		addedPercent := loadmodel.Percent(added.Of(w.Resource), alloc.Of(w.Resource))
+		var sg float64
+		if sigma != nil {
+			sg = sigma[j]
+		} else {
+			sg = loadmodel.RiskSigma(st.Std, s.margin, s.sensitivity)
+		}
+		risk := loadmodel.RiskOf(st.Avg, addedPercent, sg)
+		sum += float64(w.Weight) * loadmodel.RiskScore(risk)
+		total += float64(w.Weight)
+		if logger.Enabled() {
+			logger.Info("Risk score", "node", e.Name, "resource", w.Resource, "avg", st.Avg, "std", st.Std, "added", addedPercent, "risk", risk)
+		}
+	}
+	return sum / total, true
+}
+
+// LoadVariationRiskBalancing scores nodes by usage risk.
+type LoadVariationRiskBalancing struct {
+	handle  fwk.Handle
+	tracker *nodeload.Tracker
+	scorer  *Scorer
 }
 
 // NewFactory returns the factory kube-scheduler calls for every profile that
@@ -58,18 +159,7 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 	if err := tracker.Attach(Name, h); err != nil {
 		return nil, err
 	}
-	pl := &LoadVariationRiskBalancing{
-		handle:      h,
-		tracker:     tracker,
-		margin:      *args.SafeVarianceMargin,
-		sensitivity: *args.SafeVarianceSensitivity,
-		window:      usage.Window(args.Window.Duration),
-	}
-	for _, r := range args.Resources {
-		pl.weights = append(pl.weights, loadmodel.ResourceWeight{Resource: r.Name, Weight: r.Weight})
-		pl.resources = append(pl.resources, r.Name)
-	}
-	return pl, nil
+	return &LoadVariationRiskBalancing{handle: h, tracker: tracker, scorer: NewScorer(args)}, nil
 }
 
 // Name returns the plugin's name.
@@ -85,15 +175,16 @@ func (pl *LoadVariationRiskBalancing) SignPod(_ context.Context, pod *v1.Pod) ([
 // a node's mean: its running siblings' measured usage when known, else its
 // requests, as in Trimaran, with LoadAware's defaults for containers that
 // request nothing so that best-effort pods are not free.
-func (pl *LoadVariationRiskBalancing) newState(ctx context.Context, pod *v1.Pod) *nodeload.Cycle {
-	return pl.tracker.NewCycle(ctx, Name, pod, pl.window, loadmodel.DefaultEstimateOptions)
+func (pl *LoadVariationRiskBalancing) newState(ctx context.Context, pod *v1.Pod, nodes []fwk.NodeInfo) *nodeload.Cycle {
+	return pl.tracker.NewCycle(ctx, Name, pod, nodeload.AllNodes(pl.handle, nodes), pl.scorer.window, loadmodel.DefaultEstimateOptions)
 }
 
 // PreScore takes the cycle's usage snapshot and reports nodes without usage.
 func (pl *LoadVariationRiskBalancing) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
-	s := pl.newState(ctx, pod)
+	s := pl.newState(ctx, pod, nodes)
 	nodeload.WriteCycle(cs, Name, s)
-	pl.tracker.Report(ctx, pl.handle, Name, pod, pl.tracker.Unavailable(s.Snap, nodes, pl.window, pl.resources...))
+	s.Table.Report(ctx, pl.handle, Name, pod, pl.scorer.resources...)
+	pl.scorer.Prepare(s.Table)
 	return nil
 }
 
@@ -102,34 +193,16 @@ func (pl *LoadVariationRiskBalancing) PreScore(ctx context.Context, cs fwk.Cycle
 func (pl *LoadVariationRiskBalancing) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s, ok := nodeload.ReadCycle(cs, Name)
 	if !ok {
-		s = pl.newState(ctx, pod)
+		s = pl.newState(ctx, pod, []fwk.NodeInfo{nodeInfo})
 	}
-	node := nodeInfo.Node().Name
-	v, ok := s.Views.Node(node)
-	if !ok || v.Cause(pl.resources...) != nodeload.CauseNone {
-		return nodeload.NeutralScore, nil
+	logger := klog.FromContext(ctx).V(4)
+	i, e := s.Table.Find(nodeInfo, s.NowNano)
+	score, _ := pl.scorer.Score(s.Table, i, e, s.PodEst, nodeload.Allocatable(nodeInfo), logger)
+	rounded := int64(math.Round(score))
+	if logger.Enabled() {
+		logger.Info("Risk-balancing score", "plugin", Name, "pod", klog.KObj(pod), "node", nodeInfo.Node().Name, "score", rounded)
 	}
-	added := s.PodEst.Add(pl.tracker.Pending().SumAt(s.Now, node, v.SampleTime, pl.window.Duration(), loadmodel.DefaultEstimateOptions))
-	alloc := nodeload.Allocatable(nodeInfo)
-	logger := klog.FromContext(ctx)
-	verbose := logger.V(4).Enabled()
-	var sum, total float64
-	for _, w := range pl.weights {
-		st, _ := v.Stats(w.Resource)
-		in := loadmodel.RiskInput{Avg: st.Avg, Std: st.Std, Added: loadmodel.Percent(added.Of(w.Resource), alloc.Of(w.Resource))}
-		risk := loadmodel.Risk(in, pl.margin, pl.sensitivity)
-		sum += float64(w.Weight) * loadmodel.RiskScore(risk)
-		total += float64(w.Weight)
-		if verbose {
-			logger.V(4).Info("Risk score", "plugin", Name, "pod", klog.KObj(pod), "node", node, "resource", w.Resource,
-				"avg", in.Avg, "std", in.Std, "added", in.Added, "risk", risk)
-		}
-	}
-	score := int64(math.Round(sum / total))
-	if verbose {
-		logger.V(4).Info("Risk-balancing score", "plugin", Name, "pod", klog.KObj(pod), "node", node, "score", score)
-	}
-	return score, nil
+	return rounded, nil
 }
 
 // ScoreExtensions returns nil: scores are already between 0 and 100.

@@ -106,6 +106,23 @@ type Framework struct {
 func NewFramework(t testing.TB, name string, newPlugin frameworkruntime.PluginFactory, extensions []string,
 	nodes []*v1.Node, pods []*v1.Pod) *Framework {
 	t.Helper()
+	return NewFrameworkOf(t, []Plugin{{Name: name, New: newPlugin, Extensions: extensions, Weight: 1}}, nodes, pods)
+}
+
+// Plugin is one plugin of a framework: its name, factory, the extension
+// points it runs at and its score weight.
+type Plugin struct {
+	Name       string
+	New        frameworkruntime.PluginFactory
+	Extensions []string
+	Weight     int32
+}
+
+// NewFrameworkOf runs plugins, in their order, over a snapshot of nodes and
+// pods: a profile of several plugins, as a benchmark of a shipped profile's
+// plugins needs.
+func NewFrameworkOf(t testing.TB, plugins []Plugin, nodes []*v1.Node, pods []*v1.Pod) *Framework {
+	t.Helper()
 	schedmetrics.Register() // the framework records into the scheduler's metrics
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -118,14 +135,16 @@ func NewFramework(t testing.TB, name string, newPlugin frameworkruntime.PluginFa
 		tf.RegisterBindPlugin("Bind", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
 			return binder{}, nil
 		}),
-		tf.RegisterPluginAsExtensions(name, newPlugin, extensions...),
+	}
+	for _, p := range plugins {
+		register = append(register, tf.RegisterPluginAsExtensionsWithWeight(p.Name, p.Weight, p.New, p.Extensions...))
 	}
 	fw, err := tf.NewFramework(ctx, register, "test",
 		frameworkruntime.WithSnapshotSharedLister(snapshot),
 		frameworkruntime.WithInformerFactory(informers.NewSharedInformerFactory(fake.NewClientset(), 0)),
 		frameworkruntime.WithEventRecorder(rec))
 	if err != nil {
-		t.Fatalf("creating framework with %s: %v", name, err)
+		t.Fatalf("creating framework with %+v: %v", plugins, err)
 	}
 	infos, err := snapshot.NodeInfos().List()
 	if err != nil {

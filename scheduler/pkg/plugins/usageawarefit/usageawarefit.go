@@ -98,13 +98,13 @@ func (pl *UsageAwareFit) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFrag
 }
 
 // PreFilter takes the cycle's usage snapshot and estimates the pod.
-func (pl *UsageAwareFit) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	nodeload.WriteCycle(cs, Name, pl.newState(ctx, pod))
+func (pl *UsageAwareFit) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	nodeload.WriteCycle(cs, Name, pl.newState(ctx, pod, nodes))
 	return nil, nil
 }
 
-func (pl *UsageAwareFit) newState(ctx context.Context, pod *v1.Pod) *nodeload.Cycle {
-	return pl.tracker.NewCycle(ctx, Name, pod, pl.window, pl.estimate)
+func (pl *UsageAwareFit) newState(ctx context.Context, pod *v1.Pod, nodes []fwk.NodeInfo) *nodeload.Cycle {
+	return pl.tracker.NewCycle(ctx, Name, pod, nodes, pl.window, pl.estimate)
 }
 
 // PreFilterExtensions returns nil.
@@ -136,25 +136,24 @@ func (pl *UsageAwareFit) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.
 		return refuse(short)
 	}
 
-	s := pl.state(ctx, cs, pod)
+	s := pl.state(ctx, cs, pod, nodeInfo)
 	node := nodeInfo.Node().Name
 	resources := make([]usage.Resource, len(over))
 	for i, r := range over {
 		resources[i] = usage.Resource(r.ResourceName)
 	}
-	nu, cause := nodeload.Lookup(s.Snap, node, pl.window, resources...)
-	if cause != nodeload.CauseNone {
+	e := s.Table.Node(nodeInfo, s.NowNano)
+	if cause := e.Cause(resources...); cause != nodeload.CauseNone {
 		var u nodeload.Unavailable
 		u.Add(node, cause)
 		pl.tracker.Report(ctx, pl.handle, Name, pod, u)
 		return refuse(short)
 	}
-	pending := pl.tracker.Pending().Sum(node, nu.SampleTime, pl.window.Duration(), pl.estimate)
 	current := func(r usage.Resource) (float64, bool) {
-		st, ok := nu.Get(pl.window, r)
+		st, ok := e.Stats(r)
 		return st.P95, ok
 	}
-	preds, ok := loadmodel.Predict(nil, resources, current, pending, s.PodEst, nodeload.Allocatable(nodeInfo))
+	preds, ok := loadmodel.Predict(nil, resources, current, e.Pending, s.PodEst, nodeload.Allocatable(nodeInfo))
 	if !ok {
 		return refuse(short)
 	}
@@ -193,11 +192,11 @@ func (pl *UsageAwareFit) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.
 	return nil
 }
 
-func (pl *UsageAwareFit) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod) *nodeload.Cycle {
+func (pl *UsageAwareFit) state(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *nodeload.Cycle {
 	if s, ok := nodeload.ReadCycle(cs, Name); ok {
 		return s
 	}
-	return pl.newState(ctx, pod)
+	return pl.newState(ctx, pod, nodeload.AllNodes(pl.handle, []fwk.NodeInfo{nodeInfo}))
 }
 
 // refuse reports the request-based verdict, as NodeResourcesFit does.
@@ -214,12 +213,13 @@ func refuse(short []noderesources.InsufficientResource) *fwk.Status {
 }
 
 // EventsToRegister lists the cluster events after which a rejected pod may
-// fit, as for NodeResourcesFit: a node added or changed, a pod deleted or
-// scaled down.
+// fit, as for NodeResourcesFit, each with a hint that leaves the pod waiting
+// when the event cannot help it: a pod deleted from a node or scaled down, a
+// node added or grown.
 func (pl *UsageAwareFit) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Delete | fwk.UpdatePodScaleDown}},
-		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeTaint | fwk.UpdateNodeLabel}},
+		{Event: nodeload.PodEvents, QueueingHintFn: nodeload.AfterPodEvent},
+		{Event: nodeload.NodeEvents, QueueingHintFn: nodeload.AfterNodeEvent},
 	}, nil
 }
 

@@ -59,20 +59,43 @@
 {{- with (.Values.global).thresholdStatistics }}
 {{- $stats = dict "thresholdStatistics" . }}
 {{- end }}
+{{- /*
+With LoadAware on, the scores of LoadVariationRiskBalancing and PodCountBalance are terms of LoadAware's
+score (its args' variationRisk and podCountBalance), weighted as the plugins' weights say, and LoadAware
+weighs their sum: one plugin and one pass over the nodes instead of three, the same total. Without
+LoadAware, they run as plugins of their own.
+*/}}
+{{- $la := $p.loadAware }}
+{{- $risk := $p.loadVariationRiskBalancing }}
+{{- $pods := $p.podCountBalance }}
+{{- $terms := and $la.enabled (or $risk.enabled $pods.enabled) }}
+{{- $laArgs := merge (omit $la "enabled" "weight") $stats }}
+{{- $laWeight := int $la.weight }}
+{{- if $terms }}
+{{- $_ := set $laArgs "scoringStrategy" (merge (dict "weight" $la.weight) (default (dict) $la.scoringStrategy)) }}
+{{- if $risk.enabled }}
+{{- $_ := set $laArgs "variationRisk" (omit $risk "enabled") }}
+{{- $laWeight = add $laWeight $risk.weight }}
+{{- end }}
+{{- if $pods.enabled }}
+{{- $_ := set $laArgs "podCountBalance" (omit $pods "enabled") }}
+{{- $laWeight = add $laWeight $pods.weight }}
+{{- end }}
+{{- end }}
 plugins:
   multiPoint:
     enabled:
-      {{- if $p.loadAware.enabled }}
+      {{- if $la.enabled }}
       - name: LoadAware
-        weight: {{ $p.loadAware.weight }}
+        weight: {{ $laWeight }}
       {{- end }}
-      {{- if $p.loadVariationRiskBalancing.enabled }}
+      {{- if and $risk.enabled (not $terms) }}
       - name: LoadVariationRiskBalancing
-        weight: {{ $p.loadVariationRiskBalancing.weight }}
+        weight: {{ $risk.weight }}
       {{- end }}
-      {{- if $p.podCountBalance.enabled }}
+      {{- if and $pods.enabled (not $terms) }}
       - name: PodCountBalance
-        weight: {{ $p.podCountBalance.weight }}
+        weight: {{ $pods.weight }}
       {{- end }}
       {{- if $p.usageAwareFit.enabled }}
       - name: UsageAwareFit
@@ -85,15 +108,15 @@ plugins:
       {{- end }}
   {{- end }}
 pluginConfig:
-  {{- if $p.loadAware.enabled }}
+  {{- if $la.enabled }}
   - name: LoadAware
     args:
-      {{- toYaml (merge (omit $p.loadAware "enabled" "weight") $stats) | nindent 6 }}
+      {{- toYaml $laArgs | nindent 6 }}
   {{- end }}
-  {{- if $p.loadVariationRiskBalancing.enabled }}
+  {{- if and $risk.enabled (not $terms) }}
   - name: LoadVariationRiskBalancing
     args:
-      {{- toYaml (omit $p.loadVariationRiskBalancing "enabled" "weight") | nindent 6 }}
+      {{- toYaml (omit $risk "enabled" "weight") | nindent 6 }}
   {{- end }}
   {{- if $p.usageAwareFit.enabled }}
   - name: UsageAwareFit
