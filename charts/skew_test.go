@@ -11,8 +11,9 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 )
 
-// The chart refuses API servers older than the Kubernetes line Ballast's
-// scheduler is built on (hack/k8s-version): every Chart.yaml says so.
+// The chart refuses API servers outside the window Kubernetes's version skew
+// policy gives Ballast's scheduler, built on the line of hack/k8s-version:
+// that minor and the next. Every Chart.yaml says so.
 func TestKubeVersionFollowsTheKubernetesLine(t *testing.T) {
 	data, err := os.ReadFile("../hack/k8s-version")
 	if err != nil {
@@ -22,7 +23,7 @@ func TestKubeVersionFollowsTheKubernetesLine(t *testing.T) {
 	if _, err := fmt.Sscanf(strings.TrimSpace(string(data)), "v%d.%d.%d", &major, &minor, &patch); err != nil {
 		t.Fatalf("parse hack/k8s-version %q: %v", data, err)
 	}
-	want := fmt.Sprintf(">=%d.%d.0-0", major, minor)
+	want := fmt.Sprintf(">=%d.%d.0-0 <%d.%d.0-0", major, minor, major, minor+2)
 	c, err := Load()
 	if err != nil {
 		t.Fatal(err)

@@ -35,9 +35,11 @@ func ServerMinor(info *version.Info) (major, minor int, err error) {
 }
 
 // KubeVersion checks the API server's version against the chart's
-// kubeVersion constraint. kube-scheduler may be older than the API server it
-// talks to, never newer: Ballast's scheduler is built on one Kubernetes minor,
-// and an older API server lacks APIs and fields that scheduler relies on.
+// kubeVersion constraint, which bounds it both ways. Ballast's scheduler is
+// kube-scheduler of one Kubernetes minor: it must never be newer than the API
+// server it talks to (an older server lacks APIs and fields it relies on),
+// and Kubernetes's version skew policy lets it be at most one minor older
+// (a newer server may stop serving what it reads, and is not tested).
 func KubeVersion(info *version.Info, constraint string) error {
 	major, minor, err := ServerMinor(info)
 	if err != nil {
@@ -48,11 +50,19 @@ func KubeVersion(info *version.Info, constraint string) error {
 		return fmt.Errorf("chart kubeVersion %q: %w", constraint, err)
 	}
 	// Patch 0 with a pre-release accepts every patch and pre-release of a minor.
-	v := semver.MustParse(fmt.Sprintf("%d.%d.0-0", major, minor))
-	if !c.Check(v) {
-		return fmt.Errorf("the API server runs Kubernetes %d.%d (%s) but Ballast needs %s: its scheduler is built on a newer "+
-			"Kubernetes, and a kube-scheduler must never be newer than its API server. Upgrade the cluster (docs/install.md lists "+
-			"supported versions), or pass --allow-version-skew if you accept the risk", major, minor, info.GitVersion, constraint)
+	at := func(minor int) *semver.Version { return semver.MustParse(fmt.Sprintf("%d.%d.0-0", major, minor)) }
+	if c.Check(at(minor)) {
+		return nil
 	}
-	return nil
+	for older := minor - 1; older >= 0 && older >= minor-10; older-- {
+		if c.Check(at(older)) {
+			return fmt.Errorf("the API server runs Kubernetes %d.%d (%s) but this Ballast supports %s: its scheduler is a "+
+				"kube-scheduler of Kubernetes %d.%d at the newest, and Kubernetes's version skew policy lets a kube-scheduler be at "+
+				"most one minor older than its API server. Install a Ballast release built for this Kubernetes (docs/upgrade.md), "+
+				"or pass --allow-version-skew if you accept the risk", major, minor, info.GitVersion, constraint, major, older-1)
+		}
+	}
+	return fmt.Errorf("the API server runs Kubernetes %d.%d (%s) but Ballast needs %s: its scheduler is built on a newer "+
+		"Kubernetes, and a kube-scheduler must never be newer than its API server. Upgrade the cluster (docs/install.md lists "+
+		"supported versions), or pass --allow-version-skew if you accept the risk", major, minor, info.GitVersion, constraint)
 }

@@ -36,7 +36,7 @@ type flagpole struct {
 	Timeout time.Duration
 	// ResetValues starts from the chart's defaults instead of the last install's values.
 	ResetValues bool
-	// AllowVersionSkew installs on an API server older than Ballast's Kubernetes.
+	// AllowVersionSkew installs on an API server outside the chart's kubeVersion.
 	AllowVersionSkew bool
 	// Images is an images archive, or a directory of them, to place where
 	// k3s imports images; the chart then uses its images.
@@ -78,7 +78,7 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	c.Flags().StringVar(&flags.Images, "images", "", "on k3s, an images archive (ballast-images-linux-<arch>.tar, from make images or a release) or a directory holding them: "+
 		"the one for this node's architecture is placed where k3s imports images, and the chart uses its images (no registry needed)")
 	c.Flags().BoolVar(&flags.ResetValues, "reset-values", false, "start from the chart's defaults instead of keeping the values (and mode) of the last install")
-	c.Flags().BoolVar(&flags.AllowVersionSkew, "allow-version-skew", false, "install on an API server older than the Kubernetes Ballast's scheduler is built on (unsupported)")
+	c.Flags().BoolVar(&flags.AllowVersionSkew, "allow-version-skew", false, "install on an API server outside the Kubernetes versions Ballast's scheduler supports: older than it, or more than one minor newer (unsupported)")
 	return c
 }
 
@@ -126,9 +126,9 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 	return installHelm(ctx, logger, streams, clients, getter, flags, given)
 }
 
-// checkVersion refuses an API server older than the Kubernetes Ballast's
-// scheduler is built on (the chart's kubeVersion), unless the user accepts
-// the skew.
+// checkVersion refuses an API server outside the versions Ballast's
+// scheduler may talk to (the chart's kubeVersion: its own minor and the next),
+// unless the user accepts the skew.
 func checkVersion(clients *kube.Clients, allowSkew bool, logger *log.Logger) error {
 	chrt, err := charts.Load()
 	if err != nil {
