@@ -2,6 +2,7 @@ package charts
 
 import (
 	"context"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedconfigv1 "k8s.io/kube-scheduler/config/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // TestRenderedObjectsAreSane renders the defaults and every example and checks what must hold for any values.
@@ -195,7 +199,13 @@ scheduler:
       scoringStrategy: {type: TargetPacking, targetUtilization: 55}
     loadVariationRiskBalancing: {enabled: false}
     podCountBalance: {enabled: true, weight: 2}
-    disabledScorePlugins: [NodeResourcesBalancedAllocation]`)))
+    disabledScorePlugins: [NodeResourcesBalancedAllocation]
+descheduler:
+  loadAwareBalance:
+    highThresholds: {cpu: 60, memory: 70}
+    lowThresholds: {cpu: 40, memory: 50}
+  spreadReplicas:
+    highThresholds: {cpu: 60, memory: 70}`)))
 
 	if diff := cmp.Diff([]string{"ballast-scheduler"}, profileNames(cfg)); diff != "" {
 		t.Errorf("profiles (-want,+got):\n%s", diff)
@@ -311,7 +321,7 @@ func TestChecksumFollowsConfig(t *testing.T) {
 		return sum
 	}
 	base := checksum(nil, "ballast-scheduler")
-	if base == checksum(valuesFromYAML(t, `scheduler: {plugins: {loadAware: {thresholds: {cpu: 70}}}}`), "ballast-scheduler") {
+	if base == checksum(valuesFromYAML(t, `scheduler: {plugins: {loadAware: {thresholds: {cpu: 90}}}}`), "ballast-scheduler") {
 		t.Error("scheduler checksum/config did not change with its configuration")
 	}
 	if base != checksum(valuesFromYAML(t, `scheduler: {logLevel: 4}`), "ballast-scheduler") {
@@ -361,6 +371,10 @@ func TestRenderFailsOnInconsistentValues(t *testing.T) {
 		{"window load-watcher does not keep", `scheduler: {plugins: {loadAware: {window: 30m}}}`, "scheduler.plugins.loadAware.window=30m"},
 		{"descheduler window load-watcher does not keep", `descheduler: {loadAwareBalance: {window: 2m}}`, "descheduler.loadAwareBalance.window=2m"},
 		{"low threshold above high", `descheduler: {loadAwareBalance: {lowThresholds: {cpu: 90}}}`, "highThresholds.cpu (80) must be above lowThresholds.cpu (90)"},
+		{"descheduler hot above the scheduler's threshold", `descheduler: {loadAwareBalance: {highThresholds: {memory: 95}}}`,
+			"descheduler.loadAwareBalance.highThresholds.memory (95) must be at most scheduler.plugins.loadAware.thresholds.memory (90)"},
+		{"scheduler's threshold under the descheduler's", `scheduler: {plugins: {loadAware: {thresholds: {cpu: 70}}}}`,
+			"descheduler.loadAwareBalance.highThresholds.cpu (80) must be at most scheduler.plugins.loadAware.thresholds.cpu (70)"},
 		{"second scheduler named default-scheduler", `scheduler: {schedulerName: default-scheduler}`, "must not be default-scheduler"},
 		{"no plugin", `scheduler: {plugins: {loadAware: {enabled: false}, loadVariationRiskBalancing: {enabled: false}, podCountBalance: {enabled: false}}}`, "enable at least one Ballast plugin"},
 		{"descheduler without a profile", `descheduler: {loadAwareBalance: {enabled: false}, spreadReplicas: {enabled: false}}`, "enable descheduler.loadAwareBalance or descheduler.spreadReplicas, or add descheduler.extraProfiles"},
@@ -635,5 +649,65 @@ func TestSchedulerAndDeschedulerReadPodMetricsOnly(t *testing.T) {
 		if !found {
 			t.Errorf("%s cannot read pods.metrics.k8s.io: pods would be estimated by their requests only", name)
 		}
+	}
+}
+
+// TestDeschedulerPredictsTheRenderedScheduler checks that the descheduler
+// is handed the very configuration the scheduler runs: the scheduler's
+// ConfigMap mounted where --scheduler-config points, the profile it serves
+// named by --scheduler-profile, and the settings read from it as the
+// descheduler reads them are the values'.
+func TestDeschedulerPredictsTheRenderedScheduler(t *testing.T) {
+	for _, tc := range []struct {
+		name, values, profile string
+		memory                float64
+	}{
+		{name: "defaults", profile: "ballast-scheduler", memory: 90},
+		{name: "renamed scheduler, own thresholds", profile: "lab",
+			values: `{scheduler: {schedulerName: lab, plugins: {loadAware: {thresholds: {cpu: 85, memory: 88}}}}, descheduler: {schedulerNames: [lab]}}`, memory: 88},
+		{name: "replaceDefault", profile: "ballast-scheduler", values: `global: {schedulerMode: replaceDefault}`, memory: 90},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := render(t, valuesFromYAML(t, tc.values))
+			d := deployment(t, objs, "ballast-descheduler")
+			c := d.Spec.Template.Spec.Containers[0]
+			var file, profile string
+			for _, a := range c.Args {
+				if v, ok := strings.CutPrefix(a, "--scheduler-config="); ok {
+					file = v
+				}
+				if v, ok := strings.CutPrefix(a, "--scheduler-profile="); ok {
+					profile = v
+				}
+			}
+			if profile != tc.profile {
+				t.Errorf("--scheduler-profile=%q, want %q", profile, tc.profile)
+			}
+			var mountedFrom string
+			for _, m := range c.VolumeMounts {
+				if file != "" && path.Dir(file) == m.MountPath {
+					for _, v := range d.Spec.Template.Spec.Volumes {
+						if v.Name == m.Name && v.ConfigMap != nil {
+							mountedFrom = v.ConfigMap.Name
+							if !m.ReadOnly {
+								t.Errorf("the scheduler's configuration is mounted writable")
+							}
+						}
+					}
+				}
+			}
+			cm := mustFind(t, objs, "ConfigMap", mountedFrom).typed.(*corev1.ConfigMap)
+			data, ok := cm.Data[path.Base(file)]
+			if !ok || cm.Name != "ballast-scheduler" {
+				t.Fatalf("--scheduler-config=%q is not the scheduler's ConfigMap (mounted from %q)", file, mountedFrom)
+			}
+			settings, found, err := loadmodel.SchedulerSettings([]byte(data), profile)
+			if err != nil || !found {
+				t.Fatalf("the descheduler reads no LoadAware settings for %q: found %v, %v", profile, found, err)
+			}
+			if got := settings.Thresholds[usage.Memory]; got != tc.memory {
+				t.Errorf("the descheduler predicts a memory threshold of %v, the values say %v", got, tc.memory)
+			}
+		})
 	}
 }

@@ -75,7 +75,7 @@ func TestHotAlike(t *testing.T) {
 // matter and returns the resources it rejects the node for.
 func schedulerHot(t *testing.T, snap *usage.Snapshot, stats loadmodel.Statistics) []usage.Resource {
 	t.Helper()
-	args := &config.LoadAwareArgs{Thresholds: thresholds, ThresholdStatistics: stats}
+	args := &config.LoadAwareArgs{Settings: loadmodel.Settings{Thresholds: thresholds, ThresholdStatistics: stats}}
 	tracker := nodeload.NewTracker(&plugintest.Source{Snap: snap}, nodeload.Options{Registerer: prometheus.NewRegistry()})
 	factory := func(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 		return loadaware.New(ctx, args, h, tracker)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
@@ -73,7 +74,9 @@ func TestValuesAreTheSchemeDefaults(t *testing.T) {
 		// PodCountBalance are on, scored as terms of LoadAware's score at
 		// the values' weights, 5, 1 and 1.
 		want := &config.LoadAwareArgs{
-			ScoringStrategy: &config.ScoringStrategy{Weight: 5},
+			Settings: loadmodel.Settings{
+				ScoringStrategy: &config.ScoringStrategy{Weight: 5},
+			},
 			VariationRisk:   &config.VariationRiskTerm{},
 			PodCountBalance: &config.PodCountBalanceTerm{},
 		}

@@ -69,7 +69,8 @@ func profileNames(cfg *schedconfig.KubeSchedulerConfiguration) []string {
 }
 
 func TestThresholdReachesTheSchedulerProfile(t *testing.T) {
-	cfg := load(t, render(t, "scheduler: {plugins: {loadAware: {thresholds: {memory: 60}}}}").SchedulerConfig)
+	cfg := load(t, render(t, "scheduler: {plugins: {loadAware: {thresholds: {memory: 60}}}}\n"+
+		"descheduler: {loadAwareBalance: {highThresholds: {memory: 60}, lowThresholds: {memory: 40}}, spreadReplicas: {highThresholds: {memory: 60}}}").SchedulerConfig)
 	if diff := cmp.Diff([]string{"default-scheduler"}, profileNames(cfg)); diff != "" {
 		t.Fatalf("profiles (-want,+got):\n%s", diff)
 	}
@@ -171,7 +172,7 @@ func loadPolicy(t *testing.T, policyYAML string) *api.DeschedulerPolicy {
 	}
 	descheduler.SetupPlugins()
 	// Loading builds no plugin, so they need no usage source.
-	deschedulerapp.RegisterPlugins(pluginregistry.PluginRegistry, nil, nil)
+	deschedulerapp.RegisterPlugins(pluginregistry.PluginRegistry, nil, nil, nil)
 	policy, err := descheduler.LoadPolicyConfig(path, fake.NewClientset(), pluginregistry.PluginRegistry)
 	if err != nil {
 		t.Fatalf("the descheduler refuses the policy: %v\n%s", err, policyYAML)

@@ -238,6 +238,25 @@ topologySpreadConstraints:
 {{- end }}
 {{- end }}
 {{- end }}
+{{- /*
+The descheduler calls a node hot at its highThresholds and predicts the
+replacement with the scheduler's thresholds (read from the scheduler's
+configuration): a high threshold above the scheduler's would leave a node the
+scheduler already refuses pods for uncounted as hot.
+*/}}
+{{- if and $s.enabled $p.loadAware.enabled $d.enabled }}
+{{- $sched := default (dict) $p.loadAware.thresholds }}
+{{- range $name := list "loadAwareBalance" "spreadReplicas" }}
+{{- $args := index $d $name }}
+{{- if $args.enabled }}
+{{- range $r, $high := $args.highThresholds }}
+{{- if and (hasKey $sched $r) (gt (float64 $high) (float64 (index $sched $r))) }}
+{{- fail (printf "descheduler.%s.highThresholds.%s (%v) must be at most scheduler.plugins.loadAware.thresholds.%s (%v): a node the scheduler keeps pods off would not count as hot for the descheduler; lower descheduler.%s.highThresholds.%s with it" $name $r $high $r (index $sched $r) $name $r) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- range $r, $high := $d.loadAwareBalance.highThresholds }}
 {{- $low := index $d.loadAwareBalance.lowThresholds $r }}
 {{- if and $low (le (float64 $high) (float64 $low)) }}

@@ -63,11 +63,12 @@ var cycleMu sync.Mutex
 // chart's descheduler keeps them in <release>-descheduler-moves.
 var movesConfigMap = types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: "ballast-descheduler-moves"}
 
-// newDescheduler writes policy into dir, which must outlive the runner.
+// newDescheduler writes policy into dir, which must outlive the runner; the
+// descheduler predicts the scheduler with predicted.
 // Ballast's plugins read pod usage from the same simulated metrics.k8s.io
 // and keep their moves in a ConfigMap of the cluster, as the chart's do.
 func newDescheduler(ctx context.Context, c *cluster.Cluster, usage *collector.Collector, metricsClient metricsclient.Interface, clock clock.PassiveClock,
-	policy, dir string) (*Descheduler, error) {
+	policy string, predicted balance.SchedulerModel, dir string) (*Descheduler, error) {
 	path := filepath.Join(dir, "policy.yaml")
 	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the descheduler policy: %w", err)
@@ -86,7 +87,7 @@ func newDescheduler(ctx context.Context, c *cluster.Cluster, usage *collector.Co
 		registry:   registry,
 		clock:      clock,
 	}
-	d.deps = balance.Deps{Usage: usage, Model: balance.SchedulerModel{}, Clock: clock, Metrics: m,
+	d.deps = balance.Deps{Usage: usage, Model: predicted, Clock: clock, Metrics: m,
 		Persist: balance.MovesConfigMap{Client: c.Client, Namespace: movesConfigMap.Namespace, Name: movesConfigMap.Name}}
 	d.Restart()
 	return d, nil

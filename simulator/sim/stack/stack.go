@@ -24,10 +24,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/metricsapi"
 	"github.com/ballast-sched/ballast/core/objects"
 	"github.com/ballast-sched/ballast/core/podusage"
 	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
 	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
@@ -147,7 +149,11 @@ func Start(ctx context.Context, sc *scenario.Scenario, cfg Config) (_ *Stack, er
 		return nil, err
 	}
 	if cfg.Descheduler {
-		if s.descheduler, err = newDescheduler(ctx, s.c, s.collector, s.metricsClient, cfg.Clock, cfg.DeschedulerPolicy, s.dir); err != nil {
+		predicted, err := cfg.schedulerModel()
+		if err != nil {
+			return nil, err
+		}
+		if s.descheduler, err = newDescheduler(ctx, s.c, s.collector, s.metricsClient, cfg.Clock, cfg.DeschedulerPolicy, predicted, s.dir); err != nil {
 			return nil, err
 		}
 	}
@@ -180,6 +186,21 @@ func (s *Stack) startUsage(life context.Context) error {
 		return fmt.Errorf("load-watcher collector: %w", err)
 	}
 	return nil
+}
+
+// schedulerModel is the descheduler's model of the scheduler: in Ballast
+// mode the settings of the configuration the scheduler runs with, read as
+// the descheduler binary reads the file the chart mounts; LoadAware's
+// defaults otherwise.
+func (cfg Config) schedulerModel() (balance.SchedulerModel, error) {
+	if cfg.Scheduler != model.ModeBallast {
+		return balance.SchedulerModel{}, nil
+	}
+	settings, _, err := loadmodel.SchedulerSettings([]byte(cfg.SchedulerConfig), corev1.DefaultSchedulerName)
+	if err != nil {
+		return balance.SchedulerModel{}, fmt.Errorf("the scheduler's settings for the descheduler: %w", err)
+	}
+	return balance.NewSchedulerModel(settings), nil
 }
 
 // startScheduler starts the configured scheduler, fed by the collector in

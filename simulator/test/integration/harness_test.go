@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
 	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
@@ -181,7 +182,11 @@ func (e *env) runFor(policyPath string, dryRun bool, interval, d time.Duration) 
 func (e *env) deschedulerFor(policyPath string, dryRun bool, store *balance.Store) (*options.DeschedulerServer, *api.DeschedulerPolicy) {
 	e.t.Helper()
 	descheduler.SetupPlugins()
-	deps := balance.Deps{Usage: e.lw, Model: balance.SchedulerModel{}, Metrics: e.metrics, Store: store, Persist: e.persist}
+	settings, found, err := loadmodel.SchedulerSettings([]byte(schedulerConfig), ballastScheduler)
+	if err != nil || !found {
+		e.t.Fatalf("the scheduler's settings: found %v, %v", found, err)
+	}
+	deps := balance.Deps{Usage: e.lw, Model: balance.NewSchedulerModel(settings), Metrics: e.metrics, Store: store, Persist: e.persist}
 	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(deps), &loadawarebalance.LoadAwareBalance{},
 		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
 		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, pluginregistry.PluginRegistry)

@@ -34,6 +34,8 @@ type options struct {
 	loadWatcherCAFile     string
 	loadWatcherStaleAfter time.Duration
 	movesConfigMap        string
+	schedulerConfig       string
+	schedulerProfile      string
 	version               bool
 }
 
@@ -56,6 +58,12 @@ func NewCommand(out io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&o.movesConfigMap, "moves-configmap", "",
 		"NAMESPACE/NAME of a ConfigMap the descheduler keeps its recent moves in, so that a restart or a new leader undoes none of them; "+
 			"it must exist. Empty keeps them in the process only.")
+	cmd.Flags().StringVar(&o.schedulerConfig, "scheduler-config", "",
+		"The KubeSchedulerConfiguration file the Ballast scheduler runs with (its ConfigMap, mounted): the descheduler predicts where "+
+			"a moved pod lands with that profile's LoadAware settings, and reads the file again when it changes. Empty, or a file "+
+			"that is not there, predicts LoadAware's defaults.")
+	cmd.Flags().StringVar(&o.schedulerProfile, "scheduler-profile", "ballast-scheduler",
+		"The profile of --scheduler-config whose LoadAware settings the descheduler predicts (the schedulerName of the pods it moves).")
 	cmd.Flags().BoolVar(&o.version, "version", false, "Print the version and exit.")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "version",
@@ -90,7 +98,11 @@ func NewCommand(out io.Writer) *cobra.Command {
 			klog.Background().Info("--dry-run: the moves are not kept in --moves-configmap", "configMap", o.movesConfigMap)
 			moves = nil
 		}
-		RegisterPlugins(pluginregistry.PluginRegistry, src, moves)
+		model, err := newSchedulerModel(klog.Background(), o.schedulerConfig, o.schedulerProfile)
+		if err != nil {
+			return err
+		}
+		RegisterPlugins(pluginregistry.PluginRegistry, src, model, moves)
 		return nil
 	}
 	upstreamRunE := cmd.RunE

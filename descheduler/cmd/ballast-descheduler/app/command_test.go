@@ -65,7 +65,7 @@ func TestPreRunRegistersBallastPluginsAfterUpstreamSetup(t *testing.T) {
 // test says so.
 func TestUpstreamSetupDropsEarlierRegistrations(t *testing.T) {
 	pluginregistry.PluginRegistry = pluginregistry.NewRegistry()
-	RegisterPlugins(pluginregistry.PluginRegistry, &lazyClient{}, nil)
+	RegisterPlugins(pluginregistry.PluginRegistry, &lazyClient{}, nil, nil)
 	descheduler.SetupPlugins()
 	if _, ok := pluginregistry.PluginRegistry[loadawarebalance.PluginName]; ok {
 		t.Fatal("upstream SetupPlugins kept an earlier registration; the PreRunE wrap may be unnecessary")

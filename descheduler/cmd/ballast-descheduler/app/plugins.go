@@ -35,8 +35,12 @@ var registerMetrics sync.Once
 var pluginMetrics = balance.NewMetrics()
 
 // RegisterPlugins adds Ballast's plugins to registry, reading usage from
-// src and keeping their moves in moves, when not nil.
-func RegisterPlugins(registry pluginregistry.Registry, src UsageSource, moves *movesConfigMap) {
+// src, predicting the scheduler with model (LoadAware's defaults when nil)
+// and keeping their moves in moves, when not nil.
+func RegisterPlugins(registry pluginregistry.Registry, src UsageSource, model balance.LoadModel, moves *movesConfigMap) {
+	if model == nil {
+		model = balance.SchedulerModel{}
+	}
 	registerMetrics.Do(func() {
 		legacyregistry.MustRegister(pluginMetrics.Collectors()...)
 		utilruntime.Must(loadawarebalance.AddToScheme(scheme.Scheme))
@@ -46,12 +50,15 @@ func RegisterPlugins(registry pluginregistry.Registry, src UsageSource, moves *m
 	// moves. One pod usage listing too, sampled in the background.
 	trend := &podusage.Trend{}
 	listing := &podusage.Listing{Trend: trend}
-	deps := balance.Deps{Usage: src, Model: balance.SchedulerModel{}, Metrics: pluginMetrics, Store: balance.NewStore(),
+	deps := balance.Deps{Usage: src, Model: model, Metrics: pluginMetrics, Store: balance.NewStore(),
 		PodUsage: listing, Growth: trend}
 	var started sync.Once
 	start := func(ctx context.Context, handle frameworktypes.Handle) balance.Deps {
 		src.Start(ctx)
 		started.Do(func() {
+			if r, ok := model.(interface{ Run(context.Context) }); ok {
+				go r.Run(ctx)
+			}
 			if cs := handle.ClientSet(); cs != nil {
 				listing.Client = cs.CoreV1().RESTClient()
 				go listing.Run(ctx, balance.PodSamplePeriod)

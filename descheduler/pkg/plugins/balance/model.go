@@ -1,6 +1,8 @@
 package balance
 
 import (
+	"maps"
+
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
@@ -9,36 +11,35 @@ import (
 
 // SchedulerModel is the LoadModel of the Ballast scheduler: it estimates
 // pods, predicts usage, checks thresholds and scores nodes with the very
-// functions the scheduler's LoadAware plugin uses, so a destination judged
-// good here is one the scheduler also prefers.
+// functions and settings the scheduler's LoadAware plugin uses, so a
+// destination judged good here is one the scheduler also prefers.
 type SchedulerModel struct {
-	// Estimate says how to guess a pod's usage; the scheduler's defaults
-	// (requests, or 100m and 200Mi without any) when zero.
-	Estimate loadmodel.EstimateOptions
-	// Weights of the resources in the score; cpu and memory equally when empty.
-	Weights []loadmodel.ResourceWeight
-	// Combine is how the resources' scores make a node's; the scheduler's
-	// default (loadmodel.DefaultCombination) when empty.
-	Combine loadmodel.Combination
-	// Thresholds are the scheduler's LoadAware thresholds, above which it
-	// places no pod on a node; its defaults when empty.
-	Thresholds ResourceThresholds
+	// Settings are the scheduler's (its LoadAware args, read from its
+	// configuration by loadmodel.SchedulerSettings); the scheduler's defaults
+	// where unset. LoadAware's other score terms (the variation risk, the free
+	// pod slots) are not predicted.
+	Settings loadmodel.Settings
+}
+
+// NewSchedulerModel is the model of a scheduler running settings, defaulted.
+func NewSchedulerModel(settings loadmodel.Settings) SchedulerModel {
+	s := *settings.DeepCopy()
+	s.SetDefaults()
+	return SchedulerModel{Settings: s}
 }
 
 var _ LoadModel = SchedulerModel{}
 
-func (m SchedulerModel) options() loadmodel.EstimateOptions {
-	if m.Estimate == (loadmodel.EstimateOptions{}) {
-		return loadmodel.DefaultEstimateOptions
-	}
-	return m.Estimate
-}
+// defaultSettings are the settings of the zero model; never written.
+var defaultSettings = loadmodel.DefaultSettings()
 
-func (m SchedulerModel) weights() []loadmodel.ResourceWeight {
-	if len(m.Weights) == 0 {
-		return []loadmodel.ResourceWeight{{Resource: usage.CPU, Weight: 1}, {Resource: usage.Memory, Weight: 1}}
+// settings are m's settings: the scheduler's defaults for the zero model,
+// and as NewSchedulerModel defaulted them otherwise.
+func (m SchedulerModel) settings() *loadmodel.Settings {
+	if m.Settings.ScoringStrategy == nil {
+		return &defaultSettings
 	}
-	return m.Weights
+	return &m.Settings
 }
 
 func allocatableOf(node *v1.Node) loadmodel.Amount {
@@ -47,15 +48,12 @@ func allocatableOf(node *v1.Node) loadmodel.Amount {
 
 // SchedulerThresholds are where the scheduler stops placing pods.
 func (m SchedulerModel) SchedulerThresholds() ResourceThresholds {
-	if len(m.Thresholds) == 0 {
-		return loadmodel.DefaultThresholds()
-	}
-	return m.Thresholds
+	return maps.Clone(m.settings().Thresholds)
 }
 
 // EstimatePod is the scheduler's estimate of pod.
 func (m SchedulerModel) EstimatePod(pod *v1.Pod) loadmodel.Amount {
-	return loadmodel.EstimatePod(pod, m.options())
+	return loadmodel.EstimatePod(pod, m.settings().PodEstimate.Options())
 }
 
 // Share is amount in percent of node's allocatable.
@@ -68,8 +66,8 @@ func (m SchedulerModel) Share(amount loadmodel.Amount, node *v1.Node) NodeLoad {
 }
 
 // Place predicts node's usage with a pod using est on it, rejects it when a
-// high threshold would be exceeded and otherwise scores it least-loaded first,
-// combining the resources as LoadAware does.
+// high threshold or the scheduler's own would be exceeded, and otherwise
+// scores it with the scheduler's strategy and combination, as LoadAware does.
 func (m SchedulerModel) Place(est loadmodel.Amount, node *v1.Node, current NodeLoad, high ResourceThresholds) Placement {
 	var known []usage.Resource
 	for _, r := range usage.Resources {
@@ -86,5 +84,10 @@ func (m SchedulerModel) Place(est loadmodel.Amount, node *v1.Node, current NodeL
 	if v := loadmodel.CheckThresholds(preds, high); len(v) > 0 {
 		return Placement{Reason: v[0].Reason()}
 	}
-	return Placement{Fits: true, Score: m.Combine.Score(preds, m.weights(), loadmodel.LeastLoaded)}
+	// A node LoadAware would filter out is never a destination, whatever
+	// high says: the replacement would land elsewhere.
+	if v := loadmodel.CheckThresholds(preds, m.settings().Thresholds); len(v) > 0 {
+		return Placement{Reason: v[0].Reason() + " (the scheduler's threshold)"}
+	}
+	return Placement{Fits: true, Score: m.settings().Score(preds)}
 }

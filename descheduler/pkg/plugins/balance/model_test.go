@@ -29,7 +29,7 @@ func TestSchedulerModel(t *testing.T) {
 		t.Errorf("Place on a cool node = %+v, want fits with score 50", fits)
 	}
 	// The weighted mean, when the scheduler is set to it: 68.75 → 69.
-	mean := balance.SchedulerModel{Combine: loadmodel.WeightedMean}
+	mean := balance.NewSchedulerModel(loadmodel.Settings{ScoringStrategy: &loadmodel.ScoringStrategy{Combine: loadmodel.WeightedMean}})
 	if got := mean.Place(m.EstimatePod(p), n, balance.NodeLoad{usage.CPU: 10, usage.Memory: 40}, high); !got.Fits || got.Score != 69 {
 		t.Errorf("Place with the weighted mean = %+v, want fits with score 69", got)
 	}

@@ -7,13 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/usage"
 )
 
 func TestDecodeArgs(t *testing.T) {
 	defaults := &LoadAwareArgs{}
 	SetDefaults_LoadAwareArgs(defaults)
-	custom := &LoadAwareArgs{Thresholds: map[usage.Resource]float64{usage.Memory: 70}}
+	custom := &LoadAwareArgs{Settings: loadmodel.Settings{Thresholds: map[usage.Resource]float64{usage.Memory: 70}}}
 	wantCustom := custom.DeepCopy()
 	SetDefaults_LoadAwareArgs(wantCustom)
 	tests := []struct {
@@ -26,7 +27,7 @@ func TestDecodeArgs(t *testing.T) {
 		{name: "typed nil gives the defaults", obj: (*LoadAwareArgs)(nil), want: defaults},
 		{name: "set fields are kept, the rest defaulted", obj: custom, want: wantCustom},
 		{name: "another type", obj: &UsageAwareFitArgs{}, wantErr: "want args to be of type LoadAwareArgs, got *config.UsageAwareFitArgs"},
-		{name: "invalid", obj: &LoadAwareArgs{Thresholds: map[usage.Resource]float64{usage.CPU: 120}},
+		{name: "invalid", obj: &LoadAwareArgs{Settings: loadmodel.Settings{Thresholds: map[usage.Resource]float64{usage.CPU: 120}}},
 			wantErr: "invalid LoadAware args: thresholds[cpu]"},
 	}
 	for _, tt := range tests {

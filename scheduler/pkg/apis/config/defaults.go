@@ -3,7 +3,6 @@ package config
 import (
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -15,9 +14,9 @@ import (
 const (
 	DefaultCPUThreshold        = loadmodel.DefaultCPUThreshold
 	DefaultMemoryThreshold     = loadmodel.DefaultMemoryThreshold
-	DefaultTargetUtilization   = 70.0
-	DefaultLoadAwareWindow     = 5 * time.Minute
-	DefaultRequestMultiplier   = 1.0
+	DefaultTargetUtilization   = loadmodel.DefaultTargetUtilization
+	DefaultLoadAwareWindow     = loadmodel.DefaultWindow
+	DefaultRequestMultiplier   = loadmodel.DefaultRequestMultiplier
 	DefaultRiskWindow          = 15 * time.Minute
 	DefaultSafeVarianceMargin  = 1.0
 	DefaultSafeVarianceSens    = 1.0
@@ -26,53 +25,20 @@ const (
 	DefaultOvercommitMaxUsage  = 80.0
 	DefaultUsageAwareFitWindow = 5 * time.Minute
 	// DefaultTermWeight is the weight of each term of LoadAware's score.
-	DefaultTermWeight = 1
+	DefaultTermWeight = loadmodel.DefaultTermWeight
 )
 
 // Default per-container estimates for containers without requests or limits.
 var (
-	DefaultEstimateCPU    = resource.MustParse("100m")
-	DefaultEstimateMemory = resource.MustParse("200Mi")
+	DefaultEstimateCPU    = loadmodel.DefaultEstimateCPU
+	DefaultEstimateMemory = loadmodel.DefaultEstimateMemory
 )
 
-func defaultResources() []ResourceSpec {
-	return []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}}
-}
+func defaultResources() []ResourceSpec { return loadmodel.DefaultResources() }
 
 // SetDefaults_LoadAwareArgs fills the unset fields of args.
 func SetDefaults_LoadAwareArgs(args *LoadAwareArgs) {
-	if args.Thresholds == nil {
-		args.Thresholds = loadmodel.DefaultThresholds()
-	}
-	// The resources the args do not name read loadmodel's default
-	// statistics, as the descheduler's do.
-	args.ThresholdStatistics = loadmodel.Statistics(args.ThresholdStatistics).Complete()
-	if args.ScoringStrategy == nil {
-		args.ScoringStrategy = &ScoringStrategy{}
-	}
-	s := args.ScoringStrategy
-	if s.Type == "" {
-		s.Type = LeastLoaded
-	}
-	if len(s.Resources) == 0 {
-		s.Resources = defaultResources()
-	}
-	if s.Combine == "" {
-		s.Combine = loadmodel.DefaultCombination
-	}
-	if s.TargetUtilization == nil {
-		s.TargetUtilization = ptr.To(DefaultTargetUtilization)
-	}
-	if s.Weight == 0 {
-		s.Weight = DefaultTermWeight
-	}
-	if args.Window == nil {
-		args.Window = &metav1.Duration{Duration: DefaultLoadAwareWindow}
-	}
-	if args.PodEstimate == nil {
-		args.PodEstimate = &PodEstimate{}
-	}
-	setDefaultsPodEstimate(args.PodEstimate)
+	args.Settings.SetDefaults()
 	if t := args.VariationRisk; t != nil {
 		if t.Weight == 0 {
 			t.Weight = DefaultTermWeight
@@ -94,18 +60,6 @@ func (t *VariationRiskTerm) Settings() LoadVariationRiskBalancingArgs {
 		SafeVarianceSensitivity: t.SafeVarianceSensitivity,
 		Window:                  t.Window,
 		Resources:               t.Resources,
-	}
-}
-
-func setDefaultsPodEstimate(e *PodEstimate) {
-	if e.RequestMultiplier == nil {
-		e.RequestMultiplier = ptr.To(DefaultRequestMultiplier)
-	}
-	if e.DefaultCPU == nil {
-		e.DefaultCPU = ptr.To(DefaultEstimateCPU.DeepCopy())
-	}
-	if e.DefaultMemory == nil {
-		e.DefaultMemory = ptr.To(DefaultEstimateMemory.DeepCopy())
 	}
 }
 
@@ -139,5 +93,5 @@ func SetDefaults_UsageAwareFitArgs(args *UsageAwareFitArgs) {
 	if args.PodEstimate == nil {
 		args.PodEstimate = &PodEstimate{}
 	}
-	setDefaultsPodEstimate(args.PodEstimate)
+	args.PodEstimate.SetDefaults()
 }

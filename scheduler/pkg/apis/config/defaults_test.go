@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/usage"
 )
 
@@ -16,20 +17,22 @@ import (
 // change.
 func defaultLoadAwareArgs(change func(*LoadAwareArgs)) *LoadAwareArgs {
 	a := &LoadAwareArgs{
-		Thresholds:          map[usage.Resource]float64{usage.CPU: 85, usage.Memory: 90},
-		ThresholdStatistics: map[usage.Resource]UsageStatistic{usage.CPU: Average, usage.Memory: Latest},
-		ScoringStrategy: &ScoringStrategy{
-			Type:              LeastLoaded,
-			Resources:         []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},
-			Combine:           Bottleneck,
-			TargetUtilization: ptr.To(70.0),
-			Weight:            1,
-		},
-		Window: &metav1.Duration{Duration: 5 * time.Minute},
-		PodEstimate: &PodEstimate{
-			RequestMultiplier: ptr.To(1.0),
-			DefaultCPU:        ptr.To(resource.MustParse("100m")),
-			DefaultMemory:     ptr.To(resource.MustParse("200Mi")),
+		Settings: loadmodel.Settings{
+			Thresholds:          map[usage.Resource]float64{usage.CPU: 85, usage.Memory: 90},
+			ThresholdStatistics: map[usage.Resource]UsageStatistic{usage.CPU: Average, usage.Memory: Latest},
+			ScoringStrategy: &ScoringStrategy{
+				Type:              LeastLoaded,
+				Resources:         []ResourceSpec{{Name: usage.CPU, Weight: 1}, {Name: usage.Memory, Weight: 1}},
+				Combine:           Bottleneck,
+				TargetUtilization: ptr.To(70.0),
+				Weight:            1,
+			},
+			Window: &metav1.Duration{Duration: 5 * time.Minute},
+			PodEstimate: &PodEstimate{
+				RequestMultiplier: ptr.To(1.0),
+				DefaultCPU:        ptr.To(resource.MustParse("100m")),
+				DefaultMemory:     ptr.To(resource.MustParse("200Mi")),
+			},
 		},
 	}
 	change(a)
@@ -50,11 +53,13 @@ func TestSetDefaultsLoadAwareArgs(t *testing.T) {
 		{
 			name: "set fields are kept, a partial threshold map is not completed, statistics are",
 			in: &LoadAwareArgs{
-				Thresholds:          map[usage.Resource]float64{usage.Memory: 80},
-				ThresholdStatistics: map[usage.Resource]UsageStatistic{usage.Memory: P95},
-				ScoringStrategy:     &ScoringStrategy{Type: TargetPacking, TargetUtilization: ptr.To(60.0), Combine: WeightedMean},
-				Window:              &metav1.Duration{Duration: time.Minute},
-				PodEstimate:         &PodEstimate{RequestMultiplier: ptr.To(1.5)},
+				Settings: loadmodel.Settings{
+					Thresholds:          map[usage.Resource]float64{usage.Memory: 80},
+					ThresholdStatistics: map[usage.Resource]UsageStatistic{usage.Memory: P95},
+					ScoringStrategy:     &ScoringStrategy{Type: TargetPacking, TargetUtilization: ptr.To(60.0), Combine: WeightedMean},
+					Window:              &metav1.Duration{Duration: time.Minute},
+					PodEstimate:         &PodEstimate{RequestMultiplier: ptr.To(1.5)},
+				},
 			},
 			want: defaultLoadAwareArgs(func(a *LoadAwareArgs) {
 				a.Thresholds = map[usage.Resource]float64{usage.Memory: 80}
@@ -69,7 +74,9 @@ func TestSetDefaultsLoadAwareArgs(t *testing.T) {
 			// risk those of LoadVariationRiskBalancing.
 			name: "score terms",
 			in: &LoadAwareArgs{
-				ScoringStrategy: &ScoringStrategy{Weight: 5},
+				Settings: loadmodel.Settings{
+					ScoringStrategy: &ScoringStrategy{Weight: 5},
+				},
 				VariationRisk:   &VariationRiskTerm{SafeVarianceMargin: ptr.To(2.0)},
 				PodCountBalance: &PodCountBalanceTerm{},
 			},

@@ -4,52 +4,32 @@ package config
 //go:generate go run k8s.io/code-generator/cmd/deepcopy-gen@v0.36.3 --output-file zz_generated.deepcopy.go --go-header-file /dev/null .
 
 import (
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/usage"
 )
 
-// ScoringStrategyType names how LoadAware turns predicted usage into a score.
-type ScoringStrategyType string
+// The types of the scheduling model live in loadmodel, where the
+// descheduler reads them too; these names keep the scheduler's API whole.
+type (
+	// ScoringStrategyType names how LoadAware turns predicted usage into a score.
+	ScoringStrategyType = loadmodel.ScoringStrategyType
+	// ResourceSpec is a resource taking part in a score, with its weight.
+	ResourceSpec = loadmodel.ResourceSpec
+	// ScoringStrategy configures LoadAware's Score.
+	ScoringStrategy = loadmodel.ScoringStrategy
+	// PodEstimate says how to guess the usage of a pod before it is measured.
+	PodEstimate = loadmodel.PodEstimate
+)
 
 const (
 	// LeastLoaded prefers the node with the lowest predicted usage (spreading).
-	LeastLoaded ScoringStrategyType = "LeastLoaded"
+	LeastLoaded = loadmodel.StrategyLeastLoaded
 	// TargetPacking fills nodes up to a target utilisation, then prefers the
 	// least loaded (Trimaran's TargetLoadPacking).
-	TargetPacking ScoringStrategyType = "TargetPacking"
+	TargetPacking = loadmodel.StrategyTargetPacking
 )
-
-// ResourceSpec is a resource taking part in a score, with its weight.
-type ResourceSpec struct {
-	// Name is "cpu" or "memory".
-	Name usage.Resource `json:"name"`
-	// Weight is the resource's share of the node score; at least 1.
-	Weight int64 `json:"weight,omitempty"`
-}
-
-// ScoringStrategy configures LoadAware's Score.
-type ScoringStrategy struct {
-	// Type is LeastLoaded or TargetPacking. Defaults to LeastLoaded.
-	Type ScoringStrategyType `json:"type,omitempty"`
-	// Resources are the resources scored, with their weights. Defaults to
-	// cpu and memory, weight 1 each.
-	Resources []ResourceSpec `json:"resources,omitempty"`
-	// Combine is how the resources' scores make the node's: Bottleneck (the
-	// lowest, the default) or WeightedMean (weighted by Resources). Weights
-	// apply only to WeightedMean, so Bottleneck asks for equal weights.
-	Combine ScoreCombination `json:"combine,omitempty"`
-	// TargetUtilization is the usage, in percent, TargetPacking fills nodes up
-	// to. Defaults to 70. Ignored by LeastLoaded.
-	TargetUtilization *float64 `json:"targetUtilization,omitempty"`
-	// Weight is the weight of this score, the predicted usage's, among the
-	// terms of LoadAware's score (see LoadAwareArgs.VariationRisk and
-	// PodCountBalance); 1–100. Defaults to 1. With no other term it changes
-	// nothing.
-	Weight int64 `json:"weight,omitempty"`
-}
 
 // VariationRiskTerm makes LoadVariationRiskBalancing's score a term of
 // LoadAware's score, computed from the same per-node figures as LoadAware's
@@ -106,49 +86,21 @@ const (
 	P95 = loadmodel.P95
 )
 
-// PodEstimate says how to guess the usage of a pod before it is measured.
-type PodEstimate struct {
-	// RequestMultiplier scales each container's request (capped at its limit).
-	// Defaults to 1.0.
-	RequestMultiplier *float64 `json:"requestMultiplier,omitempty"`
-	// DefaultCPU is assumed for a container without a CPU request or limit.
-	// Defaults to 100m.
-	DefaultCPU *resource.Quantity `json:"defaultCPU,omitempty"`
-	// DefaultMemory is assumed for a container without a memory request or
-	// limit. Defaults to 200Mi.
-	DefaultMemory *resource.Quantity `json:"defaultMemory,omitempty"`
-}
-
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // LoadAwareArgs are the arguments of the LoadAware plugin.
 type LoadAwareArgs struct {
 	metav1.TypeMeta `json:",inline"`
 
-	// Thresholds are the predicted usages, in percent of allocatable, above
-	// which Filter rejects a node. Only the resources listed are checked.
-	// Defaults to {cpu: 85, memory: 90}.
-	Thresholds map[usage.Resource]float64 `json:"thresholds,omitempty"`
-	// ThresholdStatistics says, per resource, which number of the window
-	// Filter compares with the threshold and Score rates: Average, Latest or
-	// P95. Defaults to {cpu: Average, memory: Latest}: CPU swings from one
-	// sample to the next, so a single sample would make the filter flap and
-	// the scores jump, while memory is a level (memory a process has just
-	// taken is taken now, not in five minutes).
-	ThresholdStatistics map[usage.Resource]UsageStatistic `json:"thresholdStatistics,omitempty"`
+	// Settings are the scheduling model the descheduler predicts as well:
+	// thresholds, thresholdStatistics, scoringStrategy, window and
+	// podEstimate (loadmodel.Settings documents each and its default).
+	loadmodel.Settings `json:",inline"`
 	// FilterCriticalPods makes Filter apply the thresholds to pods of the
 	// system-node-critical and system-cluster-critical priority classes too.
 	// Off by default: CoreDNS, metrics-server or a CNI controller that cannot
 	// be placed because every node is busy is worse than a busier node.
 	FilterCriticalPods bool `json:"filterCriticalPods,omitempty"`
-	// ScoringStrategy configures Score.
-	ScoringStrategy *ScoringStrategy `json:"scoringStrategy,omitempty"`
-	// Window is the load-watcher window whose average is the node's usage; it
-	// must be one load-watcher keeps (--windows). Defaults to 5m.
-	Window *metav1.Duration `json:"window,omitempty"`
-	// PodEstimate configures the estimate of the pod being placed and of pods
-	// bound since the last usage sample.
-	PodEstimate *PodEstimate `json:"podEstimate,omitempty"`
 	// VariationRisk, when set, adds the variation risk of
 	// LoadVariationRiskBalancing to LoadAware's score as a weighted term:
 	// the score is the weighted mean of its terms, and one plugin scores

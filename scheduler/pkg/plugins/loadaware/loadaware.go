@@ -30,7 +30,7 @@ import (
 )
 
 // Name is the plugin's name in scheduler configurations.
-const Name = "LoadAware"
+const Name = loadmodel.SchedulerPlugin
 
 var (
 	_ fwk.PreFilterPlugin   = &LoadAware{}
@@ -42,14 +42,6 @@ var (
 	_ fwk.EnqueueExtensions = &LoadAware{}
 	_ fwk.SignPlugin        = &LoadAware{}
 )
-
-// strategies builds the per-resource scorer of each strategy type.
-var strategies = map[config.ScoringStrategyType]func(s *config.ScoringStrategy) loadmodel.ResourceScorer{
-	config.LeastLoaded: func(*config.ScoringStrategy) loadmodel.ResourceScorer { return loadmodel.LeastLoaded },
-	config.TargetPacking: func(s *config.ScoringStrategy) loadmodel.ResourceScorer {
-		return loadmodel.TargetPacking(*s.TargetUtilization)
-	},
-}
 
 // LoadAware filters and scores nodes on predicted real usage.
 type LoadAware struct {
@@ -134,11 +126,11 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeloa
 		tracker:    tracker,
 		thresholds: args.Thresholds,
 		stats:      loadmodel.Statistics(args.ThresholdStatistics),
-		scorer:     strategies[s.Type](s),
+		scorer:     args.Settings.Scorer(),
 		strategy:   s.Type,
 		combine:    s.Combine,
 		window:     usage.Window(args.Window.Duration),
-		estimate:   EstimateOptions(args.PodEstimate),
+		estimate:   args.PodEstimate.Options(),
 
 		filterCriticalPods: args.FilterCriticalPods,
 		usageWeight:        float64(s.Weight),
@@ -171,15 +163,6 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeloa
 		tracker.StartWaking(ctx)
 	}
 	return pl, nil
-}
-
-// EstimateOptions converts defaulted podEstimate args.
-func EstimateOptions(e *config.PodEstimate) loadmodel.EstimateOptions {
-	return loadmodel.EstimateOptions{
-		RequestMultiplier: *e.RequestMultiplier,
-		DefaultMilliCPU:   e.DefaultCPU.MilliValue(),
-		DefaultMemory:     e.DefaultMemory.Value(),
-	}
 }
 
 // Name returns the plugin's name.

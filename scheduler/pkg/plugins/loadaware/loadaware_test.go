@@ -17,6 +17,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/utils/ptr"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
@@ -132,7 +133,7 @@ func TestFilterStatistics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := &config.LoadAwareArgs{ThresholdStatistics: tt.stats}
+			args := &config.LoadAwareArgs{Settings: loadmodel.Settings{ThresholdStatistics: tt.stats}}
 			fw, _ := setup(t, args, stats, "memory-taken", "cpu-burst")
 			ctx, state, pod := context.Background(), framework.NewCycleState(), newPod()
 			if _, st, _ := fw.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
@@ -221,26 +222,26 @@ func TestScore(t *testing.T) {
 		{
 			// equal weights: cool (80+80)/2, warm (40+60)/2, hot (0+0)/2
 			name: "least loaded, weighted mean",
-			args: &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Combine: config.WeightedMean}},
+			args: &config.LoadAwareArgs{Settings: loadmodel.Settings{ScoringStrategy: &config.ScoringStrategy{Combine: config.WeightedMean}}},
 			want: map[string]int64{"cool": 80, "warm": 50, "hot": 0, "stale": 50},
 		},
 		{
 			// memory weight 3: warm (1×40 + 3×60)/4 = 55
 			name: "least loaded with memory weighing more",
-			args: &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Combine: config.WeightedMean, Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 3}}}},
+			args: &config.LoadAwareArgs{Settings: loadmodel.Settings{ScoringStrategy: &config.ScoringStrategy{Combine: config.WeightedMean, Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}, {Name: "memory", Weight: 3}}}}},
 			want: map[string]int64{"cool": 80, "warm": 55, "hot": 0, "stale": 50},
 		},
 		{
 			// TargetPacking 60: cool 60+40×20/60 = 73.3 for both; warm cpu at the target 100,
 			// memory 60+40×40/60 = 86.7: the bottleneck 86.7; hot 0
 			name: "target packing",
-			args: &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Type: config.TargetPacking, TargetUtilization: ptr.To(60.0)}},
+			args: &config.LoadAwareArgs{Settings: loadmodel.Settings{ScoringStrategy: &config.ScoringStrategy{Type: config.TargetPacking, TargetUtilization: ptr.To(60.0)}}},
 			want: map[string]int64{"cool": 73, "warm": 87, "hot": 0, "stale": 50},
 		},
 		{
 			// warm: (100 + 86.7)/2 = 93.3
 			name: "target packing, weighted mean",
-			args: &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Type: config.TargetPacking, TargetUtilization: ptr.To(60.0), Combine: config.WeightedMean}},
+			args: &config.LoadAwareArgs{Settings: loadmodel.Settings{ScoringStrategy: &config.ScoringStrategy{Type: config.TargetPacking, TargetUtilization: ptr.To(60.0), Combine: config.WeightedMean}}},
 			want: map[string]int64{"cool": 73, "warm": 93, "hot": 0, "stale": 50},
 		},
 	}
@@ -276,7 +277,7 @@ func TestScoreUsesTheFilterStatistics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fw, _ := setup(t, &config.LoadAwareArgs{ThresholdStatistics: tt.stats}, stats, "memory-taken", "cpu-burst")
+			fw, _ := setup(t, &config.LoadAwareArgs{Settings: loadmodel.Settings{ThresholdStatistics: tt.stats}}, stats, "memory-taken", "cpu-burst")
 			if diff := cmp.Diff(tt.want, fw.Scores(t, framework.NewCycleState(), newPod())); diff != "" {
 				t.Errorf("scores (-want,+got):\n%s", diff)
 			}
@@ -288,7 +289,7 @@ func TestScoreUsesTheFilterStatistics(t *testing.T) {
 // every reserved pod counts on its node, so the cool node stops looking cool.
 func TestAntiHerding(t *testing.T) {
 	stats := map[string]plugintest.NodeStats{"a": {CPU: 10, Memory: 10}, "b": {CPU: 20, Memory: 10}}
-	weights := &config.LoadAwareArgs{ScoringStrategy: &config.ScoringStrategy{Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}}}}
+	weights := &config.LoadAwareArgs{Settings: loadmodel.Settings{ScoringStrategy: &config.ScoringStrategy{Resources: []config.ResourceSpec{{Name: "cpu", Weight: 1}}}}}
 	fw, _ := setup(t, weights, stats, "a", "b")
 	ctx := context.Background()
 	var placed []string
@@ -315,8 +316,10 @@ func TestAntiHerding(t *testing.T) {
 
 func TestInvalidArgsNameTheField(t *testing.T) {
 	args := &config.LoadAwareArgs{
-		Thresholds:      map[usage.Resource]float64{usage.CPU: 150},
-		ScoringStrategy: &config.ScoringStrategy{Type: "Random"},
+		Settings: loadmodel.Settings{
+			Thresholds:      map[usage.Resource]float64{usage.CPU: 150},
+			ScoringStrategy: &config.ScoringStrategy{Type: "Random"},
+		},
 	}
 	_, err := New(context.Background(), args, nil, nodeload.NewTracker(nil, nodeload.Options{}))
 	if err == nil {

@@ -13,6 +13,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadvariationriskbalancing"
@@ -61,7 +62,9 @@ func newLoadAware(args *config.LoadAwareArgs) func(context.Context, runtime.Obje
 // risk 1, free pod slots 1.
 func shipped() *config.LoadAwareArgs {
 	return &config.LoadAwareArgs{
-		ScoringStrategy: &config.ScoringStrategy{Weight: 5},
+		Settings: loadmodel.Settings{
+			ScoringStrategy: &config.ScoringStrategy{Weight: 5},
+		},
 		VariationRisk:   &config.VariationRiskTerm{},
 		PodCountBalance: &config.PodCountBalanceTerm{},
 	}

@@ -28,7 +28,6 @@ import (
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
-	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
 )
 
 // Name is the plugin's name in scheduler configurations.
@@ -75,7 +74,7 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.
 		overcommit: args.MaxOvercommit,
 		maxUsage:   args.MaxUsage,
 		window:     usage.Window(args.Window.Duration),
-		estimate:   loadaware.EstimateOptions(args.PodEstimate),
+		estimate:   args.PodEstimate.Options(),
 		fitOptions: noderesources.ResourceRequestsOptions{
 			EnablePodLevelResources: utilfeature.DefaultFeatureGate.Enabled(features.PodLevelResources),
 		},

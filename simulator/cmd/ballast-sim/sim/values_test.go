@@ -80,7 +80,10 @@ func TestValuesReachTheBallastRun(t *testing.T) {
 		t.Skip("starts two control planes; run without -short")
 	}
 	sc := writeFile(t, "tight.yaml", tightScenario)
-	vals := writeFile(t, "my-values.yaml", "scheduler: {plugins: {loadAware: {thresholds: {memory: 20}}}}\n")
+	// The descheduler's thresholds follow the scheduler's, as the chart
+	// requires.
+	vals := writeFile(t, "my-values.yaml", "scheduler: {plugins: {loadAware: {thresholds: {memory: 20}}}}\n"+
+		"descheduler: {loadAwareBalance: {highThresholds: {memory: 20}, lowThresholds: {memory: 10}}, spreadReplicas: {highThresholds: {memory: 20}}}\n")
 	out, err := run(t, sc, "-f", vals, "--json")
 	if err != nil {
 		t.Fatal(err)
