@@ -508,6 +508,7 @@ descheduler:
 		"highThresholds":           map[string]any{"cpu": float64(80), "memory": float64(85)},
 		"evictionCooldown":         "10m",
 		"balanceCooldown":          "1h",
+		"memoryGrowthPerMinute":    "1Mi",
 		"maxEvictionsPerNode":      float64(5),
 		"maxEvictionsPerNamespace": float64(5),
 		"maxEvictionsPerCycle":     float64(5),

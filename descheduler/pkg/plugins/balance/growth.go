@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/podusage"
 )
 
@@ -33,14 +34,24 @@ const (
 )
 
 // Growing reports whether pod's memory keeps growing at least as fast as
-// the plugin's memoryGrowthPerMinute, and how fast. Moving such a pod fixes
-// nothing: it heats whatever node it lands on, and every move restarts it.
+// the plugin's memoryGrowthPerMinute beyond what the pod requested, and how
+// fast. Moving such a pod fixes nothing: it heats whatever node it lands on,
+// and every move restarts it. A pod growing within its memory request (a
+// cache warming up, a database filling its buffers) grows into room the
+// scheduler reserved for it on its node: that is no leak, and the pod moves
+// like any other.
 func (p *Plugin) Growing(pod *v1.Pod) (podusage.Growth, bool) {
 	if p.Deps.Growth == nil || p.GrowthPerMinute <= 0 {
 		return podusage.Growth{}, false
 	}
 	g, ok := p.Deps.Growth.Growth(types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
-	return g, ok && g.BytesPerMinute >= p.GrowthPerMinute
+	if !ok || g.BytesPerMinute < p.GrowthPerMinute {
+		return g, false
+	}
+	if requested := loadmodel.PodRequests(pod).Memory; requested > 0 && g.Last <= float64(requested) {
+		return g, false
+	}
+	return g, true
 }
 
 // WithoutGrowing returns pods without those that keep growing, each counted

@@ -29,6 +29,9 @@ type move struct {
 	// and landedOn the node it runs on; empty until one runs.
 	replacement types.UID
 	landedOn    string
+	// hot is set when the pod was moved to cool its source, a node over
+	// its high thresholds.
+	hot bool
 }
 
 // receivedBy reports whether node got this move's pod: the node its
@@ -56,6 +59,8 @@ type Store struct {
 	// last read or wrote, and saved what it wrote (Deps.Recall, Deps.Keep).
 	version string
 	saved   []byte
+	// cool holds the nodes the current cycle found cool (SetCool).
+	cool sets.Set[string]
 }
 
 // NewStore returns an empty memory.
@@ -214,6 +219,24 @@ func (s *Store) Remember(w Workload, pod types.UID, source, destination string, 
 		sourceLoad: sourceLoad, destinationLoad: destinationLoad})
 }
 
+// RememberCooling records a move like Remember, made to cool source, a node
+// over its high thresholds.
+func (s *Store) RememberCooling(w Workload, pod types.UID, source, destination string, at time.Time, sourceLoad, destinationLoad NodeLoad) {
+	s.remember(&move{workload: w, pod: pod, source: source, destination: destination, at: at,
+		sourceLoad: sourceLoad, destinationLoad: destinationLoad, hot: true})
+}
+
+// SetCool tells the memory which nodes the current cycle finds cool. A move
+// made to cool a node that is cool again answered a heat that has gone (the
+// process outside Kubernetes stopped, the spike ended): the cluster changed
+// since, and undoing or following up that move is a new decision, not a
+// loop, so the cooldowns that guard against loops (MovedElsewhere, MovedOff)
+// no longer count it.
+func (s *Store) SetCool(nodes []string) { s.cool = sets.New(nodes...) }
+
+// outdated reports whether m answered a heat that has gone (SetCool).
+func (s *Store) outdated(m *move) bool { return m.hot && s.cool.Has(m.source) }
+
 // Evicted reports whether a remembered move evicted the pod: the
 // descheduler's informer may still list it, terminating or not even that
 // yet, and no plugin must count it on its node or evict it again.
@@ -246,7 +269,7 @@ func (s *Store) Bounced(w Workload, node string, now time.Time, cooldown time.Du
 // count.
 func (s *Store) MovedElsewhere(w Workload, node string, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
-		if m.workload == w && m.source != node && m.at.Before(now) && now.Sub(m.at) < cooldown {
+		if m.workload == w && m.source != node && m.at.Before(now) && now.Sub(m.at) < cooldown && !s.outdated(m) {
 			return true
 		}
 	}
@@ -257,7 +280,7 @@ func (s *Store) MovedElsewhere(w Workload, node string, now time.Time, cooldown 
 // node: sending it back there would undo that move.
 func (s *Store) MovedOff(w Workload, node string, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
-		if m.workload == w && m.source == node && now.Sub(m.at) < cooldown {
+		if m.workload == w && m.source == node && now.Sub(m.at) < cooldown && !s.outdated(m) {
 			return true
 		}
 	}

@@ -250,3 +250,37 @@ func TestFollowGuardsWhereReplacementsLand(t *testing.T) {
 		t.Error("a second Follow lost where the replacements landed")
 	}
 }
+
+// A move made to cool a node answered its heat: once that node is cool
+// again, the heat has gone and moving the workload again, or back, is a new
+// decision the loop guards no longer block. A balancing move keeps its
+// cooldown whatever the nodes do.
+func TestAMoveWhoseHeatWentNoLongerGuards(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	hot := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "ingest"}
+	even := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "api"}
+	s := balance.NewStore()
+	s.RememberCooling(hot, "i-1", "nuc-1", "nuc-2", t0, nil, nil)
+	s.Remember(even, "a-1", "nuc-1", "pi-1", t0, nil, nil)
+	now := t0.Add(5 * time.Minute)
+
+	s.SetCool(nil) // nuc-1 still hot
+	if !s.MovedOff(hot, "nuc-1", now, time.Hour) || !s.MovedElsewhere(hot, "nuc-2", now, time.Hour) {
+		t.Error("while its source is hot, a cooling move must guard against undoing it")
+	}
+	s.SetCool([]string{"nuc-1"}) // the process outside Kubernetes stopped
+	if s.MovedOff(hot, "nuc-1", now, time.Hour) {
+		t.Error("MovedOff still guards a cooling move whose source is cool again")
+	}
+	if s.MovedElsewhere(hot, "nuc-2", now, time.Hour) {
+		t.Error("MovedElsewhere still guards a cooling move whose source is cool again")
+	}
+	if !s.MovedOff(even, "nuc-1", now, time.Hour) || !s.MovedElsewhere(even, "pi-1", now, time.Hour) {
+		t.Error("a balancing move lost its cooldown because its source is cool")
+	}
+	// Moving it onto nuc-2 is still remembered: the workload is not taken
+	// off nuc-2 for balance within the cooldown unless the loop guards allow.
+	if !s.MovedOnto(hot, "nuc-2", now, time.Hour) {
+		t.Error("MovedOnto forgot the cooling move")
+	}
+}

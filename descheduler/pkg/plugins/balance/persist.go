@@ -90,6 +90,7 @@ type savedMove struct {
 	Replacement     types.UID   `json:"replacement,omitempty"`
 	LandedOn        string      `json:"landedOn,omitempty"`
 	LandedBack      []types.UID `json:"landedBack,omitempty"`
+	Hot             bool        `json:"hot,omitempty"`
 }
 
 // encode writes the newest maxKeptMoves moves, oldest first; nothing at
@@ -105,7 +106,7 @@ func (s *Store) encode() ([]byte, error) {
 		slices.Sort(back)
 		out.Moves = append(out.Moves, savedMove{Workload: m.workload, Pod: m.pod, Source: m.source, Destination: m.destination,
 			At: m.at.UTC(), SourceLoad: m.sourceLoad, DestinationLoad: m.destinationLoad,
-			Replacement: m.replacement, LandedOn: m.landedOn, LandedBack: back})
+			Replacement: m.replacement, LandedOn: m.landedOn, LandedBack: back, Hot: m.hot})
 	}
 	return json.Marshal(out)
 }
@@ -142,7 +143,7 @@ func (s *Store) merge(data []byte) (int, error) {
 		}
 		s.moves = append(s.moves, &move{workload: sm.Workload, pod: sm.Pod, source: sm.Source, destination: sm.Destination, at: sm.At,
 			sourceLoad: sm.SourceLoad, destinationLoad: sm.DestinationLoad, replacement: sm.Replacement, landedOn: sm.LandedOn,
-			landedBack: sets.New(sm.LandedBack...)})
+			landedBack: sets.New(sm.LandedBack...), hot: sm.Hot})
 		added++
 	}
 	slices.SortStableFunc(s.moves, func(a, b *move) int { return a.at.Compare(b.at) })

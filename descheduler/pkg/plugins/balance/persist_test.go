@@ -45,6 +45,8 @@ func TestKeptMovesAreRecalledWhole(t *testing.T) {
 	old.Recall(ctx, logger)
 	s.Remember(web, "web-1", "a", "b", t0, balance.NodeLoad{usage.Memory: 5}, balance.NodeLoad{usage.Memory: 6})
 	s.Remember(db, "db-0", "a", "c", t0.Add(time.Minute), balance.NodeLoad{usage.Memory: 10}, balance.NodeLoad{usage.Memory: 12})
+	cache := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "cache"}
+	s.RememberCooling(cache, "cache-1", "d", "e", t0.Add(30*time.Second), nil, nil)
 	back := balancetest.Pod("web-back", "a", "web", 40)
 	back.CreationTimestamp = metav1.NewTime(t0.Add(2 * time.Minute))
 	back.UID = "web-back"
@@ -78,6 +80,15 @@ func TestKeptMovesAreRecalledWhole(t *testing.T) {
 			t.Errorf("%s: %v, want %v", q.name, q.got, q.want)
 		}
 	}
+	// The cooling move is kept as one: it guards until its source is cool.
+	if !next.Store.MovedOff(cache, "d", now, time.Hour) {
+		t.Error("the recalled cooling move does not guard its source")
+	}
+	next.Store.SetCool([]string{"d"})
+	if next.Store.MovedOff(cache, "d", now, time.Hour) {
+		t.Error("the recalled cooling move lost that it was one: it still guards a source that is cool again")
+	}
+	next.Store.SetCool(nil)
 	// The replacement that landed back was taken by the web move: it
 	// guards where it runs (a), and the db move expected on c.
 	if got := next.Store.InFlight("c", now, 10*time.Minute); got[usage.Memory] <= 0 {

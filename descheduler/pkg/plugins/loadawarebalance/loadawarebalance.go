@@ -108,6 +108,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	mean := meanLoad(c.loads)
 	var hot []*v1.Node
 	var dests destinations
+	var cooled []string // under the low thresholds, even at their peak
 	for _, n := range nodes {
 		load, ok := c.loads[n.Name]
 		if !ok {
@@ -123,11 +124,15 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 			logger.V(2).Info("Node above a high threshold, not hot yet", "node", klog.KObj(n), "cycles", streak, "needed", *p.args.ConsecutiveHotCycles, "usage", load)
 		case p.calmAtPeak(snap, n.Name, window, inFlight[n.Name]):
 			dests.relief = append(dests.relief, n)
-			if p.args.LowThresholds.AllBelow(load) && p.belowMean(load, mean) {
-				dests.cool = append(dests.cool, n)
+			if p.args.LowThresholds.AllBelow(load) {
+				cooled = append(cooled, n.Name)
+				if p.belowMean(load, mean) {
+					dests.cool = append(dests.cool, n)
+				}
 			}
 		}
 	}
+	s.SetCool(cooled)
 	s.RetainHot(present)
 	p.WarnGrowth(logger, nodes)
 	p.Deps.Metrics.HotNodes.WithLabelValues(PluginName).Set(float64(len(hot)))
@@ -374,7 +379,11 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		c.evicted++
 		c.byNamespace[pod.Namespace]++
 		if !p.args.DryRun {
-			s.Remember(wl, pod.UID, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
+			if balancing {
+				s.Remember(wl, pod.UID, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
+			} else {
+				s.RememberCooling(wl, pod.UID, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
+			}
 		}
 	}
 }

@@ -681,14 +681,17 @@ func TestBalanceRecordsEvictionMetricAndEvents(t *testing.T) {
 	}
 }
 
-// A pod whose memory keeps growing is not moved, whatever it would relieve:
-// it would heat any node it lands on. Ballast warns about it instead, once
+// A pod whose memory keeps growing past its request is not moved, whatever
+// it would relieve: it would heat any node it lands on. Ballast warns about it instead, once
 // an hour, and keeps its growth in a metric while it grows.
 func TestBalanceLeavesGrowingPodsAndWarns(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
 	// p-a grows 5 MiB/min; p-b 0.5, under the 1Mi default.
 	h.growth["p-a"] = podusage.Growth{BytesPerMinute: 5 * mib, Over: 12 * time.Minute, First: 200 * mib, Last: 260 * mib}
 	h.growth["p-b"] = podusage.Growth{BytesPerMinute: mib / 2, Over: 12 * time.Minute, First: 200 * mib, Last: 206 * mib}
+	// p-c grows as fast as p-a but within its 40 MiB request (a cache
+	// warming up): room the scheduler reserved for it, no leak.
+	h.growth["p-c"] = podusage.Growth{BytesPerMinute: 5 * mib, Over: 6 * time.Minute, First: 8 * mib, Last: 38 * mib}
 	h.cycle(hotUsage)
 	if diff := cmp.Diff([]string{"p-b", "p-c", "p-d"}, h.evictedSorted()); diff != "" {
 		t.Errorf("evicted (-want,+got):\n%s", diff)
