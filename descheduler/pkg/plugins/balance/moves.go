@@ -59,8 +59,10 @@ type Store struct {
 	// last read or wrote, and saved what it wrote (Deps.Recall, Deps.Keep).
 	version string
 	saved   []byte
-	// cool holds the nodes the current cycle found cool (SetCool).
-	cool sets.Set[string]
+	// loads and low are the current cycle's node loads and low thresholds
+	// (SetCool).
+	loads map[string]NodeLoad
+	low   ResourceThresholds
 }
 
 // NewStore returns an empty memory.
@@ -226,16 +228,26 @@ func (s *Store) RememberCooling(w Workload, pod types.UID, source, destination s
 		sourceLoad: sourceLoad, destinationLoad: destinationLoad, hot: true})
 }
 
-// SetCool tells the memory which nodes the current cycle finds cool. A move
-// made to cool a node that is cool again answered a heat that has gone (the
-// process outside Kubernetes stopped, the spike ended): the cluster changed
-// since, and undoing or following up that move is a new decision, not a
-// loop, so the cooldowns that guard against loops (MovedElsewhere, MovedOff)
-// no longer count it.
-func (s *Store) SetCool(nodes []string) { s.cool = sets.New(nodes...) }
+// SetCool tells the memory each node's load this cycle (moves in flight
+// included) and the low thresholds under which a node is cool. A move made
+// to cool a node that would be cool now even with the moved pod back on it
+// answered a heat that has gone (the process outside Kubernetes stopped, the
+// spike ended): the cluster changed since, and undoing or following up that
+// move is a new decision, not a loop, so the cooldowns that guard against
+// loops (MovedElsewhere, MovedOff) no longer count it. A node cool only
+// because its pods left is not enough: the move itself made it so.
+func (s *Store) SetCool(loads map[string]NodeLoad, low ResourceThresholds) {
+	s.loads, s.low = loads, low
+}
 
 // outdated reports whether m answered a heat that has gone (SetCool).
-func (s *Store) outdated(m *move) bool { return m.hot && s.cool.Has(m.source) }
+func (s *Store) outdated(m *move) bool {
+	if !m.hot || len(s.low) == 0 {
+		return false
+	}
+	load, ok := s.loads[m.source]
+	return ok && s.low.AllBelow(load.Add(m.sourceLoad, 1))
+}
 
 // Evicted reports whether a remembered move evicted the pod: the
 // descheduler's informer may still list it, terminating or not even that

@@ -251,35 +251,47 @@ func TestFollowGuardsWhereReplacementsLand(t *testing.T) {
 	}
 }
 
-// A move made to cool a node answered its heat: once that node is cool
-// again, the heat has gone and moving the workload again, or back, is a new
-// decision the loop guards no longer block. A balancing move keeps its
-// cooldown whatever the nodes do.
+// A move made to cool a node answered its heat: once that node would be
+// cool even with the moved pod back, the heat has gone and moving the
+// workload again, or back, is a new decision the loop guards no longer
+// block. A node cool only because the pod left is not enough, and a
+// balancing move keeps its cooldown whatever the nodes do.
 func TestAMoveWhoseHeatWentNoLongerGuards(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	hot := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "ingest"}
 	even := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "api"}
 	s := balance.NewStore()
-	s.RememberCooling(hot, "i-1", "nuc-1", "nuc-2", t0, nil, nil)
-	s.Remember(even, "a-1", "nuc-1", "pi-1", t0, nil, nil)
+	share := balance.NodeLoad{usage.CPU: 20, usage.Memory: 5}
+	s.RememberCooling(hot, "i-1", "nuc-1", "nuc-2", t0, share, share)
+	s.Remember(even, "a-1", "nuc-1", "pi-1", t0, share, share)
 	now := t0.Add(5 * time.Minute)
+	low := balance.ResourceThresholds{usage.CPU: 50, usage.Memory: 60}
+	at := func(cpu float64) map[string]balance.NodeLoad {
+		return map[string]balance.NodeLoad{"nuc-1": {usage.CPU: cpu, usage.Memory: 20}}
+	}
 
-	s.SetCool(nil) // nuc-1 still hot
-	if !s.MovedOff(hot, "nuc-1", now, time.Hour) || !s.MovedElsewhere(hot, "nuc-2", now, time.Hour) {
-		t.Error("while its source is hot, a cooling move must guard against undoing it")
+	for _, tc := range []struct {
+		name  string
+		cpu   float64
+		freed bool
+	}{
+		{name: "source still hot", cpu: 88},
+		// 40 + the pod's 20 = 60: over the low 50, cool only because it left.
+		{name: "source cool only without the pod", cpu: 40},
+		// 20 + 20 = 40: cool with the pod back, the heat has gone.
+		{name: "source cool even with the pod back", cpu: 20, freed: true},
+	} {
+		s.SetCool(at(tc.cpu), low)
+		if got := s.MovedOff(hot, "nuc-1", now, time.Hour); got == tc.freed {
+			t.Errorf("%s: MovedOff = %v, want %v", tc.name, got, !tc.freed)
+		}
+		if got := s.MovedElsewhere(hot, "nuc-2", now, time.Hour); got == tc.freed {
+			t.Errorf("%s: MovedElsewhere = %v, want %v", tc.name, got, !tc.freed)
+		}
+		if !s.MovedOff(even, "nuc-1", now, time.Hour) || !s.MovedElsewhere(even, "pi-1", now, time.Hour) {
+			t.Errorf("%s: a balancing move lost its cooldown", tc.name)
+		}
 	}
-	s.SetCool([]string{"nuc-1"}) // the process outside Kubernetes stopped
-	if s.MovedOff(hot, "nuc-1", now, time.Hour) {
-		t.Error("MovedOff still guards a cooling move whose source is cool again")
-	}
-	if s.MovedElsewhere(hot, "nuc-2", now, time.Hour) {
-		t.Error("MovedElsewhere still guards a cooling move whose source is cool again")
-	}
-	if !s.MovedOff(even, "nuc-1", now, time.Hour) || !s.MovedElsewhere(even, "pi-1", now, time.Hour) {
-		t.Error("a balancing move lost its cooldown because its source is cool")
-	}
-	// Moving it onto nuc-2 is still remembered: the workload is not taken
-	// off nuc-2 for balance within the cooldown unless the loop guards allow.
 	if !s.MovedOnto(hot, "nuc-2", now, time.Hour) {
 		t.Error("MovedOnto forgot the cooling move")
 	}

@@ -46,7 +46,7 @@ func TestKeptMovesAreRecalledWhole(t *testing.T) {
 	s.Remember(web, "web-1", "a", "b", t0, balance.NodeLoad{usage.Memory: 5}, balance.NodeLoad{usage.Memory: 6})
 	s.Remember(db, "db-0", "a", "c", t0.Add(time.Minute), balance.NodeLoad{usage.Memory: 10}, balance.NodeLoad{usage.Memory: 12})
 	cache := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "cache"}
-	s.RememberCooling(cache, "cache-1", "d", "e", t0.Add(30*time.Second), nil, nil)
+	s.RememberCooling(cache, "cache-1", "d", "e", t0.Add(30*time.Second), balance.NodeLoad{usage.CPU: 10}, nil)
 	back := balancetest.Pod("web-back", "a", "web", 40)
 	back.CreationTimestamp = metav1.NewTime(t0.Add(2 * time.Minute))
 	back.UID = "web-back"
@@ -84,11 +84,11 @@ func TestKeptMovesAreRecalledWhole(t *testing.T) {
 	if !next.Store.MovedOff(cache, "d", now, time.Hour) {
 		t.Error("the recalled cooling move does not guard its source")
 	}
-	next.Store.SetCool([]string{"d"})
+	next.Store.SetCool(map[string]balance.NodeLoad{"d": {usage.CPU: 5}}, balance.ResourceThresholds{usage.CPU: 50})
 	if next.Store.MovedOff(cache, "d", now, time.Hour) {
 		t.Error("the recalled cooling move lost that it was one: it still guards a source that is cool again")
 	}
-	next.Store.SetCool(nil)
+	next.Store.SetCool(nil, nil)
 	// The replacement that landed back was taken by the web move: it
 	// guards where it runs (a), and the db move expected on c.
 	if got := next.Store.InFlight("c", now, 10*time.Minute); got[usage.Memory] <= 0 {

@@ -108,7 +108,6 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	mean := meanLoad(c.loads)
 	var hot []*v1.Node
 	var dests destinations
-	var cooled []string // under the low thresholds, even at their peak
 	for _, n := range nodes {
 		load, ok := c.loads[n.Name]
 		if !ok {
@@ -124,15 +123,12 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 			logger.V(2).Info("Node above a high threshold, not hot yet", "node", klog.KObj(n), "cycles", streak, "needed", *p.args.ConsecutiveHotCycles, "usage", load)
 		case p.calmAtPeak(snap, n.Name, window, inFlight[n.Name]):
 			dests.relief = append(dests.relief, n)
-			if p.args.LowThresholds.AllBelow(load) {
-				cooled = append(cooled, n.Name)
-				if p.belowMean(load, mean) {
-					dests.cool = append(dests.cool, n)
-				}
+			if p.args.LowThresholds.AllBelow(load) && p.belowMean(load, mean) {
+				dests.cool = append(dests.cool, n)
 			}
 		}
 	}
-	s.SetCool(cooled)
+	s.SetCool(c.loads, p.args.LowThresholds)
 	s.RetainHot(present)
 	p.WarnGrowth(logger, nodes)
 	p.Deps.Metrics.HotNodes.WithLabelValues(PluginName).Set(float64(len(hot)))
