@@ -227,11 +227,6 @@ func (s *Settings) Statistics() Statistics { return Statistics(s.ThresholdStatis
 // UsageWindow is the load-watcher window the settings read.
 func (s *Settings) UsageWindow() usage.Window { return usage.Window(s.Window.Duration) }
 
-// Score scores a node's predictions as the settings say.
-func (s *Settings) Score(preds []Prediction) int64 {
-	return s.ScoringStrategy.Combine.Score(preds, s.Weights(), s.Scorer())
-}
-
 var supportedResources = func() sets.Set[string] {
 	out := sets.New[string]()
 	for _, r := range usage.Resources {

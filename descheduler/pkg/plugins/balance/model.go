@@ -19,27 +19,34 @@ type SchedulerModel struct {
 	// where unset. LoadAware's other score terms (the variation risk, the free
 	// pod slots) are not predicted.
 	Settings loadmodel.Settings
+	// weights and scorer are read from Settings once (NewSchedulerModel),
+	// not for every node Place judges.
+	weights []loadmodel.ResourceWeight
+	scorer  loadmodel.ResourceScorer
 }
 
 // NewSchedulerModel is the model of a scheduler running settings, defaulted.
 func NewSchedulerModel(settings loadmodel.Settings) SchedulerModel {
 	s := *settings.DeepCopy()
 	s.SetDefaults()
-	return SchedulerModel{Settings: s}
+	return SchedulerModel{Settings: s, weights: s.Weights(), scorer: s.Scorer()}
 }
 
 var _ LoadModel = SchedulerModel{}
 
-// defaultSettings are the settings of the zero model; never written.
-var defaultSettings = loadmodel.DefaultSettings()
+// defaultModel is the zero model's: the scheduler's defaults; never written.
+var defaultModel = NewSchedulerModel(loadmodel.Settings{})
 
-// settings are m's settings: the scheduler's defaults for the zero model,
-// and as NewSchedulerModel defaulted them otherwise.
-func (m SchedulerModel) settings() *loadmodel.Settings {
+// resolved is m as NewSchedulerModel builds it: the defaults' for the zero
+// model, and m itself, its readings worked out, otherwise.
+func (m SchedulerModel) resolved() SchedulerModel {
 	if m.Settings.ScoringStrategy == nil {
-		return &defaultSettings
+		return defaultModel
 	}
-	return &m.Settings
+	if m.weights == nil {
+		m.weights, m.scorer = m.Settings.Weights(), m.Settings.Scorer()
+	}
+	return m
 }
 
 func allocatableOf(node *v1.Node) loadmodel.Amount {
@@ -48,12 +55,12 @@ func allocatableOf(node *v1.Node) loadmodel.Amount {
 
 // SchedulerThresholds are where the scheduler stops placing pods.
 func (m SchedulerModel) SchedulerThresholds() ResourceThresholds {
-	return maps.Clone(m.settings().Thresholds)
+	return maps.Clone(m.resolved().Settings.Thresholds)
 }
 
 // EstimatePod is the scheduler's estimate of pod.
 func (m SchedulerModel) EstimatePod(pod *v1.Pod) loadmodel.Amount {
-	return loadmodel.EstimatePod(pod, m.settings().PodEstimate.Options())
+	return loadmodel.EstimatePod(pod, m.resolved().Settings.PodEstimate.Options())
 }
 
 // Share is amount in percent of node's allocatable.
@@ -84,10 +91,11 @@ func (m SchedulerModel) Place(est loadmodel.Amount, node *v1.Node, current NodeL
 	if v := loadmodel.CheckThresholds(preds, high); len(v) > 0 {
 		return Placement{Reason: v[0].Reason()}
 	}
+	r := m.resolved()
 	// A node LoadAware would filter out is never a destination, whatever
 	// high says: the replacement would land elsewhere.
-	if v := loadmodel.CheckThresholds(preds, m.settings().Thresholds); len(v) > 0 {
+	if v := loadmodel.CheckThresholds(preds, r.Settings.Thresholds); len(v) > 0 {
 		return Placement{Reason: v[0].Reason() + " (the scheduler's threshold)"}
 	}
-	return Placement{Fits: true, Score: m.settings().Score(preds)}
+	return Placement{Fits: true, Score: r.Settings.ScoringStrategy.Combine.Score(preds, r.weights, r.scorer)}
 }

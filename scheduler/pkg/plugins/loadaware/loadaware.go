@@ -145,8 +145,8 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeloa
 			pl.filtered = append(pl.filtered, tracker.Metrics().Filtered.WithLabelValues(Name, string(r)))
 		}
 	}
+	pl.weights = args.Settings.Weights()
 	for _, r := range s.Resources {
-		pl.weights = append(pl.weights, loadmodel.ResourceWeight{Resource: r.Name, Weight: r.Weight})
 		pl.scored = append(pl.scored, r.Name)
 		pl.figures = append(pl.figures, figure(r.Name))
 	}
