@@ -43,8 +43,9 @@ var floors = []floor{
 	// (library mode).
 	{dir: "scheduler", below: []string{"core", "load-watcher"}},
 	{dir: "descheduler", below: []string{"core"}},
-	// The installer's integration tests run the real scheduler.
-	{dir: "installer", below: []string{"core", "charts", "scheduler"}},
+	// The installer runs every component's start-up checks on the
+	// configuration it renders; its integration tests run the real scheduler.
+	{dir: "installer", below: []string{"core", "charts", "load-watcher", "scheduler", "descheduler"}},
 	{dir: "simulator", below: []string{"core", "charts", "load-watcher", "scheduler", "descheduler"}},
 	{dir: "simulator/scenario", below: []string{"core"}},
 	// The simulation engine, split by direction: the model of the world

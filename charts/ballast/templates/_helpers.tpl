@@ -157,6 +157,38 @@ topologySpreadConstraints:
 {{- end }}
 {{- end }}
 
+{{/*
+Seconds in a Go duration ("1m30s" is 90), as a number, for rules that compare
+durations.
+*/}}
+{{- define "ballast.seconds" -}}
+{{- $total := 0.0 -}}
+{{- $units := dict "ns" 0.000000001 "us" 0.000001 "µs" 0.000001 "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 -}}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h)" (toString .) -1 -}}
+{{- $n := regexFind "^[0-9]+(\\.[0-9]+)?" . -}}
+{{- $total = addf $total (mulf (float64 $n) (get $units (trimPrefix $n .))) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
+
+{{/*
+Fails on leader election durations the leader elector refuses at start:
+leaseDuration > renewDeadline > 1.2 × retryPeriod. Takes (list section values).
+*/}}
+{{- define "ballast.validateLeaderElection" -}}
+{{- $name := index . 0 -}}
+{{- $le := index . 1 -}}
+{{- $lease := float64 (include "ballast.seconds" $le.leaseDuration) -}}
+{{- $renew := float64 (include "ballast.seconds" $le.renewDeadline) -}}
+{{- $retry := float64 (include "ballast.seconds" $le.retryPeriod) -}}
+{{- if le $lease $renew -}}
+{{- fail (printf "%s.leaderElection.leaseDuration=%s must be longer than %s.leaderElection.renewDeadline=%s" $name $le.leaseDuration $name $le.renewDeadline) -}}
+{{- end -}}
+{{- if le $renew (mulf 1.2 $retry) -}}
+{{- fail (printf "%s.leaderElection.renewDeadline=%s must be longer than 1.2 × %s.leaderElection.retryPeriod=%s (the leader elector's jitter)" $name $le.renewDeadline $name $le.retryPeriod) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Checks on combinations the schema cannot express; called once from the umbrella. */}}
 {{- define "ballast.validate" -}}
 {{- $mode := .Values.global.schedulerMode }}
@@ -195,6 +227,20 @@ topologySpreadConstraints:
 {{- $p := $s.plugins }}
 {{- if not (or $p.loadAware.enabled $p.loadVariationRiskBalancing.enabled $p.podCountBalance.enabled $p.usageAwareFit.enabled) }}
 {{- fail "scheduler.plugins: enable at least one Ballast plugin, or disable the scheduler with scheduler.enabled=false" }}
+{{- end }}
+{{- end }}
+{{- if and $s.enabled $s.leaderElection.enabled }}
+{{- include "ballast.validateLeaderElection" (list "scheduler" $s.leaderElection) }}
+{{- end }}
+{{- if and $d.enabled $d.leaderElection.enabled }}
+{{- include "ballast.validateLeaderElection" (list "descheduler" $d.leaderElection) }}
+{{- end }}
+{{- if $lw.enabled }}
+{{- $period := float64 (include "ballast.seconds" $lw.period) }}
+{{- range $lw.windows }}
+{{- if lt (float64 (include "ballast.seconds" .)) $period }}
+{{- fail (printf "load-watcher.windows holds %s, shorter than load-watcher.period=%s: a window must hold at least one sample" . $lw.period) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- $p := $s.plugins }}

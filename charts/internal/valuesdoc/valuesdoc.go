@@ -123,7 +123,8 @@ func Markdown(entries []Entry) string {
 	b.WriteString("# Ballast chart values\n\n")
 	b.WriteString("<!-- Generated from charts/ballast/values.yaml by hack/gen-values-doc.sh; do not edit. -->\n\n")
 	b.WriteString("Every setting of the `ballast` chart, for `helm install -f`, `ballast install -f` or `--set`. ")
-	b.WriteString("`values.schema.json` rejects wrong types and out-of-range values before anything is applied.\n")
+	b.WriteString("Wrong values are refused before anything is written; see [How values are checked](#how-values-are-checked).\n\n")
+	b.WriteString(checkedValues)
 	section := ""
 	for _, e := range entries {
 		top, _, nested := strings.Cut(e.Key, ".")
@@ -140,3 +141,44 @@ func Markdown(entries []Entry) string {
 }
 
 func escape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// checkedValues says how validation works.
+const checkedValues = `## How values are checked
+
+The components are the one source of truth for what is valid: a value is wrong
+when the load-watcher, scheduler or descheduler would refuse, at start, the
+configuration it renders.
+
+- ` + "`ballast render`" + ` and ` + "`ballast install`" + ` (both paths: k3s's HelmChart and the Helm SDK)
+  render the chart, then run each component's own start-up checks on what it
+  renders, without a cluster: the scheduler's flag parsing, its
+  KubeSchedulerConfiguration scheme with Ballast's plugin args and the building
+  of every profile's plugins; the descheduler's flags and its policy scheme with
+  every upstream plugin and Ballast's; load-watcher's flags and collector
+  configuration. A refusal names the values key it comes from (found by
+  rendering again without each value given) with the component's own message,
+  and nothing is written:
+
+  ` + "```" + `
+  scheduler.plugins.loadAware.scoringStrategy.targetUtilization=0: the scheduler would refuse this at start
+  (Deployment/ballast-scheduler): ... scoringStrategy.targetUtilization: Invalid value: 0: must be above 0 and at most 100
+  ` + "```" + `
+
+- ` + "`helm install`" + ` users get the same protection from the chart itself:
+  ` + "`values.schema.json`" + ` refuses wrong types, out-of-range numbers, zero or
+  malformed durations and unknown keys (in ` + "`global`" + ` and in every section), and
+  template checks refuse what a schema cannot say (settings that only make sense
+  together, such as leader election durations or windows shorter than
+  load-watcher's period), naming every key involved.
+- A test (` + "`TestChartRefusesWhatComponentsRefuse`" + `, in CI) keeps the two from drifting:
+  for every number, duration and enumerated value of the chart it tries zero,
+  negative, fractional, huge, out-of-bounds, unit-less, wrongly typed and unknown
+  values, and fails when the chart accepts what a component would refuse, or
+  refuses what every component accepts without a reason it lists (a weight of 0,
+  which kube-scheduler reads as 1; a port of 0; a policy-wide eviction cap of 0,
+  which would silently stop the descheduler).
+- ` + "`global`" + ` accepts, besides its own keys, the keys platforms set when they install
+  a chart (` + "`systemDefaultRegistry`" + `, ` + "`clusterCIDR`" + `, ` + "`clusterDNS`" + `, ` + "`cattle`" + ` and the like);
+  they are not used.
+
+`

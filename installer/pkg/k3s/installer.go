@@ -10,6 +10,7 @@ import (
 
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/installer/pkg/atomicfile"
+	"github.com/ballast-sched/ballast/installer/pkg/startcheck"
 )
 
 // Mode is how Ballast schedules (the chart's global.schedulerMode).
@@ -122,7 +123,7 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 	vals := withMode(opts.Values, mode, bootstrap)
 
 	// Render exactly what helm-controller will render: schema and chart checks fail here, before any write.
-	if _, _, err := charts.Render(ctx, charts.RenderOptions{ReleaseName: HelmChartName, Namespace: ns, Values: vals}); err != nil {
+	if _, _, err := startcheck.Render(ctx, charts.RenderOptions{ReleaseName: HelmChartName, Namespace: ns, Values: vals}); err != nil {
 		return InstallResult{}, fmt.Errorf("invalid values, nothing written: %w", err)
 	}
 	archive, err := chartArchive(opts.AllowVersionSkew)

@@ -43,6 +43,12 @@ type options struct {
 // --load-watcher-address, --version, a version subcommand and Ballast's
 // plugins registered.
 func NewCommand(out io.Writer) *cobra.Command {
+	cmd, _ := newCommand(out)
+	return cmd
+}
+
+// newCommand returns the command and the options its Ballast flags set.
+func newCommand(out io.Writer) (*cobra.Command, *options) {
 	cmd := deschedulerapp.NewDeschedulerCommand(out)
 	cmd.Use = component
 	cmd.Short = component
@@ -84,7 +90,7 @@ func NewCommand(out io.Writer) *cobra.Command {
 				return err
 			}
 		}
-		src, err := newUsageSource(o)
+		src, err := newUsageSource(o, o.loadWatcherCAFile)
 		if err != nil {
 			return err
 		}
@@ -112,7 +118,7 @@ func NewCommand(out io.Writer) *cobra.Command {
 		}
 		return upstreamRunE(c, args)
 	}
-	return cmd
+	return cmd, o
 }
 
 // printVersion prints Ballast's version; upstream's version command would
@@ -143,8 +149,11 @@ func parseMovesConfigMap(v string) (*movesConfigMap, error) {
 	return &movesConfigMap{namespace: ns, name: name}, nil
 }
 
-func newUsageSource(o *options) (*lazyClient, error) {
-	c, err := client.New(client.Config{Address: o.loadWatcherAddress, CAFile: o.loadWatcherCAFile, StaleAfter: o.loadWatcherStaleAfter})
+// newUsageSource builds the load-watcher client of the flags, reading the CA
+// bundle from caFile (the file --load-watcher-ca-file names, or where a
+// check wrote it; empty skips reading it).
+func newUsageSource(o *options, caFile string) (*lazyClient, error) {
+	c, err := client.New(client.Config{Address: o.loadWatcherAddress, CAFile: caFile, StaleAfter: o.loadWatcherStaleAfter})
 	if err != nil {
 		return nil, fmt.Errorf("--load-watcher-address %q / --load-watcher-ca-file %q / --load-watcher-stale-after %v: %w",
 			o.loadWatcherAddress, o.loadWatcherCAFile, o.loadWatcherStaleAfter, err)

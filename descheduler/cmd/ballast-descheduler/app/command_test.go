@@ -245,7 +245,7 @@ func TestUsageSourceFetchesOnStart(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	src, err := newUsageSource(&options{loadWatcherAddress: srv.URL, loadWatcherStaleAfter: time.Minute})
+	src, err := newUsageSource(&options{loadWatcherAddress: srv.URL, loadWatcherStaleAfter: time.Minute}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,21 +60,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		_, err := fmt.Fprintln(stdout, version.Line("load-watcher"))
 		return err
 	}
-	if err := applyEnv(fs, lookupEnv); err != nil {
-		return err
-	}
-	if err := o.validate(); err != nil {
-		return fmt.Errorf("invalid flags: %w", err)
-	}
-	windows, err := o.parseWindows()
+	cfg, err := o.configure(fs, lookupEnv)
 	if err != nil {
-		return fmt.Errorf("invalid flags: %w", err)
+		return err
 	}
 	setMemoryLimit(lookupEnv, cgroupMemoryMax)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	cfg := collector.Config{Period: o.period, Windows: windows, StaleAfter: o.staleAfter, Registerer: reg}
+	cfg.Registerer = reg
 	if err := o.wireSource(&cfg); err != nil {
 		return err
 	}

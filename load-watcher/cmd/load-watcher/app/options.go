@@ -119,6 +119,14 @@ func (o *options) validate() error {
 	if names := sets.New(registry.Names()...); !names.Has(o.provider) {
 		errs = append(errs, field.NotSupported(field.NewPath("provider"), o.provider, sets.List(names)))
 	}
+	// The collector reads a zero period as its default; a flag given 0
+	// means something else, and is refused.
+	if o.period <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("period"), o.period.String(), "must be positive"))
+	}
+	if o.staleAfter < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("staleAfter"), o.staleAfter.String(), "must be positive, or 0 for 3 × --period"))
+	}
 	if o.listenAddress == "" {
 		errs = append(errs, field.Required(field.NewPath("listenAddress"), ""))
 	} else {

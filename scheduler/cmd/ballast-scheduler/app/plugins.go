@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/component-base/metrics/legacyregistry"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -26,8 +27,14 @@ func Plugins(source SourceFactory) []schedapp.Option { return PluginsOnClock(sou
 // real one when nil): a simulation runs the plugins on the simulated time
 // the usage it serves is stamped with.
 func PluginsOnClock(source SourceFactory, now func() time.Time) []schedapp.Option {
+	return plugins(source, now, legacyregistry.Registerer())
+}
+
+// plugins is PluginsOnClock with the tracker's metrics registered with reg
+// (none when nil).
+func plugins(source SourceFactory, now func() time.Time, reg prometheus.Registerer) []schedapp.Option {
 	hub := &usageHub{factory: source}
-	tracker := nodeload.NewTracker(hub, nodeload.Options{Registerer: legacyregistry.Registerer(), Now: now})
+	tracker := nodeload.NewTracker(hub, nodeload.Options{Registerer: reg, Now: now})
 	withUsage := func(newFactory func(*nodeload.Tracker) frameworkruntime.PluginFactory) frameworkruntime.PluginFactory {
 		factory := newFactory(tracker)
 		return func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {

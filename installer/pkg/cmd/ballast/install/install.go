@@ -22,6 +22,7 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/preflight"
+	"github.com/ballast-sched/ballast/installer/pkg/startcheck"
 )
 
 type flagpole struct {
@@ -449,7 +450,7 @@ func installHelm(ctx context.Context, logger *log.Logger, streams cli.IOStreams,
 	}
 	progress := cli.NewProgress(logger)
 	progress.Start("Validating values")
-	if _, _, err := charts.Render(ctx, charts.RenderOptions{Namespace: flags.Namespace, Values: vals}); err != nil {
+	if _, _, err := startcheck.Render(ctx, charts.RenderOptions{Namespace: flags.Namespace, Values: vals}); err != nil {
 		progress.End(false)
 		return fmt.Errorf("invalid values, nothing installed: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/ballast-sched/ballast/charts/values"
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/installer/pkg/startcheck"
 )
 
 type flagpole struct {
@@ -55,7 +56,7 @@ func runE(c *cobra.Command, logger *log.Logger, streams cli.IOStreams, flags *fl
 	if err != nil {
 		return err
 	}
-	manifest, _, err := charts.Render(c.Context(), charts.RenderOptions{
+	manifest, _, err := startcheck.Render(c.Context(), charts.RenderOptions{
 		ReleaseName: flags.ReleaseName,
 		Namespace:   flags.Namespace,
 		Values:      vals,
