@@ -133,7 +133,7 @@ func TestLoadWatcherFromValues(t *testing.T) {
 // TestReadAsksReadyzWhenUsageIsMissing serves what a load-watcher whose
 // provider fails serves: 503 on usage and its reason on /readyz.
 func TestReadAsksReadyzWhenUsageIsMissing(t *testing.T) {
-	reason := "no successful sample yet: listing NodeMetrics: the server could not find the requested resource"
+	reason := "no successful sample yet: metrics-server: listing NodeMetrics: the server could not find the requested resource"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusServiceUnavailable)
