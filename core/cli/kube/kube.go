@@ -9,10 +9,14 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // K3sKubeconfig is the admin kubeconfig a k3s server writes for local tools,
@@ -33,17 +37,12 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 }
 
 // Getter returns a RESTClientGetter (what the Helm SDK wants) for namespace.
-// k3sKubeconfig is used only when no other kubeconfig is configured.
-func (f Flags) Getter(namespace, k3sKubeconfig string) *genericclioptions.ConfigFlags {
+// k3sKubeconfig is used only when no other kubeconfig is configured. When no
+// kubeconfig is found (see Locate) the getter's clients fail with a
+// *NoKubeconfigError instead of dialling http://localhost:8080.
+func (f Flags) Getter(namespace, k3sKubeconfig string) *Getter {
 	cf := genericclioptions.NewConfigFlags(true)
-	path := f.Kubeconfig
-	if path == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" && k3sKubeconfig != "" {
-		if _, err := os.Stat(clientcmd.RecommendedHomeFile); os.IsNotExist(err) {
-			if _, err := os.Stat(k3sKubeconfig); err == nil {
-				path = k3sKubeconfig
-			}
-		}
-	}
+	path, err := Locate(f.Kubeconfig, k3sKubeconfig)
 	if path != "" {
 		cf.KubeConfig = &path
 	}
@@ -52,8 +51,61 @@ func (f Flags) Getter(namespace, k3sKubeconfig string) *genericclioptions.Config
 	}
 	ns := namespace
 	cf.Namespace = &ns
-	return cf
+	return &Getter{ConfigFlags: cf, err: err}
 }
+
+// Getter is the ConfigFlags of a command, failing with why when no
+// kubeconfig was found.
+type Getter struct {
+	*genericclioptions.ConfigFlags
+	err error
+}
+
+var _ genericclioptions.RESTClientGetter = &Getter{}
+
+// ToRESTConfig implements genericclioptions.RESTClientGetter.
+func (g *Getter) ToRESTConfig() (*rest.Config, error) {
+	if g.err != nil {
+		return nil, g.err
+	}
+	return g.ConfigFlags.ToRESTConfig()
+}
+
+// ToDiscoveryClient implements genericclioptions.RESTClientGetter.
+func (g *Getter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
+	if g.err != nil {
+		return nil, g.err
+	}
+	return g.ConfigFlags.ToDiscoveryClient()
+}
+
+// ToRESTMapper implements genericclioptions.RESTClientGetter.
+func (g *Getter) ToRESTMapper() (meta.RESTMapper, error) {
+	if g.err != nil {
+		return nil, g.err
+	}
+	return g.ConfigFlags.ToRESTMapper()
+}
+
+// ToRawKubeConfigLoader implements genericclioptions.RESTClientGetter.
+func (g *Getter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
+	l := g.ConfigFlags.ToRawKubeConfigLoader()
+	if g.err != nil {
+		return failingLoader{loader: l, err: g.err}
+	}
+	return l
+}
+
+// failingLoader keeps the namespace of a loader whose configuration fails.
+type failingLoader struct {
+	loader clientcmd.ClientConfig
+	err    error
+}
+
+func (l failingLoader) RawConfig() (clientcmdapi.Config, error) { return clientcmdapi.Config{}, l.err }
+func (l failingLoader) ClientConfig() (*rest.Config, error)     { return nil, l.err }
+func (l failingLoader) Namespace() (string, bool, error)        { return l.loader.Namespace() }
+func (l failingLoader) ConfigAccess() clientcmd.ConfigAccess    { return l.loader.ConfigAccess() }
 
 // Clients are the API clients commands use.
 type Clients struct {

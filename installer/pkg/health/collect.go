@@ -47,6 +47,11 @@ type Report struct {
 	// UsageVia says how load-watcher was reached: a port-forward to its pod,
 	// or the API server's service proxy.
 	UsageVia string
+	// LoadWatcher is how load-watcher was asked and its usage judged.
+	LoadWatcher LoadWatcher
+	// Readiness is what load-watcher's /readyz answered; nil when it could
+	// not be asked.
+	Readiness *Readiness
 	// Servers are the k3s servers, when the cluster's nodes carry k3s's
 	// server labels; nil otherwise.
 	Servers *k3s.Cluster
@@ -58,6 +63,9 @@ type Report struct {
 	// memory keeps growing. GrowingErr says why they could not be read.
 	Growing    []Growing
 	GrowingErr error
+	// HelmController says where k3s's helm-controller is; the command sets
+	// it on a k3s server when Ballast is not healthy.
+	HelmController string
 }
 
 // Options locate the installation.
@@ -69,8 +77,8 @@ type Options struct {
 	RestConfig  *rest.Config
 	Namespace   string
 	ReleaseName string
-	// LoadWatcherPort is the load-watcher Service port.
-	LoadWatcherPort int
+	// LoadWatcher locates load-watcher and says when its usage is stale.
+	LoadWatcher LoadWatcher
 	// Now defaults to time.Now.
 	Now func() time.Time
 	// LocalNode is the node name of the host status runs on, if it is one.
@@ -86,8 +94,11 @@ func Collect(ctx context.Context, o Options) Report {
 	if o.Now != nil {
 		now = o.Now
 	}
-	r := Report{Namespace: o.Namespace, Now: now()}
+	r := Report{Namespace: o.Namespace, Now: now(), LoadWatcher: o.LoadWatcher}
 	scheme := "http"
+	if o.LoadWatcher.TLS {
+		scheme = "https"
+	}
 	var lw *appsv1.Deployment
 	for _, c := range charts.Components {
 		comp := Component{Name: c}
@@ -121,31 +132,37 @@ func Collect(ctx context.Context, o Options) Report {
 		}
 		r.Servers, r.ServersErr = servers(ctx, o.Client, nodes.Items, o.LocalNode)
 	}
-	u, via, err := askLoadWatcher(ctx, o, lw, scheme, names)
-	r.Usage, r.UsageVia = u, via
+	u, ready, via, err := askLoadWatcher(ctx, o, lw, scheme, names)
+	r.Usage, r.Readiness, r.UsageVia = u, ready, via
 	if err != nil {
 		r.UsageErr = err
 	}
 	return r
 }
 
-// askLoadWatcher reads load-watcher's usage with its own client: through a
-// port-forward to its pod when o.RestConfig is set, else (or when that
-// fails) through the API server's service proxy. It returns the usage, how
+// askLoadWatcher reads load-watcher's usage and readiness with its own
+// client: through a port-forward to its pod when o.RestConfig is set, else
+// (or when that fails) through the API server's service proxy. It returns
+// the usage, the readiness (nil when it could not be read), how
 // load-watcher was reached, or why it could not be.
-func askLoadWatcher(ctx context.Context, o Options, lw *appsv1.Deployment, scheme string, nodes []string) (*Usage, string, error) {
+func askLoadWatcher(ctx context.Context, o Options, lw *appsv1.Deployment, scheme string, nodes []string) (*Usage, *Readiness, string, error) {
 	if o.RestConfig == nil {
-		return nil, "", errors.New("no connection to the API server to reach load-watcher through")
+		return nil, nil, "", errors.New("no connection to the API server to reach load-watcher through")
 	}
 	var forwardErr error
 	if lw != nil {
-		port, pod, stop, err := forward(ctx, o.RestConfig, o.Client, lw, o.LoadWatcherPort)
+		port, pod, stop, err := forward(ctx, o.RestConfig, o.Client, lw, o.LoadWatcher.Port)
 		forwardErr = err
 		if err == nil {
 			defer stop()
-			u, err := fetchUsage(ctx, fmt.Sprintf("%s://127.0.0.1:%d", scheme, port), insecureClient(), nodes)
+			u, ready, err := read(ctx, fmt.Sprintf("%s://127.0.0.1:%d", scheme, port), insecureClient(), nodes, o.LoadWatcher.StaleAfter, true)
+			via := "port-forward to pod " + pod
 			if err == nil {
-				return u, "port-forward to pod " + pod, nil
+				return u, ready, via, nil
+			}
+			if ready != nil && !ready.Ready {
+				// Reached, and it says why it has nothing to serve.
+				return nil, ready, via, fmt.Errorf("load-watcher (pod %s) is not ready: %s", pod, ready.Reason)
 			}
 			forwardErr = fmt.Errorf("through a port-forward to pod %s: %w", pod, err)
 		}
@@ -157,10 +174,11 @@ func askLoadWatcher(ctx context.Context, o Options, lw *appsv1.Deployment, schem
 		hc, err = rest.HTTPClientFor(o.RestConfig)
 	}
 	if err == nil {
-		proxy.Path = path.Join(proxy.Path, "/api/v1/namespaces", o.Namespace, "services", fmt.Sprintf("%s:%s:%d", scheme, svc, o.LoadWatcherPort), "proxy")
+		proxy.Path = path.Join(proxy.Path, "/api/v1/namespaces", o.Namespace, "services", fmt.Sprintf("%s:%s:%d", scheme, svc, o.LoadWatcher.Port), "proxy")
 		var u *Usage
-		if u, err = fetchUsage(ctx, proxy.String(), hc, nodes); err == nil {
-			return u, "the API server's service proxy", nil
+		var ready *Readiness
+		if u, ready, err = read(ctx, proxy.String(), hc, nodes, o.LoadWatcher.StaleAfter, false); err == nil {
+			return u, ready, "the API server's service proxy", nil
 		}
 	}
 	// The API server is no pod: load-watcher's NetworkPolicy lets it
@@ -171,12 +189,13 @@ func askLoadWatcher(ctx context.Context, o Options, lw *appsv1.Deployment, schem
 	if forwardErr != nil {
 		err = fmt.Errorf("%w; before that, %v", err, forwardErr)
 	}
-	return nil, "", err
+	return nil, nil, "", err
 }
 
-// loadWatcherScheme is https when load-watcher serves TLS (the chart's
-// global.loadWatcher.tls), which the API server proxies to without
-// verifying the certificate, and http otherwise.
+// loadWatcherScheme is https when load-watcher's Deployment serves TLS (the
+// chart's global.loadWatcher.tls), which the API server proxies to without
+// verifying the certificate, and http otherwise: the Deployment says what
+// runs, whatever the release's values say.
 func loadWatcherScheme(d *appsv1.Deployment) string {
 	for _, c := range d.Spec.Template.Spec.Containers {
 		for _, a := range c.Args {
@@ -186,17 +205,6 @@ func loadWatcherScheme(d *appsv1.Deployment) string {
 		}
 	}
 	return "http"
-}
-
-// Healthy reports whether every installed component is ready and
-// load-watcher serves fresh usage of at least one node.
-func (r Report) Healthy() bool {
-	for _, c := range r.Components {
-		if c.Found && !c.Ready {
-			return false
-		}
-	}
-	return r.Usage != nil && r.Usage.fresh() > 0
 }
 
 // Print writes the report.
@@ -229,6 +237,7 @@ func (r Report) Print(w io.Writer) error {
 	}
 	if r.Usage == nil {
 		fmt.Fprintf(w, "usage: unavailable: %v\n", r.UsageErr)
+		r.printHelmController(w)
 		return nil
 	}
 	via := ""
@@ -240,16 +249,25 @@ func (r Report) Print(w io.Writer) error {
 		return err
 	}
 	if r.Usage.fresh() == 0 {
-		fmt.Fprintln(w, "\nno node has fresh usage: Ballast's scheduler places every pod by its requests and the descheduler evicts nothing")
+		fmt.Fprintln(w, "\n"+noFreshUsage)
 	}
 	switch {
 	case r.GrowingErr != nil:
 		fmt.Fprintf(w, "\npods whose memory keeps growing: unknown: %v\n", r.GrowingErr)
 	case len(r.Growing) > 0:
 		fmt.Fprintln(w)
-		return writeGrowing(w, r.Growing, r.Now)
+		if err := writeGrowing(w, r.Growing, r.Now); err != nil {
+			return err
+		}
 	}
+	r.printHelmController(w)
 	return nil
+}
+
+func (r Report) printHelmController(w io.Writer) {
+	if r.HelmController != "" {
+		fmt.Fprintf(w, "\nk3s's helm-controller: %s\n", r.HelmController)
+	}
 }
 
 // servers reads the k3s servers and the holder of their scheduler lease;

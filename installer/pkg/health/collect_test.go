@@ -70,9 +70,9 @@ func TestCollectAsksLoadWatcherInItsScheme(t *testing.T) {
 		t.Run(want, func(t *testing.T) {
 			srv, paths := apiServer(t, nil)
 			cs := fake.NewClientset(loadWatcher(args...))
-			r := Collect(context.Background(), Options{Client: cs, RestConfig: &rest.Config{Host: srv.URL}, Namespace: "ballast-system", ReleaseName: "ballast", LoadWatcherPort: 2020})
+			r := Collect(context.Background(), Options{Client: cs, RestConfig: &rest.Config{Host: srv.URL}, Namespace: "ballast-system", ReleaseName: "ballast", LoadWatcher: LoadWatcher{Port: 2020}})
 			if r.UsageErr == nil || !strings.Contains(r.UsageErr.Error(), "load-watcher.networkPolicy.apiFrom") ||
-				!strings.Contains(r.UsageErr.Error(), "no ready pod") {
+				!strings.Contains(r.UsageErr.Error(), "no running pod") {
 				t.Errorf("UsageErr = %v, want the NetworkPolicy named and the port-forward's failure", r.UsageErr)
 			}
 			wantPath := "/api/v1/namespaces/ballast-system/services/" + want + ":ballast-load-watcher:2020/proxy" + apiv1.Path
@@ -104,7 +104,7 @@ func TestCollectReadsUsageWithLoadWatchersClient(t *testing.T) {
 		objs = append(objs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}})
 	}
 	r := Collect(context.Background(), Options{Client: fake.NewClientset(objs...), RestConfig: &rest.Config{Host: srv.URL},
-		Namespace: "ballast-system", ReleaseName: "ballast", LoadWatcherPort: 2020, Now: func() time.Time { return now }})
+		Namespace: "ballast-system", ReleaseName: "ballast", LoadWatcher: LoadWatcher{Port: 2020}, Now: func() time.Time { return now }})
 	if r.Usage == nil {
 		t.Fatalf("no usage: %v", r.UsageErr)
 	}
@@ -127,7 +127,7 @@ func TestCollectReadsUsageWithLoadWatchersClient(t *testing.T) {
 	}
 }
 
-func TestForwardFindsAReadyPodAndItsTargetPort(t *testing.T) {
+func TestForwardFindsARunningPodAndItsTargetPort(t *testing.T) {
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "ballast-load-watcher", Namespace: "ballast-system"},
 		Spec:       appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "lw"}}},
@@ -153,9 +153,9 @@ func TestForwardFindsAReadyPodAndItsTargetPort(t *testing.T) {
 	}
 	cs := fake.NewClientset(d, svc, pod("starting", false, corev1.PodRunning), pod("done", true, corev1.PodSucceeded), pod("serving", true, corev1.PodRunning))
 	ctx := context.Background()
-	p, err := readyPod(ctx, cs, d)
+	p, err := runningPod(ctx, cs, d)
 	if err != nil || p.Name != "serving" {
-		t.Fatalf("readyPod() = %v, %v; want the ready, running pod", p, err)
+		t.Fatalf("runningPod() = %v, %v; want the ready, running pod", p, err)
 	}
 	for svcPort, want := range map[int]int{2020: 8080, 2021: 2021} {
 		if got, err := targetPort(ctx, cs, d, p, svcPort); err != nil || got != want {
@@ -165,8 +165,13 @@ func TestForwardFindsAReadyPodAndItsTargetPort(t *testing.T) {
 	if _, err := targetPort(ctx, cs, d, p, 9999); err == nil {
 		t.Error("targetPort() of a port the Service does not have succeeded")
 	}
-	empty := fake.NewClientset(d, pod("starting", false, corev1.PodRunning))
-	if _, err := readyPod(ctx, empty, d); err == nil {
-		t.Error("readyPod() found a pod where none is ready")
+	// One that is not ready still says why on /readyz.
+	starting := fake.NewClientset(d, pod("starting", false, corev1.PodRunning), pod("done", true, corev1.PodSucceeded))
+	if p, err := runningPod(ctx, starting, d); err != nil || p.Name != "starting" {
+		t.Errorf("runningPod() = %v, %v; want the running pod that is not ready", p, err)
+	}
+	empty := fake.NewClientset(d, pod("done", true, corev1.PodSucceeded))
+	if _, err := runningPod(ctx, empty, d); err == nil {
+		t.Error("runningPod() found a pod where none runs")
 	}
 }

@@ -16,14 +16,15 @@ import (
 	"k8s.io/client-go/transport/spdy"
 )
 
-// forward opens a port-forward to one ready pod of d, to the container
+// forward opens a port-forward to one running pod of d, a ready one if
+// there is (one that is not ready still answers why on /readyz), to the container
 // port behind the Service port svcPort, and returns the local port, the
 // pod's name and a function that closes the forward. The API server and the
 // kubelet carry the connection into the pod's own network namespace, so
 // load-watcher's NetworkPolicy, which admits only Ballast's scheduler and
 // descheduler, does not stand in the way, wherever the pod runs.
 func forward(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, d *appsv1.Deployment, svcPort int) (int, string, func(), error) {
-	pod, err := readyPod(ctx, client, d)
+	pod, err := runningPod(ctx, client, d)
 	if err != nil {
 		return 0, "", nil, err
 	}
@@ -60,8 +61,8 @@ func forward(ctx context.Context, cfg *rest.Config, client kubernetes.Interface,
 	return int(ports[0].Local), pod.Name, func() { close(stop) }, nil
 }
 
-// readyPod returns a ready pod of d.
-func readyPod(ctx context.Context, client kubernetes.Interface, d *appsv1.Deployment) (*corev1.Pod, error) {
+// runningPod returns a ready pod of d, else a running one.
+func runningPod(ctx context.Context, client kubernetes.Interface, d *appsv1.Deployment) (*corev1.Pod, error) {
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {
 		return nil, fmt.Errorf("selector of Deployment %s: %w", d.Name, err)
@@ -70,6 +71,7 @@ func readyPod(ctx context.Context, client kubernetes.Interface, d *appsv1.Deploy
 	if err != nil {
 		return nil, fmt.Errorf("list pods of %s: %w", d.Name, err)
 	}
+	var running *corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
@@ -80,8 +82,14 @@ func readyPod(ctx context.Context, client kubernetes.Interface, d *appsv1.Deploy
 				return p, nil
 			}
 		}
+		if running == nil {
+			running = p
+		}
 	}
-	return nil, fmt.Errorf("no ready pod of %s", d.Name)
+	if running == nil {
+		return nil, fmt.Errorf("no running pod of %s", d.Name)
+	}
+	return running, nil
 }
 
 // targetPort resolves the Service port svcPort of the Service named like d

@@ -38,30 +38,8 @@ func TestBar(t *testing.T) {
 }
 
 func TestReportPrint(t *testing.T) {
-	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	stats := func(avg, latest float64) usage.Stats {
-		return usage.Stats{Avg: avg, Max: max(avg, latest), P95: max(avg, latest), Latest: latest, Samples: 20}
-	}
-	snap := &usage.Snapshot{Time: at, Source: "metrics-server", Nodes: map[string]usage.NodeUsage{
-		"pi-2": {Node: "pi-2", SampleTime: at.Add(-12 * time.Second), Windows: map[usage.Window]map[usage.Resource]usage.Stats{
-			usage.Window1m: {usage.CPU: stats(99, 99), usage.Memory: stats(99, 99)},
-			usage.Window5m: {usage.CPU: stats(71.5, 20), usage.Memory: stats(30, 40)},
-		}},
-		"pi-1": {Node: "pi-1", SampleTime: at.Add(-3 * time.Minute), Stale: true, Windows: map[usage.Window]map[usage.Resource]usage.Stats{
-			usage.Window5m: {usage.CPU: stats(12, 50)},
-		}},
-	}}
-	r := Report{
-		Namespace: "ballast-system",
-		Components: []Component{
-			{Name: "load-watcher", Found: true, Ready: true, Replicas: 1, Available: 1},
-			{Name: "scheduler", Found: true, Ready: false, Replicas: 2, Available: 1},
-			{Name: "descheduler"},
-		},
-		Usage:    newUsage(snap, []string{"pi-1", "pi-2", "pi-3"}),
-		UsageVia: "port-forward to pod lw-0",
-		Now:      at,
-	}
+	r := report()
+	snap := r.Usage.Snapshot
 	var out bytes.Buffer
 	if err := r.Print(&out); err != nil {
 		t.Fatal(err)
@@ -69,7 +47,7 @@ func TestReportPrint(t *testing.T) {
 	for _, want := range []string{
 		"scheduler     not ready      1/2",
 		"descheduler   not installed  -",
-		"usage: from metrics-server (load-watcher reached by port-forward to pod lw-0)",
+		"usage: from metrics-server (load-watcher reached by port-forward to pod ballast-load-watcher-7d9f8-x2x7q)",
 		"NODE  CPU (5m average)   MEMORY (newest sample)  SAMPLED",
 		// The 5m window, CPU on its mean, memory on its newest sample: 71.5% =
 		// 7.15 cells = 57 eighths, seven full and one eighth; 40% four full.
@@ -77,6 +55,7 @@ func TestReportPrint(t *testing.T) {
 		// 12% = 9.6 eighths → 10: one full and a quarter.
 		"pi-1  █▎          12.0%  -                       3m0s ago, stale: placed by requests\n",
 		"pi-3  -                  -                       never, no usage yet: placed by requests\n",
+		"  apps/leaky-0  +12.0 MiB/min, from 200 MiB to 560 MiB over 30m  10m ago\n",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

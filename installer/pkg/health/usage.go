@@ -21,8 +21,8 @@ const fetchTimeout = 10 * time.Second
 
 // Usage is what load-watcher served, read with its own client: the answer
 // is checked as the scheduler checks it and each node is stale when its
-// newest sample is older than the scheduler's default threshold
-// (client.DefaultStaleAfter).
+// newest sample is older than the scheduler's threshold
+// (scheduler.loadWatcherStaleAfter of the release, LoadWatcher.StaleAfter).
 type Usage struct {
 	Snapshot *usage.Snapshot
 	// Window is the window the table reads: LoadAware's default (5m) when
@@ -35,9 +35,10 @@ type Usage struct {
 // fetchUsage asks the load-watcher at address once through hc. nodes are
 // the cluster's nodes, nil when they could not be listed: load-watcher's
 // nodes outside the list are left out, the list's nodes without usage are
-// Unsampled.
-func fetchUsage(ctx context.Context, address string, hc *http.Client, nodes []string) (*Usage, error) {
-	cfg := client.Config{Address: address, HTTPClient: hc, Timeout: fetchTimeout}
+// Unsampled. A node is stale after staleAfter (zero:
+// client.DefaultStaleAfter).
+func fetchUsage(ctx context.Context, address string, hc *http.Client, nodes []string, staleAfter time.Duration) (*Usage, error) {
+	cfg := client.Config{Address: address, HTTPClient: hc, Timeout: fetchTimeout, StaleAfter: staleAfter}
 	if nodes != nil {
 		cfg.NodeExists = func(name string) bool { return slices.Contains(nodes, name) }
 	}

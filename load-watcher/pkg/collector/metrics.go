@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // metrics are the collector's own Prometheus metrics, registered on the
@@ -17,7 +19,7 @@ type metrics struct {
 	lastSuccess    prometheus.Gauge
 	nodesTracked   prometheus.GaugeFunc
 	nodesNoSamples prometheus.GaugeFunc
-	sampleAge      *sampleAgeCollector
+	nodes          *nodeCollector
 }
 
 func newMetrics(reg prometheus.Registerer, providerName string, c *Collector) (*metrics, error) {
@@ -52,9 +54,9 @@ func newMetrics(reg prometheus.Registerer, providerName string, c *Collector) (*
 			Name: "load_watcher_nodes_without_samples", ConstLabels: constLabels,
 			Help: "Cluster nodes for which the provider has returned no usable sample.",
 		}, func() float64 { return float64(len(c.Status().NodesWithoutSamples)) }),
-		sampleAge: newSampleAgeCollector(c, constLabels),
+		nodes: newNodeCollector(c, constLabels),
 	}
-	for _, col := range []prometheus.Collector{m.providerErrors, m.sampleDuration, m.rounds, m.rejected, m.lastSuccess, m.nodesTracked, m.nodesNoSamples, m.sampleAge} {
+	for _, col := range []prometheus.Collector{m.providerErrors, m.sampleDuration, m.rounds, m.rejected, m.lastSuccess, m.nodesTracked, m.nodesNoSamples, m.nodes} {
 		if err := reg.Register(col); err != nil {
 			return nil, err
 		}
@@ -62,21 +64,43 @@ func newMetrics(reg prometheus.Registerer, providerName string, c *Collector) (*
 	return m, nil
 }
 
-// sampleAgeCollector reports the age of each node's newest sample at
-// scrape time.
-type sampleAgeCollector struct {
-	c    *Collector
-	desc *prometheus.Desc
+// nodeStatistics are the statistics the per-node usage gauge exports: what
+// LoadAware and LoadAwareBalance compare with their thresholds by default
+// (avg for cpu, latest for memory) and the p95 either may be set to.
+var nodeStatistics = []struct {
+	name string
+	of   func(usage.Stats) float64
+}{
+	{"avg", func(s usage.Stats) float64 { return s.Avg }},
+	{"p95", func(s usage.Stats) float64 { return s.P95 }},
+	{"latest", func(s usage.Stats) float64 { return s.Latest }},
 }
 
-func newSampleAgeCollector(c *Collector, constLabels prometheus.Labels) *sampleAgeCollector {
-	return &sampleAgeCollector{c: c, desc: prometheus.NewDesc("load_watcher_node_sample_age_seconds",
-		"Age of the newest usage sample of each node.", []string{"node"}, constLabels)}
+// nodeCollector reports, at scrape time, the age of each node's newest
+// sample and its usage as the scheduler reads it.
+type nodeCollector struct {
+	c     *Collector
+	desc  *prometheus.Desc
+	usage *prometheus.Desc
 }
 
-func (s *sampleAgeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
+func newNodeCollector(c *Collector, constLabels prometheus.Labels) *nodeCollector {
+	return &nodeCollector{c: c,
+		desc: prometheus.NewDesc("load_watcher_node_sample_age_seconds",
+			"Age of the newest usage sample of each node.", []string{"node"}, constLabels),
+		usage: prometheus.NewDesc("load_watcher_node_usage_percent",
+			"Usage of each node in percent of its allocatable, by resource (cpu, memory), window (as configured) and statistic "+
+				"(avg, p95, latest), as load-watcher serves it to the scheduler and descheduler.",
+			[]string{"node", "resource", "window", "statistic"}, constLabels),
+	}
+}
 
-func (s *sampleAgeCollector) Collect(ch chan<- prometheus.Metric) {
+func (s *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- s.desc
+	ch <- s.usage
+}
+
+func (s *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	r := s.c.Round()
 	if r == nil {
 		return
@@ -84,6 +108,17 @@ func (s *sampleAgeCollector) Collect(ch chan<- prometheus.Metric) {
 	now := s.c.now()
 	for i := range r.Len() {
 		ch <- prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, now.Sub(r.SampleTime(i)).Seconds(), r.Name(i))
+		for _, w := range r.windows {
+			for _, res := range usage.Resources {
+				st, ok := r.Stats(i, w, res)
+				if !ok {
+					continue
+				}
+				for _, stat := range nodeStatistics {
+					ch <- prometheus.MustNewConstMetric(s.usage, prometheus.GaugeValue, stat.of(st), r.Name(i), string(res), w.String(), stat.name)
+				}
+			}
+		}
 	}
 }
 

@@ -39,13 +39,13 @@ func (c *Collector) Status() Status {
 	sort.Strings(s.NodesWithoutSamples)
 	switch {
 	case c.lastSuccess.IsZero() && c.lastErr != nil:
-		s.Reason = "no successful sample yet: " + c.lastErr.Error()
+		s.Reason = "no successful sample yet: " + c.cfg.Provider.Name() + ": " + c.lastErr.Error()
 	case c.lastSuccess.IsZero():
 		s.Reason = "no sample collected yet"
 	case c.now().Sub(c.lastSuccess) > c.cfg.StaleAfter:
 		s.Reason = fmt.Sprintf("provider has not answered since %s (stale after %s)", c.lastSuccess.UTC().Format(time.RFC3339), c.cfg.StaleAfter)
 		if c.lastErr != nil {
-			s.Reason += ": " + c.lastErr.Error()
+			s.Reason += ": " + c.cfg.Provider.Name() + ": " + c.lastErr.Error()
 		}
 	default:
 		s.Ready = true

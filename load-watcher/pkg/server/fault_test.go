@@ -81,3 +81,33 @@ func TestProviderOutage(t *testing.T) {
 		t.Errorf("recovered: node a = %+v, want fresh", u)
 	}
 }
+
+// TestReadyzSaysWhyNotReady checks that /readyz, which `ballast status`
+// prints when load-watcher is not ready, names the provider and its error.
+func TestReadyzSaysWhyNotReady(t *testing.T) {
+	p := static.New(static.WithClock(func() time.Time { return now }))
+	p.SetError(errors.New("the server could not find the requested resource (get nodes.metrics.k8s.io)"))
+	col, err := collector.New(collector.Config{Provider: p, Nodes: p, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandler(Options{Source: col, Now: func() time.Time { return now }})
+	readyz := func() (int, readiness) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, ReadyzPath, nil))
+		var r readiness
+		if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
+			t.Fatalf("decoding %s (%d): %v", ReadyzPath, rec.Code, err)
+		}
+		return rec.Code, r
+	}
+	if code, r := readyz(); code != http.StatusServiceUnavailable || r.Reason != "no sample collected yet" {
+		t.Errorf("before any round: %d %+v", code, r)
+	}
+	_ = col.Collect(context.Background())
+	want := "no successful sample yet: static: the server could not find the requested resource (get nodes.metrics.k8s.io)"
+	if code, r := readyz(); code != http.StatusServiceUnavailable || r.Ready || r.Reason != want {
+		t.Errorf("provider failing: %d, reason %q; want 503 and %q", code, r.Reason, want)
+	}
+}

@@ -2,8 +2,11 @@ package nodeload
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ballast-sched/ballast/core/loadmodel"
 )
 
 // Metrics are the Prometheus counters of the Ballast plugins. They are
@@ -22,6 +25,10 @@ type Metrics struct {
 	// Estimates counts pod estimates; labels plugin and source
 	// (EstimateSiblings or EstimateRequests).
 	Estimates *prometheus.CounterVec
+	// Thresholds are the usage thresholds a plugin filters nodes by, in
+	// percent of allocatable; labels plugin, resource, window and statistic
+	// (what of load-watcher's load_watcher_node_usage_percent it compares).
+	Thresholds *prometheus.GaugeVec
 }
 
 // The sources of a pod's estimate, as the Estimates metric labels them.
@@ -32,6 +39,15 @@ const (
 	// pod without running siblings or without pod metrics.
 	EstimateRequests = "requests"
 )
+
+// StatisticLabel is how load-watcher's load_watcher_node_usage_percent
+// labels s: avg, p95, latest.
+func StatisticLabel(s loadmodel.Statistic) string {
+	if s == loadmodel.Average {
+		return "avg"
+	}
+	return strings.ToLower(string(s))
+}
 
 // NewMetrics creates the counters and registers them with reg (the
 // scheduler's legacy registry in production). Counters already registered by
@@ -54,21 +70,26 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "ballast", Subsystem: "scheduler", Name: "pod_estimates_total",
 			Help: "Pods estimated before they run, by source: their running siblings' measured usage, or their requests.",
 		}, []string{"plugin", "source"}),
+		Thresholds: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "ballast", Subsystem: "scheduler", Name: "threshold_percent",
+			Help: "Usage threshold above which a plugin filters a node out, in percent of allocatable, by plugin, resource, window and statistic.",
+		}, []string{"plugin", "resource", "window", "statistic"}),
 	}
 	if reg != nil {
 		m.Unavailable = register(reg, m.Unavailable)
 		m.Filtered = register(reg, m.Filtered)
 		m.Overcommitted = register(reg, m.Overcommitted)
 		m.Estimates = register(reg, m.Estimates)
+		m.Thresholds = register(reg, m.Thresholds)
 	}
 	return m
 }
 
-func register(reg prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	if err := reg.Register(c); err != nil {
 		var are prometheus.AlreadyRegisteredError
 		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
+			if existing, ok := are.ExistingCollector.(C); ok {
 				return existing
 			}
 		}

@@ -9,6 +9,7 @@ package loadaware
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -138,11 +139,13 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeloa
 	figure := func(r usage.Resource) resourceFigure {
 		return resourceFigure{resource: r, at: nodeload.ResourceIndex(r), stat: pl.stats[r], threshold: args.Thresholds[r]}
 	}
+	stats := maps.Clone(pl.stats).Complete()
 	for _, r := range usage.Resources {
 		if _, ok := args.Thresholds[r]; ok {
 			pl.checked = append(pl.checked, r)
 			pl.checks = append(pl.checks, figure(r))
 			pl.filtered = append(pl.filtered, tracker.Metrics().Filtered.WithLabelValues(Name, string(r)))
+			tracker.Metrics().Thresholds.WithLabelValues(Name, string(r), pl.window.String(), nodeload.StatisticLabel(stats[r])).Set(args.Thresholds[r])
 		}
 	}
 	pl.weights = args.Settings.Weights()

@@ -90,6 +90,13 @@ func TestFilter(t *testing.T) {
 			}
 		})
 	}
+	// The thresholds are exported with what of load-watcher's usage they
+	// compare (the defaults: the 5m mean of cpu, the newest memory sample).
+	for labels, want := range map[[3]string]float64{{"cpu", "5m", "avg"}: 85, {"memory", "5m", "latest"}: 90} {
+		if got := testutil.ToFloat64(tracker.Metrics().Thresholds.WithLabelValues(Name, labels[0], labels[1], labels[2])); got != want {
+			t.Errorf("threshold %v = %v, want %v", labels, got, want)
+		}
+	}
 	// The cycle adds its rejections to the metric once the pod is placed.
 	if got := testutil.ToFloat64(tracker.Metrics().Filtered.WithLabelValues(Name, "cpu")); got != 0 {
 		t.Errorf("filtered cpu counter before the pod was placed = %v, want 0", got)

@@ -6,25 +6,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/kube"
 	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/installer/pkg/health"
+	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 )
 
 type flagpole struct {
-	Kube            kube.Flags
-	Namespace       string
-	ReleaseName     string
+	Kube        kube.Flags
+	Namespace   string
+	ReleaseName string
+	// LoadWatcherPort overrides the release's global.loadWatcher.port when
+	// not zero.
 	LoadWatcherPort int
 	Host            k3s.HostFlags
 	Timeout         time.Duration
+	Output          string
 }
 
 // NewCommand returns the status command.
@@ -33,8 +39,9 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status",
 		Short: "Show Ballast's health and the real cpu/memory usage of every node",
-		Long:  "status exits non-zero when a component is not ready or load-watcher has no usage to serve.",
-		Args:  cobra.NoArgs,
+		Long: "status exits non-zero when a component is not ready or load-watcher has no usage to serve, whatever the output format.\n" +
+			"It reads load-watcher's port, TLS and the scheduler's staleness limit from the release's values (the chart's defaults without a release).",
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runE(c.Context(), logger, streams, flags)
 		},
@@ -42,13 +49,17 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	flags.Kube.AddFlags(c.Flags())
 	c.Flags().StringVarP(&flags.Namespace, "namespace", "n", charts.DefaultNamespace, "namespace Ballast runs in")
 	c.Flags().StringVar(&flags.ReleaseName, "release-name", charts.DefaultReleaseName, "Helm release name")
-	c.Flags().IntVar(&flags.LoadWatcherPort, "load-watcher-port", 2020, "port of the load-watcher Service")
+	c.Flags().IntVar(&flags.LoadWatcherPort, "load-watcher-port", 0, "port of the load-watcher Service (default: global.loadWatcher.port of the release)")
+	c.Flags().StringVarP(&flags.Output, "output", "o", "", "output format: json or yaml (one document on stdout); empty prints tables")
 	flags.Host.AddFlags(c.Flags())
 	c.Flags().DurationVar(&flags.Timeout, "timeout", 30*time.Second, "how long to wait for the API")
 	return c
 }
 
 func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole) error {
+	if !slices.Contains(outputs, flags.Output) {
+		return fmt.Errorf("unknown output format %q: want json or yaml (or none, for tables)", flags.Output)
+	}
 	ctx, cancel := context.WithTimeout(ctx, flags.Timeout)
 	defer cancel()
 	paths := flags.Host.Paths()
@@ -61,8 +72,12 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 	if err != nil {
 		return err
 	}
+	lw, err := loadWatcher(logger, getter, flags)
+	if err != nil {
+		return err
+	}
 	opts := health.Options{
-		Client: clients.Kube, RestConfig: restConfig, Namespace: flags.Namespace, ReleaseName: flags.ReleaseName, LoadWatcherPort: flags.LoadWatcherPort,
+		Client: clients.Kube, RestConfig: restConfig, Namespace: flags.Namespace, ReleaseName: flags.ReleaseName, LoadWatcher: lw,
 	}
 	server := k3s.DetectHost(paths).Server
 	if server {
@@ -72,16 +87,42 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 		opts.LocalDropIn = paths.DropInWritten()
 	}
 	r := health.Collect(ctx, opts)
-	if err := r.Print(streams.Out); err != nil {
+	healthy := r.Healthy()
+	if !healthy && server {
+		// On k3s, helm-controller may still be at work: say where it is.
+		r.HelmController = k3s.InstallJobState(ctx, clients.Kube)
+	}
+	if err := write(streams.Out, r, flags.Output); err != nil {
 		return err
 	}
-	if !r.Healthy() {
-		// On k3s, helm-controller may still be at work: say where it is.
-		if server {
-			fmt.Fprintf(streams.Out, "\nk3s's helm-controller: %s\n", k3s.InstallJobState(ctx, clients.Kube))
+	if !healthy {
+		if flags.Output != "" {
+			return errors.New("Ballast is not healthy (see problems)")
 		}
 		return errors.New("Ballast is not healthy (see above)")
 	}
 	logger.V(1).Infof("all components ready")
 	return nil
+}
+
+// loadWatcher reads how to reach load-watcher from the release's values,
+// or the chart's defaults without a release; --load-watcher-port wins.
+func loadWatcher(logger *log.Logger, getter genericclioptions.RESTClientGetter, flags *flagpole) (health.LoadWatcher, error) {
+	vals, from, found, err := helminstall.ReleaseValues(helminstall.Options{Getter: getter, ReleaseName: flags.ReleaseName, Namespace: flags.Namespace})
+	if err != nil {
+		return health.LoadWatcher{}, err
+	}
+	if !found {
+		logger.V(1).Infof("no release %s in namespace %s: using the chart's defaults for load-watcher", flags.ReleaseName, flags.Namespace)
+	}
+	lw, err := health.LoadWatcherFromValues(vals, from)
+	if err != nil {
+		return lw, err
+	}
+	if flags.LoadWatcherPort != 0 {
+		lw.Port = flags.LoadWatcherPort
+		lw.From += ", port from --load-watcher-port"
+	}
+	logger.V(1).Infof("load-watcher: port %d, tls %t, stale after %s (from %s)", lw.Port, lw.TLS, lw.StaleAfter, lw.From)
+	return lw, nil
 }
