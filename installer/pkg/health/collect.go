@@ -87,6 +87,28 @@ type Options struct {
 	LocalDropIn bool
 }
 
+// AskLoadWatcher reads the usage the installed load-watcher serves, as
+// Collect does, and says how it was reached.
+func AskLoadWatcher(ctx context.Context, o Options) (*Usage, string, error) {
+	scheme := "http"
+	if o.LoadWatcher.TLS {
+		scheme = "https"
+	}
+	var lw *appsv1.Deployment
+	d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, charts.ComponentFullname(o.ReleaseName, "load-watcher"), metav1.GetOptions{})
+	if err == nil {
+		scheme, lw = loadWatcherScheme(d), d
+	}
+	var names []string
+	if nodes, err := o.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range nodes.Items {
+			names = append(names, n.Name)
+		}
+	}
+	u, _, via, err := askLoadWatcher(ctx, o, lw, scheme, names)
+	return u, via, err
+}
+
 // Collect reads Deployments, nodes and the opt-in policy, and asks
 // load-watcher for its usage (see askLoadWatcher).
 func Collect(ctx context.Context, o Options) Report {

@@ -4,7 +4,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ballast-sched/ballast/core/cli/log"
+
 	"helm.sh/helm/v3/pkg/chartutil"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 )
 
 // LoadWatcher is how status reaches load-watcher and judges its usage, as
@@ -52,5 +57,28 @@ func LoadWatcherFromValues(vals chartutil.Values, from string) (LoadWatcher, err
 			return lw, fmt.Errorf("values of %s: scheduler.loadWatcherStaleAfter: %w", from, err)
 		}
 	}
+	return lw, nil
+}
+
+// LoadWatcherOfRelease reads how to reach load-watcher from the values of
+// the release in namespace, or the chart's defaults without a release; a
+// port other than 0 wins over the values' (--load-watcher-port).
+func LoadWatcherOfRelease(logger *log.Logger, getter genericclioptions.RESTClientGetter, release, namespace string, port int) (LoadWatcher, error) {
+	vals, from, found, err := helminstall.ReleaseValues(helminstall.Options{Getter: getter, ReleaseName: release, Namespace: namespace})
+	if err != nil {
+		return LoadWatcher{}, err
+	}
+	if !found {
+		logger.V(1).Infof("no release %s in namespace %s: using the chart's defaults for load-watcher", release, namespace)
+	}
+	lw, err := LoadWatcherFromValues(vals, from)
+	if err != nil {
+		return lw, err
+	}
+	if port != 0 {
+		lw.Port = port
+		lw.From += ", port from --load-watcher-port"
+	}
+	logger.V(1).Infof("load-watcher: port %d, tls %t, stale after %s (from %s)", lw.Port, lw.TLS, lw.StaleAfter, lw.From)
 	return lw, nil
 }

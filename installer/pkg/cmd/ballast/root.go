@@ -10,6 +10,7 @@ import (
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/log"
 	buildversion "github.com/ballast-sched/ballast/core/version"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/explain"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/install"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/kubeconfig"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/render"
@@ -53,6 +54,7 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	c.AddCommand(kubeconfig.NewCommand(logger, streams))
 	c.AddCommand(render.NewCommand(logger, streams))
 	c.AddCommand(status.NewCommand(logger, streams))
+	c.AddCommand(explain.NewCommand(logger, streams))
 	c.AddCommand(sim.NewCommand(logger, streams))
 	c.AddCommand(version.NewCommand(streams))
 	return c

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -19,6 +20,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"k8s.io/kubernetes/pkg/scheduler"
+	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
@@ -82,26 +84,12 @@ func check(ctx context.Context, c startup.Container, root *startup.Root) error {
 	if err != nil {
 		return err
 	}
-	registry := frameworkruntime.Registry{}
 	noUsage := func(context.Context, fwk.Handle) (nodeload.Source, error) { return nil, nil }
-	for _, add := range plugins(noUsage, nil, nil) {
-		if err := add(registry); err != nil {
-			return err
-		}
+	registry, err := registryOf(noUsage, nil)
+	if err != nil {
+		return err
 	}
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
-	defer broadcaster.Shutdown()
-	_, err = scheduler.New(ctx, client, informers.NewSharedInformerFactory(client, 0), nil,
-		profile.NewRecorderFactory(broadcaster),
-		scheduler.WithKubeConfig(restCfg),
-		scheduler.WithProfiles(cfg.Profiles...),
-		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
-		scheduler.WithFrameworkOutOfTreeRegistry(registry),
-		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
-		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
-		scheduler.WithExtenders(cfg.Extenders...),
-		scheduler.WithParallelism(cfg.Parallelism),
-	)
+	_, err = newScheduler(ctx, client, restCfg, cfg, registry, informers.NewSharedInformerFactory(client, 0))
 	if err != nil {
 		return fmt.Errorf("building the scheduler from %s: %w", orDefaultConfig(opts.ConfigFile), err)
 	}
@@ -146,4 +134,36 @@ func parseFlags(args []string) (*options.Options, *Options, error) {
 		return nil, nil, fmt.Errorf("ballast-scheduler takes no arguments, got %q", fs.Args())
 	}
 	return opts, ballast, nil
+}
+
+// registryOf is the registry of Ballast's plugins on source, their metrics
+// unregistered: for a scheduler built to check or explain, not to run.
+func registryOf(source SourceFactory, now func() time.Time) (frameworkruntime.Registry, error) {
+	registry := frameworkruntime.Registry{}
+	for _, add := range plugins(source, now, nil) {
+		if err := add(registry); err != nil {
+			return nil, err
+		}
+	}
+	return registry, nil
+}
+
+// newScheduler builds kube-scheduler as the scheduler's start does, with
+// cfg's profiles and Ballast's plugins from registry, on client and the
+// informers of factory, without running it.
+func newScheduler(ctx context.Context, client kubernetes.Interface, restCfg *rest.Config, cfg *schedconfig.KubeSchedulerConfiguration,
+	registry frameworkruntime.Registry, factory informers.SharedInformerFactory) (*scheduler.Scheduler, error) {
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	context.AfterFunc(ctx, broadcaster.Shutdown)
+	return scheduler.New(ctx, client, factory, nil,
+		profile.NewRecorderFactory(broadcaster),
+		scheduler.WithKubeConfig(restCfg),
+		scheduler.WithProfiles(cfg.Profiles...),
+		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
+		scheduler.WithFrameworkOutOfTreeRegistry(registry),
+		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
+		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
+		scheduler.WithExtenders(cfg.Extenders...),
+		scheduler.WithParallelism(cfg.Parallelism),
+	)
 }

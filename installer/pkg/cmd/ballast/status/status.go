@@ -5,19 +5,15 @@ package status
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/kube"
 	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/installer/pkg/health"
-	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 )
 
@@ -57,8 +53,8 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 }
 
 func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole) error {
-	if !slices.Contains(outputs, flags.Output) {
-		return fmt.Errorf("unknown output format %q: want json or yaml (or none, for tables)", flags.Output)
+	if err := cli.CheckOutput(flags.Output); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, flags.Timeout)
 	defer cancel()
@@ -72,7 +68,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 	if err != nil {
 		return err
 	}
-	lw, err := loadWatcher(logger, getter, flags)
+	lw, err := health.LoadWatcherOfRelease(logger, getter, flags.ReleaseName, flags.Namespace, flags.LoadWatcherPort)
 	if err != nil {
 		return err
 	}
@@ -103,26 +99,4 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 	}
 	logger.V(1).Infof("all components ready")
 	return nil
-}
-
-// loadWatcher reads how to reach load-watcher from the release's values,
-// or the chart's defaults without a release; --load-watcher-port wins.
-func loadWatcher(logger *log.Logger, getter genericclioptions.RESTClientGetter, flags *flagpole) (health.LoadWatcher, error) {
-	vals, from, found, err := helminstall.ReleaseValues(helminstall.Options{Getter: getter, ReleaseName: flags.ReleaseName, Namespace: flags.Namespace})
-	if err != nil {
-		return health.LoadWatcher{}, err
-	}
-	if !found {
-		logger.V(1).Infof("no release %s in namespace %s: using the chart's defaults for load-watcher", flags.ReleaseName, flags.Namespace)
-	}
-	lw, err := health.LoadWatcherFromValues(vals, from)
-	if err != nil {
-		return lw, err
-	}
-	if flags.LoadWatcherPort != 0 {
-		lw.Port = flags.LoadWatcherPort
-		lw.From += ", port from --load-watcher-port"
-	}
-	logger.V(1).Infof("load-watcher: port %d, tls %t, stale after %s (from %s)", lw.Port, lw.TLS, lw.StaleAfter, lw.From)
-	return lw, nil
 }

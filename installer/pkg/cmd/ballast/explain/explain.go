@@ -1,0 +1,161 @@
+// Package explain implements `ballast explain`: why a pod is where it is
+// (or Pending), and how a node stands against every threshold.
+package explain
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/ballast-sched/ballast/charts"
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/kube"
+	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/installer/pkg/health"
+	"github.com/ballast-sched/ballast/installer/pkg/k3s"
+)
+
+// flagpole are the flags every explain command takes.
+type flagpole struct {
+	Kube        kube.Flags
+	Namespace   string
+	ReleaseName string
+	// LoadWatcherPort overrides the release's global.loadWatcher.port when
+	// not zero.
+	LoadWatcherPort int
+	Host            k3s.HostFlags
+	Timeout         time.Duration
+	Output          string
+}
+
+// NewCommand returns the explain command and its subcommands.
+func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
+	flags := &flagpole{}
+	c := &cobra.Command{
+		Use:   "explain",
+		Short: "Say why a pod is where it is (or Pending), and how a node stands against Ballast's thresholds",
+		Args:  cobra.NoArgs,
+	}
+	flags.Kube.AddFlags(c.PersistentFlags())
+	c.PersistentFlags().StringVarP(&flags.Namespace, "namespace", "n", charts.DefaultNamespace, "namespace Ballast runs in")
+	c.PersistentFlags().StringVar(&flags.ReleaseName, "release-name", charts.DefaultReleaseName, "Helm release name")
+	c.PersistentFlags().IntVar(&flags.LoadWatcherPort, "load-watcher-port", 0, "port of the load-watcher Service (default: global.loadWatcher.port of the release)")
+	c.PersistentFlags().StringVarP(&flags.Output, "output", "o", "", "output format: json or yaml (one document on stdout); empty prints tables")
+	flags.Host.AddFlags(c.PersistentFlags())
+	c.PersistentFlags().DurationVar(&flags.Timeout, "timeout", time.Minute, "how long to wait for the API")
+	c.AddCommand(newPodCommand(logger, streams, flags))
+	// c.AddCommand(newNodeCommand(logger, streams, flags))
+	return c
+}
+
+// installation is what an explanation reads of the cluster and of Ballast.
+type installation struct {
+	client     kubernetes.Interface
+	restConfig *rest.Config
+	// schedulerConfig is the scheduler's KubeSchedulerConfiguration; nil
+	// when the release runs no scheduler.
+	schedulerConfig []byte
+	// policy is the descheduler's policy; nil when it runs none.
+	policy []byte
+	// usage is what load-watcher serves, nil when it could not be read
+	// (usageErr says why).
+	usage    *health.Usage
+	usageErr error
+}
+
+// connect reads the installation flags describe.
+func connect(ctx context.Context, logger *log.Logger, flags *flagpole) (*installation, error) {
+	if err := cli.CheckOutput(flags.Output); err != nil {
+		return nil, err
+	}
+	getter := flags.Kube.Getter(flags.Namespace, flags.Host.Paths().Kubeconfig())
+	clients, err := kube.NewClients(getter)
+	if err != nil {
+		return nil, err
+	}
+	restConfig, err := getter.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	in := &installation{client: clients.Kube, restConfig: restConfig}
+	if in.schedulerConfig, err = configMapKey(ctx, in.client, flags, "scheduler", "config.yaml"); err != nil {
+		return nil, err
+	}
+	if in.policy, err = configMapKey(ctx, in.client, flags, "descheduler", "policy.yaml"); err != nil {
+		return nil, err
+	}
+	lw, err := health.LoadWatcherOfRelease(logger, getter, flags.ReleaseName, flags.Namespace, flags.LoadWatcherPort)
+	if err != nil {
+		return nil, err
+	}
+	in.usage, _, in.usageErr = health.AskLoadWatcher(ctx, health.Options{Client: in.client, RestConfig: restConfig,
+		Namespace: flags.Namespace, ReleaseName: flags.ReleaseName, LoadWatcher: lw})
+	return in, nil
+}
+
+// configMapKey reads key of the ConfigMap of component; nil when the
+// release has no such ConfigMap (the component is off).
+func configMapKey(ctx context.Context, client kubernetes.Interface, flags *flagpole, component, key string) ([]byte, error) {
+	name := charts.ComponentFullname(flags.ReleaseName, component)
+	cm, err := client.CoreV1().ConfigMaps(flags.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s's configuration (ConfigMap %s/%s): %w", component, flags.Namespace, name, err)
+	}
+	return []byte(cm.Data[key]), nil
+}
+
+// Event is one event about an object, as explain lists them.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Type    string    `json:"type"`
+	Reason  string    `json:"reason"`
+	From    string    `json:"from"`
+	Message string    `json:"message"`
+	Count   int32     `json:"count,omitempty"`
+}
+
+// eventsOf lists the events about the object of uid in namespace, oldest
+// first.
+func eventsOf(ctx context.Context, client kubernetes.Interface, namespace, kind, name string) ([]Event, error) {
+	sel := fields.Set{"involvedObject.kind": kind, "involvedObject.name": name}
+	list, err := client.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: sel.String()})
+	if err != nil {
+		return nil, fmt.Errorf("listing the events of %s %s: %w", kind, name, err)
+	}
+	out := make([]Event, 0, len(list.Items))
+	for _, e := range list.Items {
+		out = append(out, Event{Time: eventTime(e), Type: e.Type, Reason: e.Reason, From: source(e), Message: e.Message, Count: e.Count})
+	}
+	sortEvents(out)
+	return out, nil
+}
+
+func eventTime(e corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case e.Series != nil:
+		return e.Series.LastObservedTime.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+func source(e corev1.Event) string {
+	if e.ReportingController != "" {
+		return e.ReportingController
+	}
+	return e.Source.Component
+}

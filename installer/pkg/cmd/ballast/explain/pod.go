@@ -1,0 +1,219 @@
+package explain
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/core/usage"
+	schedulerapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
+)
+
+func newPodCommand(logger *log.Logger, streams cli.IOStreams, flags *flagpole) *cobra.Command {
+	return &cobra.Command{
+		Use:   "pod [NAMESPACE/]NAME",
+		Short: "Say where a pod is, where Ballast's scheduler would place it now and why not on every other node",
+		Long: "explain pod runs the scheduler's own profile (its configuration from the release, the same kube-scheduler framework\n" +
+			"and plugins) on the cluster as it is now and the usage load-watcher serves now: for every node, the filter that\n" +
+			"rejects it and why, LoadAware's figures (usage, pods bound since the sample, the pod's estimate, the threshold)\n" +
+			"and each score plugin's score. It lists the pod's events too: where the scheduler placed it, why it is Pending,\n" +
+			"why the descheduler moved it. A pod is placed as if it were not bound yet; its own usage stays in its node's figures.",
+		Example: "  ballast explain pod default/web-6d4f9c-abcde\n  ballast explain pod web-6d4f9c-abcde -o json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			ctx, cancel := context.WithTimeout(c.Context(), flags.Timeout)
+			defer cancel()
+			return explainPod(ctx, logger, streams, flags, args[0])
+		},
+	}
+}
+
+// PodExplanation is what `ballast explain pod` prints.
+type PodExplanation struct {
+	Namespace     string `json:"namespace"`
+	Name          string `json:"name"`
+	SchedulerName string `json:"schedulerName"`
+	// Node is where the pod is bound; empty while Pending.
+	Node  string `json:"node,omitempty"`
+	Phase string `json:"phase"`
+	// Now is where the scheduler would place the pod now, and why.
+	Now *schedulerapp.Explanation `json:"now,omitempty"`
+	// NotBallast says why the pod is not Ballast's to place.
+	NotBallast string `json:"notBallast,omitempty"`
+	// UsageTime is when load-watcher's figures were assembled; UsageError
+	// says why there are none (every node is then placed by requests).
+	UsageTime  *metav1.Time `json:"usageTime,omitempty"`
+	UsageError string       `json:"usageError,omitempty"`
+	Events     []Event      `json:"events"`
+}
+
+func explainPod(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole, ref string) error {
+	ns, name := "default", ref
+	if before, after, ok := strings.Cut(ref, "/"); ok {
+		ns, name = before, after
+	}
+	in, err := connect(ctx, logger, flags)
+	if err != nil {
+		return err
+	}
+	pod, err := in.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading pod %s/%s: %w", ns, name, err)
+	}
+	ex := PodExplanation{Namespace: ns, Name: name, SchedulerName: pod.Spec.SchedulerName, Node: pod.Spec.NodeName, Phase: string(pod.Status.Phase)}
+	var snap *usage.Snapshot
+	if in.usage != nil {
+		snap = in.usage.Snapshot
+		ex.UsageTime = &metav1.Time{Time: snap.Time}
+	} else if in.usageErr != nil {
+		ex.UsageError = in.usageErr.Error()
+	}
+	switch {
+	case in.schedulerConfig == nil:
+		ex.NotBallast = fmt.Sprintf("release %s in namespace %s runs no scheduler (no ConfigMap with its configuration)", flags.ReleaseName, flags.Namespace)
+	default:
+		now, err := schedulerapp.Explain(ctx, schedulerapp.ExplainInput{Config: in.schedulerConfig, Client: in.client, RestConfig: in.restConfig,
+			Usage: snap, Pod: pod})
+		if err != nil {
+			return fmt.Errorf("explaining pod %s/%s: %w", ns, name, err)
+		}
+		if now.OtherScheduler {
+			ex.NotBallast = fmt.Sprintf("its schedulerName, %s, is none of Ballast's scheduler profiles: that scheduler places it, by its own rules",
+				schedulerNameOf(pod))
+		} else {
+			ex.Now = now
+		}
+	}
+	if ex.Events, err = eventsOf(ctx, in.client, ns, "Pod", name); err != nil {
+		logger.Warnf("%v", err)
+	}
+	if flags.Output != "" {
+		return cli.WriteDocument(streams.Out, ex, flags.Output)
+	}
+	return ex.Print(streams.Out, time.Now())
+}
+
+func schedulerNameOf(pod *corev1.Pod) string {
+	if pod.Spec.SchedulerName == "" {
+		return corev1.DefaultSchedulerName
+	}
+	return pod.Spec.SchedulerName
+}
+
+// Print writes the explanation as text and tables.
+func (p PodExplanation) Print(w io.Writer, now time.Time) error {
+	fmt.Fprintf(w, "Pod %s/%s (schedulerName %s), %s", p.Namespace, p.Name, p.SchedulerName, p.Phase)
+	if p.Node != "" {
+		fmt.Fprintf(w, " on %s", p.Node)
+	}
+	fmt.Fprintln(w)
+	switch {
+	case p.NotBallast != "":
+		fmt.Fprintf(w, "Not Ballast's to place: %s.\n", p.NotBallast)
+	case p.Now != nil:
+		if p.UsageError != "" {
+			fmt.Fprintf(w, "No usage from load-watcher (%s): the scheduler places by requests alone.\n", p.UsageError)
+		} else if p.UsageTime != nil {
+			fmt.Fprintf(w, "Usage from load-watcher, %s old.\n", now.Sub(p.UsageTime.Time).Round(time.Second))
+		}
+		printNow(w, p)
+	}
+	if len(p.Events) > 0 {
+		fmt.Fprintln(w, "\nEvents:")
+		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "  AGE\tTYPE\tREASON\tFROM\tMESSAGE")
+		for _, e := range p.Events {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", now.Sub(e.Time).Round(time.Second), e.Type, e.Reason, e.From, e.Message)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printNow writes where the scheduler would place the pod now, node by node.
+func printNow(w io.Writer, p PodExplanation) {
+	ex := p.Now
+	switch {
+	case ex.PreFilter != nil:
+		fmt.Fprintf(w, "Now: no node can take it: %s: %s\n", ex.PreFilter.Plugin, strings.Join(ex.PreFilter.Reasons, "; "))
+	case len(ex.Best) == 0:
+		fmt.Fprintln(w, "Now: no node can take it (see why, node by node, below).")
+	case p.Node != "" && slices.Contains(ex.Best, p.Node):
+		fmt.Fprintf(w, "Now: it would go where it is, %s (best score).\n", p.Node)
+	default:
+		fmt.Fprintf(w, "Now: it would go to %s (best score).\n", strings.Join(ex.Best, " or "))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tFITS\tSCORE\tLOADAWARE (measured + pending + pod = predicted / threshold)\tWHY NOT / SCORES")
+	for _, n := range ex.Nodes {
+		fits, score := "no", "-"
+		why := ""
+		if n.Feasible {
+			fits, score = "yes", fmt.Sprint(n.Total)
+			why = scores(n.Scores)
+		} else if n.Rejected != nil {
+			why = n.Rejected.Plugin + ": " + strings.Join(n.Rejected.Reasons, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Name, fits, score, loadFigures(n.Load), why)
+	}
+	_ = tw.Flush()
+}
+
+// loadFigures formats LoadAware's view of a node.
+func loadFigures(r *loadaware.NodeReport) string {
+	switch {
+	case r == nil:
+		return "-"
+	case r.Unavailable != "":
+		return "no usage to go by (" + r.Unavailable + "): placed by requests"
+	}
+	parts := make([]string, 0, len(r.Resources))
+	for _, f := range r.Resources {
+		s := fmt.Sprintf("%s %.1f+%.1f+%.1f=%.1f%%", f.Resource, f.Current, f.Pending, f.Pod, f.Predicted)
+		if f.Threshold > 0 {
+			s += fmt.Sprintf(" / %g%%", f.Threshold)
+			if f.Over {
+				s += " (over)"
+			}
+		}
+		parts = append(parts, s)
+	}
+	if r.Exempt {
+		parts = append(parts, "(thresholds do not apply to this pod)")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// scores formats the weighted scores of the plugins that scored a node,
+// highest first.
+func scores(ps []schedulerapp.PluginScore) string {
+	ps = append([]schedulerapp.PluginScore(nil), ps...)
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Score > ps[j].Score })
+	parts := make([]string, 0, len(ps))
+	for _, s := range ps {
+		if s.Score != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", s.Plugin, s.Score))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sortEvents orders events oldest first.
+func sortEvents(events []Event) {
+	sort.SliceStable(events, func(i, j int) bool { return events[i].Time.Before(events[j].Time) })
+}
