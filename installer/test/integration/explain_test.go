@@ -9,9 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/core/cluster"
+	deschedulerconfig "github.com/ballast-sched/ballast/descheduler/config"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/explain"
 	"github.com/ballast-sched/ballast/scheduler/config"
 )
@@ -37,6 +40,23 @@ func TestExplainPod(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The descheduler's policy and a move it remembers of web's ReplicaSet.
+	if _, err := c.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: charts.ComponentFullname(charts.DefaultReleaseName, "descheduler")},
+		Data:       map[string]string{"policy.yaml": deschedulerconfig.Policy},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	moved := time.Now().Add(-3 * time.Minute).UTC().Format(time.RFC3339)
+	if _, err := c.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: charts.ComponentFullname(charts.DefaultReleaseName, "descheduler") + "-moves"},
+		Data: map[string]string{balance.MovesKey: `{"moves":[{"workload":{"Namespace":"default","Kind":"ReplicaSet","Name":"web-rs"},` +
+			`"pod":"web-old","source":"node-a","destination":"node-b","at":"` + moved + `","sourceLoad":{"memory":4},"destinationLoad":{"memory":5},` +
+			`"landedOn":"node-b","hot":true,"why":"Moved off node-a by LoadAwareBalance: memory 93.0% over its high threshold 85.0%",` +
+			`"sourceUsage":{"memory":93},"destinationUsage":{"memory":40},"sourceAfter":{"memory":89}}]}`},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	pod := func(name, scheduler, node string, selector map[string]string) {
 		t.Helper()
 		p := &corev1.Pod{
@@ -45,6 +65,10 @@ func TestExplainPod(t *testing.T) {
 				Name: "c", Image: "registry.k8s.io/pause:3.10",
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
 			}}},
+		}
+		if name == "web" {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-rs", UID: "web-rs",
+				Controller: ptr.To(true)}}
 		}
 		if _, err := c.Client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -94,13 +118,29 @@ func TestExplainPod(t *testing.T) {
 			t.Fatalf("%+v: want it to say default-scheduler places it", ex)
 		}
 	})
+	t.Run("node", func(t *testing.T) {
+		out, stderr, err := runCLI("explain", "node", "node-a", kubeconfig, "--timeout=40s")
+		if err != nil {
+			t.Fatalf("explain node node-a: %v\n%s", err, stderr)
+		}
+		t.Logf("\n%s", out)
+		for _, want := range []string{"Node node-a", "No usage from load-watcher", "Scheduler (window 5m): no usable usage",
+			"Descheduler (window 5m): no usable usage", "Recent moves off and onto it:", "off node-a, expected on node-b"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q", want)
+			}
+		}
+	})
 	t.Run("bound", func(t *testing.T) {
 		out, stderr, err := runCLI("explain", "pod", "default/web", kubeconfig, "--timeout=40s")
 		if err != nil {
 			t.Fatalf("explain pod web: %v\n%s", err, stderr)
 		}
 		t.Logf("\n%s", out)
-		for _, want := range []string{"on node-b", "Now: it would go where it is, node-b", "node-a", "NodeAffinity", "Scheduled", "Successfully assigned default/web to node-b", "placed by requests"} {
+		for _, want := range []string{"on node-b", "Now: it would go where it is, node-b", "node-a", "NodeAffinity", "Scheduled",
+			"Successfully assigned default/web to node-b", "placed by requests",
+			"Moves of its workload (default/ReplicaSet/web-rs)", "off node-a, expected on node-b; its replacement ran there, as planned",
+			"memory 93.0% over its high threshold", "afterwards node-a came down as expected (memory 89.0%, expected 89.0%)"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q", want)
 			}

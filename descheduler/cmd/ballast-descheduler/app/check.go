@@ -16,10 +16,12 @@ import (
 	componentbaseconfig "k8s.io/component-base/config"
 	componentbasevalidation "k8s.io/component-base/config/validation"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/descheduler/pkg/api"
 	"sigs.k8s.io/descheduler/pkg/descheduler"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
 	"github.com/ballast-sched/ballast/core/startup"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 )
 
 // unreachable is the API server the check's policy decoding is given; it
@@ -99,6 +101,12 @@ func check(ctx context.Context, c startup.Container, root *startup.Root) error {
 // checkPolicy decodes, validates and defaults the policy in file as the
 // descheduler does at start, with every upstream plugin and Ballast's.
 func checkPolicy(file string) error {
+	_, err := loadPolicy(file)
+	return err
+}
+
+// loadPolicy reads the policy in file as the descheduler does at start.
+func loadPolicy(file string) (*api.DeschedulerPolicy, error) {
 	// The policy's decoding finds each plugin's args type in the process's
 	// registry, as at the descheduler's start; a check fills it once, with
 	// plugins that are never built.
@@ -108,10 +116,33 @@ func checkPolicy(file string) error {
 	})
 	client, err := kubernetes.NewForConfig(&rest.Config{Host: unreachable, Timeout: time.Second})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = descheduler.LoadPolicyConfig(file, client, pluginregistry.PluginRegistry)
-	return err
+	return descheduler.LoadPolicyConfig(file, client, pluginregistry.PluginRegistry)
+}
+
+// BalanceArgs returns the LoadAwareBalance args of policy (a
+// DeschedulerPolicy), decoded, validated and defaulted as the descheduler
+// does at start; nil when no profile runs LoadAwareBalance.
+func BalanceArgs(policy []byte) (*loadawarebalance.LoadAwareBalanceArgs, error) {
+	const path = "/policy.yaml"
+	var args *loadawarebalance.LoadAwareBalanceArgs
+	err := startup.Container{Files: map[string][]byte{path: policy}}.WithFiles(func(root *startup.Root) error {
+		p, err := loadPolicy(root.Path(path))
+		if err != nil {
+			return err
+		}
+		for _, prof := range p.Profiles {
+			for _, pc := range prof.PluginConfigs {
+				if a, ok := pc.Args.(*loadawarebalance.LoadAwareBalanceArgs); ok && pc.Name == loadawarebalance.PluginName {
+					args = a
+					return nil
+				}
+			}
+		}
+		return nil
+	})
+	return args, err
 }
 
 // checkLeaderElection checks the --leader-elect-* flags as the leader

@@ -24,6 +24,11 @@ type GrowthSource interface {
 // 5m descheduling interval would sample it often enough.
 const PodSamplePeriod = 30 * time.Second
 
+// ReasonMoved is the reason of the event a balance plugin records on a pod
+// it moved: why, where it expected the replacement, and what it expected
+// of both nodes' usage.
+const ReasonMoved = "BallastMoved"
+
 // Event reason and action of the warning about a growing pod.
 const (
 	ReasonMemoryGrowing = "MemoryGrowing"

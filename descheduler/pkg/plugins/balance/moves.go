@@ -1,6 +1,7 @@
 package balance
 
 import (
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -32,6 +33,12 @@ type move struct {
 	// hot is set when the pod was moved to cool its source, a node over
 	// its high thresholds.
 	hot bool
+	// why says why the pod was moved; sourceUsage and destinationUsage are
+	// both nodes' usage when it was (Note), and sourceAfter the source's
+	// usage in the first cycle after the replacement ran (SetCool).
+	why                           string
+	sourceUsage, destinationUsage NodeLoad
+	sourceAfter                   NodeLoad
 }
 
 // receivedBy reports whether node got this move's pod: the node its
@@ -238,6 +245,21 @@ func (s *Store) RememberCooling(w Workload, pod types.UID, source, destination s
 // because its pods left is not enough: the move itself made it so.
 func (s *Store) SetCool(loads map[string]NodeLoad, low ResourceThresholds) {
 	s.loads, s.low = loads, low
+	for _, m := range s.moves {
+		if load, ok := loads[m.source]; ok && m.landedOn != "" && m.sourceAfter == nil {
+			m.sourceAfter = maps.Clone(load)
+		}
+	}
+}
+
+// Note records why the move of pod was made and both nodes' usage when it
+// was, for those who ask afterwards (`ballast explain`).
+func (s *Store) Note(pod types.UID, why string, sourceUsage, destinationUsage NodeLoad) {
+	for _, m := range s.moves {
+		if m.pod == pod && pod != "" {
+			m.why, m.sourceUsage, m.destinationUsage = why, maps.Clone(sourceUsage), maps.Clone(destinationUsage)
+		}
+	}
 }
 
 // outdated reports whether m answered a heat that has gone (SetCool).

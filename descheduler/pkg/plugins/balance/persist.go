@@ -91,6 +91,12 @@ type savedMove struct {
 	LandedOn        string      `json:"landedOn,omitempty"`
 	LandedBack      []types.UID `json:"landedBack,omitempty"`
 	Hot             bool        `json:"hot,omitempty"`
+	// Why the pod was moved, both nodes' usage then, and the source's
+	// usage once the replacement ran.
+	Why              string   `json:"why,omitempty"`
+	SourceUsage      NodeLoad `json:"sourceUsage,omitempty"`
+	DestinationUsage NodeLoad `json:"destinationUsage,omitempty"`
+	SourceAfter      NodeLoad `json:"sourceAfter,omitempty"`
 }
 
 // encode writes the newest maxKeptMoves moves, oldest first; nothing at
@@ -106,7 +112,8 @@ func (s *Store) encode() ([]byte, error) {
 		slices.Sort(back)
 		out.Moves = append(out.Moves, savedMove{Workload: m.workload, Pod: m.pod, Source: m.source, Destination: m.destination,
 			At: m.at.UTC(), SourceLoad: m.sourceLoad, DestinationLoad: m.destinationLoad,
-			Replacement: m.replacement, LandedOn: m.landedOn, LandedBack: back, Hot: m.hot})
+			Replacement: m.replacement, LandedOn: m.landedOn, LandedBack: back, Hot: m.hot,
+			Why: m.why, SourceUsage: m.sourceUsage, DestinationUsage: m.destinationUsage, SourceAfter: m.sourceAfter})
 	}
 	return json.Marshal(out)
 }
@@ -138,12 +145,19 @@ func (s *Store) merge(data []byte) (int, error) {
 			if m.replacement == "" && sm.Replacement != "" {
 				m.replacement, m.landedOn = sm.Replacement, sm.LandedOn
 			}
+			if m.why == "" {
+				m.why, m.sourceUsage, m.destinationUsage = sm.Why, sm.SourceUsage, sm.DestinationUsage
+			}
+			if m.sourceAfter == nil {
+				m.sourceAfter = sm.SourceAfter
+			}
 			m.landedBack.Insert(sm.LandedBack...)
 			continue
 		}
 		s.moves = append(s.moves, &move{workload: sm.Workload, pod: sm.Pod, source: sm.Source, destination: sm.Destination, at: sm.At,
 			sourceLoad: sm.SourceLoad, destinationLoad: sm.DestinationLoad, replacement: sm.Replacement, landedOn: sm.LandedOn,
-			landedBack: sets.New(sm.LandedBack...), hot: sm.Hot})
+			landedBack: sets.New(sm.LandedBack...), hot: sm.Hot, why: sm.Why, sourceUsage: sm.SourceUsage,
+			destinationUsage: sm.DestinationUsage, sourceAfter: sm.SourceAfter})
 		added++
 	}
 	slices.SortStableFunc(s.moves, func(a, b *move) int { return a.at.Compare(b.at) })
@@ -205,4 +219,57 @@ func (d Deps) Keep(ctx context.Context, logger klog.Logger) {
 		return
 	}
 	s.version, s.saved = version, data
+}
+
+// Move is one move the descheduler remembers, as `ballast explain` reads it
+// from the moves kept in the cluster.
+type Move struct {
+	Workload Workload `json:"workload"`
+	Pod      types.UID `json:"pod,omitempty"`
+	// Source is the node the pod was moved off, Destination where the
+	// descheduler expected its replacement, LandedOn where it ran (empty
+	// until it did).
+	Source      string    `json:"source"`
+	Destination string    `json:"destination"`
+	LandedOn    string    `json:"landedOn,omitempty"`
+	At          time.Time `json:"at"`
+	Why         string    `json:"why,omitempty"`
+	// SourceUsage and DestinationUsage are both nodes' usage (percent)
+	// when the pod was moved; ExpectedSource and ExpectedDestination what
+	// the move was to make of it; SourceAfter the source's usage once the
+	// replacement ran.
+	SourceUsage         NodeLoad `json:"sourceUsage,omitempty"`
+	DestinationUsage    NodeLoad `json:"destinationUsage,omitempty"`
+	ExpectedSource      NodeLoad `json:"expectedSource,omitempty"`
+	ExpectedDestination NodeLoad `json:"expectedDestination,omitempty"`
+	SourceAfter         NodeLoad `json:"sourceAfter,omitempty"`
+	// Bounced is true when a new pod of the workload ran on the source
+	// after the move.
+	Bounced bool `json:"bounced,omitempty"`
+	// Cooling is true when the move was made to cool its source, a node
+	// over its high thresholds; false for a move that balances.
+	Cooling bool `json:"cooling,omitempty"`
+}
+
+// DecodeMoves reads the moves kept in the cluster (the MovesKey of the
+// moves ConfigMap), oldest first.
+func DecodeMoves(data []byte) ([]Move, error) {
+	s := NewStore()
+	if _, err := s.merge(data); err != nil {
+		return nil, err
+	}
+	out := make([]Move, 0, len(s.moves))
+	for _, m := range s.moves {
+		mv := Move{Workload: m.workload, Pod: m.pod, Source: m.source, Destination: m.destination, LandedOn: m.landedOn, At: m.at,
+			Why: m.why, SourceUsage: m.sourceUsage, DestinationUsage: m.destinationUsage, SourceAfter: m.sourceAfter,
+			Bounced: m.landedBack.Len() > 0, Cooling: m.hot}
+		if m.sourceUsage != nil {
+			mv.ExpectedSource = m.sourceUsage.Add(m.sourceLoad, -1)
+		}
+		if m.destinationUsage != nil {
+			mv.ExpectedDestination = m.destinationUsage.Add(m.destinationLoad, 1)
+		}
+		out = append(out, mv)
+	}
+	return out, nil
 }

@@ -196,3 +196,59 @@ func readMoves(t *testing.T, client *fake.Clientset) []keptMove {
 	}
 	return out.Moves
 }
+
+// A kept move explains itself to whoever reads it (`ballast explain`): why
+// it was made, both nodes' usage then and what it was expected to make of
+// them, where the replacement ran and the source's usage once it had.
+func TestKeptMovesExplainThemselves(t *testing.T) {
+	ctx := context.Background()
+	logger := klog.Background()
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	cm, client := movesConfigMap(t)
+	web := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	d := balance.Deps{Store: balance.NewStore(), Persist: cm}
+	s := d.Store
+	s.Lock()
+	d.Recall(ctx, logger)
+	s.RememberCooling(web, "web-1", "a", "b", t0, balance.NodeLoad{usage.Memory: 5}, balance.NodeLoad{usage.Memory: 4})
+	s.Note("web-1", "memory over its high threshold", balance.NodeLoad{usage.Memory: 93}, balance.NodeLoad{usage.Memory: 40})
+	landed := balancetest.Pod("web-2", "c", "web", 40)
+	landed.CreationTimestamp = metav1.NewTime(t0.Add(time.Minute))
+	landed.UID = "web-2"
+	s.Follow([]string{"a", "b", "c"}, func(node string) []*v1.Pod {
+		if node == "c" {
+			return []*v1.Pod{landed}
+		}
+		return nil
+	})
+	s.SetCool(map[string]balance.NodeLoad{"a": {usage.Memory: 87}}, nil)
+	d.Keep(ctx, logger)
+	s.Unlock()
+
+	cmap, err := client.CoreV1().ConfigMaps("ballast-system").Get(ctx, "moves", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moves, err := balance.DecodeMoves([]byte(cmap.Data[balance.MovesKey]))
+	if err != nil || len(moves) != 1 {
+		t.Fatalf("moves %+v, %v; want one", moves, err)
+	}
+	m := moves[0]
+	for _, c := range []struct {
+		what      string
+		got, want any
+	}{
+		{"why", m.Why, "memory over its high threshold"},
+		{"expected destination", m.Destination, "b"},
+		{"landed on", m.LandedOn, "c"},
+		{"source usage then", m.SourceUsage[usage.Memory], 93.0},
+		{"source expected after", m.ExpectedSource[usage.Memory], 88.0},
+		{"destination expected after", m.ExpectedDestination[usage.Memory], 44.0},
+		{"source measured after", m.SourceAfter[usage.Memory], 87.0},
+		{"cooling", m.Cooling, true},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %v, want %v", c.what, c.got, c.want)
+		}
+	}
+}

@@ -356,19 +356,25 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			continue
 		}
 		reason := eventReason(over, c.loads[node.Name], limit, node.Name, dest.Node.Name)
+		sourceLoad := p.Deps.Model.Share(amounts[pod], node)
+		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.Node)
+		note := moveNote(over, c.loads[node.Name], limit, balancing, node.Name, dest.Node.Name,
+			c.loads[node.Name].Add(sourceLoad, -1), c.loads[dest.Node.Name].Add(destinationLoad, 1))
 		if p.args.DryRun {
-			podLogger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Node.Name, "score", dest.Score)
+			podLogger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Node.Name, "score", dest.Score, "why", note)
 		} else if err := p.Handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
 			if stop := p.evictionFailed(podLogger, c, err); stop {
 				return
 			}
 			continue
 		} else {
-			podLogger.Info("Evicted pod", "reason", reason, "destination", dest.Node.Name, "score", dest.Score)
+			podLogger.Info("Evicted pod", "reason", reason, "destination", dest.Node.Name, "score", dest.Score, "why", note)
 			p.Deps.Metrics.Evictions.WithLabelValues(PluginName, evictionReason(over, c.loads[node.Name], p.args.HighThresholds), node.Name).Inc()
+			if p.Deps.Events != nil {
+				p.Deps.Events.Eventf(pod, nil, v1.EventTypeNormal, balance.ReasonMoved, "Descheduled", "%s", note)
+			}
 		}
-		sourceLoad := p.Deps.Model.Share(amounts[pod], node)
-		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.Node)
+		sourceUsage, destinationUsage := c.loads[node.Name], c.loads[dest.Node.Name]
 		c.loads[node.Name] = c.loads[node.Name].Add(sourceLoad, -1)
 		c.loads[dest.Node.Name] = c.loads[dest.Node.Name].Add(destinationLoad, 1)
 		fromNode++
@@ -380,6 +386,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			} else {
 				s.RememberCooling(wl, pod.UID, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
 			}
+			s.Note(pod.UID, note, sourceUsage, destinationUsage)
 		}
 	}
 }
@@ -470,6 +477,31 @@ func eventReason(over []usage.Resource, load balance.NodeLoad, high balance.Reso
 		s = s[:maxEventReason]
 	}
 	return s
+}
+
+// moveNote says why a pod moves off source and what the move is expected to
+// make of both nodes: the usage over each limit it crossed (a high
+// threshold, or the cluster's mean plus its deviation when balancing),
+// the expected destination, and both nodes' usage expected after.
+func moveNote(over []usage.Resource, load balance.NodeLoad, limit balance.ResourceThresholds, balancing bool, source, dest string,
+	sourceAfter, destAfter balance.NodeLoad) string {
+	what := "its high threshold"
+	if balancing {
+		what = "the cluster's mean plus its deviation"
+	}
+	parts := make([]string, len(over))
+	for i, r := range over {
+		parts[i] = fmt.Sprintf("%s %.1f%% over %s %.1f%%", r, load[r], what, limit[r])
+	}
+	after := make([]string, 0, 2*len(over))
+	for _, r := range over {
+		after = append(after, fmt.Sprintf("%s %s %.1f%% → %.1f%%", source, r, load[r], sourceAfter[r]))
+	}
+	for _, r := range over {
+		after = append(after, fmt.Sprintf("%s %s %.1f%%", dest, r, destAfter[r]))
+	}
+	return fmt.Sprintf("Moved off %s by LoadAwareBalance: %s; expected destination %s; expected after the move: %s",
+		source, strings.Join(parts, ", "), dest, strings.Join(after, ", "))
 }
 
 // evictionReason is the reason label of an eviction: hot-<resources> when a

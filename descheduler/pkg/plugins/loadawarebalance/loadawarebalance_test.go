@@ -671,10 +671,16 @@ func TestBalanceRecordsEvictionMetricAndEvents(t *testing.T) {
 	if got := h.Counter(h.metrics.Evictions, PluginName, "hot-memory", "hot"); got != 2 {
 		t.Errorf("evictions{reason=hot-memory,node=hot} = %v, want 2", got)
 	}
-	// One event per evicted pod, saying why and where it should go.
+	// Two events per evicted pod: the descheduler's eviction, whose reason
+	// says why and where it should go, and Ballast's, which says it with
+	// the figures and what the move is expected to make of both nodes.
 	want := []string{
 		"Normal memory 95 over 85 pct on hot; expected destination cool-a pod eviction from hot node by sigs.k8s.io/descheduler",
+		"Normal BallastMoved Moved off hot by LoadAwareBalance: memory 95.0% over its high threshold 85.0%; expected destination cool-a; " +
+			"expected after the move: hot memory 95.0% → 91.0%, cool-a memory 24.0%",
 		"Normal memory 91 over 85 pct on hot; expected destination cool-a pod eviction from hot node by sigs.k8s.io/descheduler",
+		"Normal BallastMoved Moved off hot by LoadAwareBalance: memory 91.0% over its high threshold 85.0%; expected destination cool-a; " +
+			"expected after the move: hot memory 91.0% → 87.0%, cool-a memory 28.0%",
 	}
 	if diff := cmp.Diff(want, h.RecordedEvents()); diff != "" {
 		t.Errorf("events (-want,+got):\n%s", diff)

@@ -50,6 +50,10 @@ func SetDefaults_LoadAwareArgs(args *LoadAwareArgs) {
 	if t := args.PodCountBalance; t != nil && t.Weight == 0 {
 		t.Weight = DefaultTermWeight
 	}
+	if args.PlacementEvents == nil {
+		on := true
+		args.PlacementEvents = &on
+	}
 }
 
 // Settings returns the term's risk settings as LoadVariationRiskBalancing's

@@ -34,6 +34,7 @@ func defaultLoadAwareArgs(change func(*LoadAwareArgs)) *LoadAwareArgs {
 				DefaultMemory:     ptr.To(resource.MustParse("200Mi")),
 			},
 		},
+		PlacementEvents: ptr.To(true),
 	}
 	change(a)
 	return a

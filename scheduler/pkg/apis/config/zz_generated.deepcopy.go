@@ -27,6 +27,11 @@ func (in *LoadAwareArgs) DeepCopyInto(out *LoadAwareArgs) {
 		*out = new(PodCountBalanceTerm)
 		**out = **in
 	}
+	if in.PlacementEvents != nil {
+		in, out := &in.PlacementEvents, &out.PlacementEvents
+		*out = new(bool)
+		**out = **in
+	}
 	return
 }
 

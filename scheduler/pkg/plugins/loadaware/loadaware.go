@@ -69,6 +69,8 @@ type LoadAware struct {
 	estimate loadmodel.EstimateOptions
 	// filterCriticalPods applies the thresholds to system-critical pods too.
 	filterCriticalPods bool
+	// placementEvents records the figures a pod was placed by in an Event.
+	placementEvents bool
 	// filtered counts rejections per checked resource (the tracker's
 	// counter, its labels resolved once); a cycle counts its own and adds
 	// them once (see cycle.flushFiltered), not on every rejected node.
@@ -134,6 +136,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeloa
 		estimate:   args.PodEstimate.Options(),
 
 		filterCriticalPods: args.FilterCriticalPods,
+		placementEvents:    args.PlacementEvents == nil || *args.PlacementEvents,
 		usageWeight:        float64(s.Weight),
 	}
 	figure := func(r usage.Resource) resourceFigure {
@@ -190,6 +193,8 @@ type cycle struct {
 	filtered [2]atomic.Int64
 	// verbose says whether Score logs each node (-v=4); set at PreScore.
 	verbose bool
+	// overloaded are the nodes Filter rejected, for the placement event.
+	overloaded rejections
 }
 
 // Clone implements fwk.StateData.
@@ -300,6 +305,9 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 			reasons = append(reasons, loadmodel.Violation{Prediction: p, Threshold: pl.checks[i].threshold}.Reason())
 			s.filtered[i].Add(1)
 		}
+	}
+	if pl.placementEvents {
+		s.overloaded.note(nodeInfo.Node().Name, reasons)
 	}
 	return fwk.NewStatus(fwk.Unschedulable, reasons...)
 }
@@ -469,6 +477,9 @@ func (pl *LoadAware) ScoreExtensions() fwk.ScoreExtensions { return nil }
 func (pl *LoadAware) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
 	if s, ok := pl.readState(cs); ok {
 		pl.flushFiltered(s)
+		if pl.placementEvents {
+			pl.recordPlacement(ctx, cs, s, pod, node)
+		}
 	}
 	pl.tracker.Reserve(ctx, pod, node)
 	if pl.waiting != nil {

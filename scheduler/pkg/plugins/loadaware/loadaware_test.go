@@ -107,10 +107,25 @@ func TestFilter(t *testing.T) {
 	if got := testutil.ToFloat64(tracker.Metrics().Filtered.WithLabelValues(Name, "cpu")); got != 2 {
 		t.Errorf("filtered cpu counter = %v, want 2 (hot-cpu, over-full)", got)
 	}
-	// One event per cause for this pod: stale, invalid and missing.
-	events := fw.Events()
+	// One event per cause for this pod: stale, invalid and missing; and
+	// the event of its placement, with the figures it was placed by.
+	var events []string
+	var placed string
+	for _, e := range fw.Events() {
+		if strings.Contains(e, ReasonPlaced) {
+			placed = e
+			continue
+		}
+		events = append(events, e)
+	}
 	if len(events) != 3 {
 		t.Errorf("events = %q, want 3 (one per cause)", events)
+	}
+	for _, want := range []string{"Placed on cool by load: cpu 30.0%+0.0%+5.0%=35.0% (threshold 85%), memory 40.0%+0.0%+3.1%=43.1% (threshold 90%)",
+		"rejected for load: ", "hot-mem (predicted memory usage 91.1 exceeds threshold 90", "hot-cpu (", "over-full ("} {
+		if !strings.Contains(placed, want) {
+			t.Errorf("placement event %q lacks %q", placed, want)
+		}
 	}
 	for _, cause := range []nodeload.Cause{nodeload.CauseStale, nodeload.CauseInvalid, nodeload.CauseMissing} {
 		if !strings.Contains(strings.Join(events, "\n"), string(cause)) {
@@ -366,5 +381,25 @@ func TestSignPod(t *testing.T) {
 				t.Errorf("same signature as a 200m/256Mi pod: %v, want %v", got, tt.wantSame)
 			}
 		})
+	}
+}
+
+// placementEvents: false records no event of a placement.
+func TestPlacementEventsOff(t *testing.T) {
+	off := false
+	fw, _ := setup(t, &config.LoadAwareArgs{PlacementEvents: &off}, map[string]plugintest.NodeStats{"cool": {CPU: 30, Memory: 40}}, "cool")
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	pod := newPod()
+	if _, st, _ := fw.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st)
+	}
+	if st := fw.RunReservePluginsReserve(ctx, state, pod, "cool"); !st.IsSuccess() {
+		t.Fatalf("Reserve: %v", st)
+	}
+	for _, e := range fw.Events() {
+		if strings.Contains(e, ReasonPlaced) {
+			t.Fatalf("placement event with placementEvents off: %q", e)
+		}
 	}
 }

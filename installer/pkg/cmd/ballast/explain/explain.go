@@ -5,6 +5,7 @@ package explain
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,8 @@ import (
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/kube"
 	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/installer/pkg/health"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 )
@@ -52,7 +55,7 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	flags.Host.AddFlags(c.PersistentFlags())
 	c.PersistentFlags().DurationVar(&flags.Timeout, "timeout", time.Minute, "how long to wait for the API")
 	c.AddCommand(newPodCommand(logger, streams, flags))
-	// c.AddCommand(newNodeCommand(logger, streams, flags))
+	c.AddCommand(newNodeCommand(logger, streams, flags))
 	return c
 }
 
@@ -69,6 +72,10 @@ type installation struct {
 	// (usageErr says why).
 	usage    *health.Usage
 	usageErr error
+	// moves are the descheduler's recent moves, oldest first; movesErr
+	// says why they could not be read.
+	moves    []balance.Move
+	movesErr error
 }
 
 // connect reads the installation flags describe.
@@ -92,6 +99,7 @@ func connect(ctx context.Context, logger *log.Logger, flags *flagpole) (*install
 	if in.policy, err = configMapKey(ctx, in.client, flags, "descheduler", "policy.yaml"); err != nil {
 		return nil, err
 	}
+	in.moves, in.movesErr = recentMoves(ctx, in.client, flags)
 	lw, err := health.LoadWatcherOfRelease(logger, getter, flags.ReleaseName, flags.Namespace, flags.LoadWatcherPort)
 	if err != nil {
 		return nil, err
@@ -113,6 +121,61 @@ func configMapKey(ctx context.Context, client kubernetes.Interface, flags *flagp
 		return nil, fmt.Errorf("reading the %s's configuration (ConfigMap %s/%s): %w", component, flags.Namespace, name, err)
 	}
 	return []byte(cm.Data[key]), nil
+}
+
+// recentMoves reads the moves the descheduler keeps in the cluster.
+func recentMoves(ctx context.Context, client kubernetes.Interface, flags *flagpole) ([]balance.Move, error) {
+	name := charts.ComponentFullname(flags.ReleaseName, "descheduler") + "-moves"
+	cm, err := client.CoreV1().ConfigMaps(flags.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the descheduler's moves (ConfigMap %s/%s): %w", flags.Namespace, name, err)
+	}
+	return balance.DecodeMoves([]byte(cm.Data[balance.MovesKey]))
+}
+
+// MoveExplanation is one move of the descheduler, as explain shows it.
+type MoveExplanation struct {
+	balance.Move `json:",inline"`
+	// Cooled says whether the source came down as the move expected, once
+	// the replacement ran; empty until then.
+	Cooled string `json:"cooled,omitempty"`
+}
+
+// cooledSlack is how many points above what a move expected its source may
+// stay and still count as cooled as expected: usage moves by a point or two
+// from sample to sample.
+const cooledSlack = 2.0
+
+// explainMoves returns the moves that match, with whether each did what it
+// was expected to.
+func explainMoves(moves []balance.Move, match func(balance.Move) bool) []MoveExplanation {
+	var out []MoveExplanation
+	for _, m := range moves {
+		if !match(m) {
+			continue
+		}
+		e := MoveExplanation{Move: m}
+		if m.SourceAfter != nil && m.ExpectedSource != nil {
+			verdict, figures := "as expected", []string(nil)
+			for _, r := range usage.Resources {
+				want, expected := m.ExpectedSource[r]
+				got, measured := m.SourceAfter[r]
+				if !expected || !measured {
+					continue
+				}
+				figures = append(figures, fmt.Sprintf("%s %.1f%%, expected %.1f%%", r, got, want))
+				if got > want+cooledSlack {
+					verdict = "less than expected"
+				}
+			}
+			e.Cooled = verdict + " (" + strings.Join(figures, "; ") + ")"
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // Event is one event about an object, as explain lists them.

@@ -1,12 +1,351 @@
 package explain
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
+	deschedulerapp "github.com/ballast-sched/ballast/descheduler/cmd/ballast-descheduler/app"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
 func newNodeCommand(logger *log.Logger, streams cli.IOStreams, flags *flagpole) *cobra.Command {
+	return &cobra.Command{
+		Use:   "node NAME",
+		Short: "Say how a node stands against the scheduler's and the descheduler's thresholds, and what moved off or onto it",
+		Long: "explain node shows the node's usage in every window load-watcher keeps, the figure the scheduler judges it by against\n" +
+			"its thresholds (over one, it gets no new pod) and the one the descheduler judges it by against its high and low\n" +
+			"thresholds and the cluster's mean (hot: its pods move; cool: it may receive moved pods), the pods that would be\n" +
+			"candidates while it is hot, and the descheduler's recent moves off and onto it with why and what came of them.",
+		Example: "  ballast explain node pi-3\n  ballast explain node pi-3 -o yaml",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			ctx, cancel := context.WithTimeout(c.Context(), flags.Timeout)
+			defer cancel()
+			return explainNode(ctx, logger, streams, flags, args[0])
+		},
+	}
+}
+
+// NodeExplanation is what `ballast explain node` prints.
+type NodeExplanation struct {
+	Name string `json:"name"`
+	// Usage is the node's usage in every window load-watcher keeps, per
+	// resource; UsageError says why there is none.
+	Usage      []WindowUsage `json:"usage,omitempty"`
+	Stale      bool          `json:"stale,omitempty"`
+	Invalid    string        `json:"invalid,omitempty"`
+	UsageError string        `json:"usageError,omitempty"`
+	// Scheduler and Descheduler are how each judges the node.
+	Scheduler   *Judgement `json:"scheduler,omitempty"`
+	Descheduler *Judgement `json:"descheduler,omitempty"`
+	// Candidates are the pods the descheduler may move off the node while
+	// it is hot: those placed by the schedulers it moves pods of.
+	Candidates []string          `json:"candidates,omitempty"`
+	Moves      []MoveExplanation `json:"moves,omitempty"`
+	MovesError string            `json:"movesError,omitempty"`
+	Events     []Event           `json:"events,omitempty"`
+}
+
+// WindowUsage is one window's statistics of one resource, in percent.
+type WindowUsage struct {
+	Window   string         `json:"window"`
+	Resource usage.Resource `json:"resource"`
+	usage.Stats
+}
+
+// Judgement is how a component judges a node: the figure it reads per
+// resource against its limits, and the verdict.
+type Judgement struct {
+	// Window and the figures' statistics are the component's settings.
+	Window    string           `json:"window"`
+	Resources []ResourceFigure `json:"resources"`
+	Verdict   string           `json:"verdict"`
+}
+
+// ResourceFigure is a resource's figure against a component's limits.
+type ResourceFigure struct {
+	Resource  usage.Resource `json:"resource"`
+	Statistic string         `json:"statistic"`
+	Value     float64        `json:"value"`
+	// Threshold is the scheduler's threshold; High, Low and MeanPlusDeviation
+	// the descheduler's limits (0 when unset).
+	Threshold         float64 `json:"threshold,omitempty"`
+	High              float64 `json:"high,omitempty"`
+	Low               float64 `json:"low,omitempty"`
+	MeanPlusDeviation float64 `json:"meanPlusDeviation,omitempty"`
+}
+
+func explainNode(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole, name string) error {
+	in, err := connect(ctx, logger, flags)
+	if err != nil {
+		return err
+	}
+	if _, err := in.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err != nil {
+		return fmt.Errorf("reading node %s: %w", name, err)
+	}
+	ex := NodeExplanation{Name: name}
+	var nu usage.NodeUsage
+	var snap *usage.Snapshot
+	switch {
+	case in.usage == nil:
+		ex.UsageError = fmt.Sprint(in.usageErr)
+	default:
+		snap = in.usage.Snapshot
+		var ok bool
+		if nu, ok = snap.Nodes[name]; !ok {
+			ex.UsageError = "load-watcher has no usage for this node"
+		}
+		ex.Stale, ex.Invalid = nu.Stale, nu.Invalid
+		ex.Usage = windows(nu)
+	}
+	args, err := deschedulerapp.BalanceArgs(in.policy)
+	if in.policy != nil && err != nil {
+		return fmt.Errorf("reading the descheduler's policy: %w", err)
+	}
+	schedulerNames := []string{"ballast-scheduler"}
+	if args != nil && len(args.SchedulerNames) > 0 {
+		schedulerNames = args.SchedulerNames
+	}
+	if in.schedulerConfig != nil {
+		settings, _, err := loadmodel.SchedulerSettings(in.schedulerConfig, schedulerNames[0])
+		if err != nil {
+			return err
+		}
+		ex.Scheduler = judgeForScheduler(settings, nu, ex.UsageError == "" && !nu.Stale)
+	}
+	if args != nil {
+		ex.Descheduler = judgeForDescheduler(args.HighThresholds, args.LowThresholds, args.DeviationThresholds,
+			usage.Window(args.Window.Duration), args.ThresholdStatistics, nu, snap, ex.UsageError == "" && !nu.Stale)
+		if strings.HasPrefix(ex.Descheduler.Verdict, "hot") {
+			if ex.Candidates, err = candidates(ctx, in, name, schedulerNames); err != nil {
+				logger.Warnf("%v", err)
+			}
+		}
+	}
+	ex.Moves = explainMoves(in.moves, func(m balance.Move) bool { return m.Source == name || m.Destination == name || m.LandedOn == name })
+	if in.movesErr != nil {
+		ex.MovesError = in.movesErr.Error()
+	}
+	if ex.Events, err = eventsOf(ctx, in.client, "", "Node", name); err != nil {
+		logger.Warnf("%v", err)
+	}
+	if flags.Output != "" {
+		return cli.WriteDocument(streams.Out, ex, flags.Output)
+	}
+	return ex.Print(streams.Out, time.Now())
+}
+
+// windows lists a node's usage, shortest window first.
+func windows(nu usage.NodeUsage) []WindowUsage {
+	var out []WindowUsage
+	for w, byResource := range nu.Windows {
+		for _, r := range usage.Resources {
+			if st, ok := byResource[r]; ok && st.Samples > 0 {
+				out = append(out, WindowUsage{Window: w.String(), Resource: r, Stats: st})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		wi, _ := time.ParseDuration(out[i].Window)
+		wj, _ := time.ParseDuration(out[j].Window)
+		if wi != wj {
+			return wi < wj
+		}
+		return out[i].Resource < out[j].Resource
+	})
+	return out
+}
+
+// judgeForScheduler is how LoadAware's filter sees the node, before a pod's
+// estimate is added: over a threshold, it gets no new pod.
+func judgeForScheduler(s loadmodel.Settings, nu usage.NodeUsage, usable bool) *Judgement {
+	j := &Judgement{Window: s.UsageWindow().String()}
+	if !usable {
+		j.Verdict = "no usable usage: the scheduler places pods here by their requests"
+		return j
+	}
+	stats := s.Statistics().Complete()
+	var over []string
+	for _, r := range usage.Resources {
+		threshold, ok := s.Thresholds[r]
+		st, has := nu.Get(s.UsageWindow(), r)
+		if !ok || !has {
+			continue
+		}
+		v := stats.Pick(r, st)
+		j.Resources = append(j.Resources, ResourceFigure{Resource: r, Statistic: string(stats[r]), Value: v, Threshold: threshold})
+		if v > threshold {
+			over = append(over, fmt.Sprintf("%s %.1f%% > %g%%", r, v, threshold))
+		}
+	}
+	j.Verdict = "takes new pods that keep it under its thresholds"
+	if len(over) > 0 {
+		j.Verdict = "gets no new pod: " + strings.Join(over, ", ")
+	}
+	return j
+}
+
+// judgeForDescheduler is how LoadAwareBalance sees the node: hot above a
+// high threshold or the cluster's mean plus its deviation (its pods move),
+// cool under every low threshold (it may receive moved pods).
+func judgeForDescheduler(high, low, deviation balance.ResourceThresholds, window usage.Window, statistics loadmodel.Statistics,
+	nu usage.NodeUsage, snap *usage.Snapshot, usable bool) *Judgement {
+	j := &Judgement{Window: window.String()}
+	if !usable {
+		j.Verdict = "no usable usage: the descheduler moves nothing off it and nothing onto it"
+		return j
+	}
+	stats := statistics.Complete()
+	var hot, warm []string
+	cool := true
+	for _, r := range usage.Resources {
+		st, ok := nu.Get(window, r)
+		if !ok {
+			continue
+		}
+		v := stats.Pick(r, st)
+		f := ResourceFigure{Resource: r, Statistic: string(stats[r]), Value: v, High: high[r], Low: low[r]}
+		if d, ok := deviation[r]; ok {
+			f.MeanPlusDeviation = mean(snap, window, r, stats) + d
+			if v > f.MeanPlusDeviation {
+				warm = append(warm, fmt.Sprintf("%s %.1f%% > mean+deviation %.1f%%", r, v, f.MeanPlusDeviation))
+			}
+		}
+		if h, ok := high[r]; ok && v > h {
+			hot = append(hot, fmt.Sprintf("%s %.1f%% > %g%%", r, v, h))
+		}
+		if l, ok := low[r]; ok && v >= l {
+			cool = false
+		}
+		j.Resources = append(j.Resources, f)
+	}
+	switch {
+	case len(hot) > 0:
+		j.Verdict = "hot: " + strings.Join(hot, ", ") + "; its pods move to cool nodes"
+	case len(warm) > 0:
+		j.Verdict = "hot for balance: " + strings.Join(warm, ", ") + "; its pods move to nodes below the mean"
+	case cool:
+		j.Verdict = "cool: it may receive moved pods"
+	default:
+		j.Verdict = "neither hot nor cool: nothing moves off it, and moved pods go to cooler nodes"
+	}
+	return j
+}
+
+// mean is the cluster's mean of resource r over the nodes with usable usage.
+func mean(snap *usage.Snapshot, window usage.Window, r usage.Resource, stats loadmodel.Statistics) float64 {
+	var sum float64
+	n := 0
+	for _, nu := range snap.Nodes {
+		if st, ok := nu.Get(window, r); ok && !nu.Stale {
+			sum += stats.Pick(r, st)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// candidates are the pods on node that the descheduler may move: placed by
+// one of schedulerNames, with a controller to replace them.
+func candidates(ctx context.Context, in *installation, node string, schedulerNames []string) ([]string, error) {
+	pods, err := in.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()})
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods on %s: %w", node, err)
+	}
+	var out []string
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if _, ok := balance.WorkloadOf(p); !ok || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		for _, s := range schedulerNames {
+			if schedulerNameOf(p) == s {
+				out = append(out, p.Namespace+"/"+p.Name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Print writes the explanation as text and tables.
+func (n NodeExplanation) Print(w io.Writer, now time.Time) error {
+	fmt.Fprintf(w, "Node %s\n", n.Name)
+	switch {
+	case n.UsageError != "":
+		fmt.Fprintf(w, "No usage from load-watcher: %s.\n", n.UsageError)
+	case n.Invalid != "":
+		fmt.Fprintf(w, "load-watcher refused this node's data: %s.\n", n.Invalid)
+	case n.Stale:
+		fmt.Fprintln(w, "This node's usage is stale: the scheduler places by requests here and the descheduler moves nothing.")
+	}
+	if len(n.Usage) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "WINDOW\tRESOURCE\tAVERAGE\tLATEST\tP95\tMAX\tSAMPLES")
+		for _, u := range n.Usage {
+			fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%d\n", u.Window, u.Resource, u.Avg, u.Latest, u.P95, u.Max, u.Samples)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	for _, j := range []struct {
+		who string
+		j   *Judgement
+	}{{"Scheduler", n.Scheduler}, {"Descheduler", n.Descheduler}} {
+		if j.j == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s (window %s): %s\n", j.who, j.j.Window, j.j.Verdict)
+		for _, f := range j.j.Resources {
+			fmt.Fprintf(w, "  %s %s %.1f%%", f.Resource, strings.ToLower(f.Statistic), f.Value)
+			var limits []string
+			if f.Threshold > 0 {
+				limits = append(limits, fmt.Sprintf("threshold %g%%", f.Threshold))
+			}
+			if f.High > 0 {
+				limits = append(limits, fmt.Sprintf("high %g%%", f.High))
+			}
+			if f.Low > 0 {
+				limits = append(limits, fmt.Sprintf("low %g%%", f.Low))
+			}
+			if f.MeanPlusDeviation > 0 {
+				limits = append(limits, fmt.Sprintf("mean+deviation %.1f%%", f.MeanPlusDeviation))
+			}
+			fmt.Fprintf(w, " (%s)\n", strings.Join(limits, ", "))
+		}
+	}
+	if len(n.Candidates) > 0 {
+		fmt.Fprintf(w, "\nPods the descheduler may move off it while it is hot: %s\n", strings.Join(n.Candidates, ", "))
+	}
+	if len(n.Moves) > 0 {
+		fmt.Fprintln(w, "\nRecent moves off and onto it:")
+		printMoves(w, n.Moves, now)
+	}
+	if n.MovesError != "" {
+		fmt.Fprintf(w, "\nThe descheduler's moves could not be read: %s\n", n.MovesError)
+	}
+	if len(n.Events) > 0 {
+		fmt.Fprintln(w, "\nEvents:")
+		printEvents(w, n.Events, now)
+	}
 	return nil
 }

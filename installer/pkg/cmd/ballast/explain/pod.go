@@ -17,6 +17,7 @@ import (
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	schedulerapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
 )
@@ -56,7 +57,13 @@ type PodExplanation struct {
 	// says why there are none (every node is then placed by requests).
 	UsageTime  *metav1.Time `json:"usageTime,omitempty"`
 	UsageError string       `json:"usageError,omitempty"`
-	Events     []Event      `json:"events"`
+	// Workload is the pod's controller; Moves the descheduler's recent
+	// moves of its pods.
+	Workload string            `json:"workload,omitempty"`
+	Moves    []MoveExplanation `json:"moves,omitempty"`
+	// MovesError says why the moves could not be read.
+	MovesError string  `json:"movesError,omitempty"`
+	Events     []Event `json:"events"`
 }
 
 func explainPod(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole, ref string) error {
@@ -96,6 +103,13 @@ func explainPod(ctx context.Context, logger *log.Logger, streams cli.IOStreams, 
 			ex.Now = now
 		}
 	}
+	if wl, ok := balance.WorkloadOf(pod); ok {
+		ex.Workload = wl.String()
+		ex.Moves = explainMoves(in.moves, func(m balance.Move) bool { return m.Workload == wl })
+	}
+	if in.movesErr != nil {
+		ex.MovesError = in.movesErr.Error()
+	}
 	if ex.Events, err = eventsOf(ctx, in.client, ns, "Pod", name); err != nil {
 		logger.Warnf("%v", err)
 	}
@@ -130,18 +144,28 @@ func (p PodExplanation) Print(w io.Writer, now time.Time) error {
 		}
 		printNow(w, p)
 	}
+	if len(p.Moves) > 0 {
+		fmt.Fprintf(w, "\nMoves of its workload (%s) by the descheduler:\n", p.Workload)
+		printMoves(w, p.Moves, now)
+	}
+	if p.MovesError != "" {
+		fmt.Fprintf(w, "\nThe descheduler's moves could not be read: %s\n", p.MovesError)
+	}
 	if len(p.Events) > 0 {
 		fmt.Fprintln(w, "\nEvents:")
-		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "  AGE\tTYPE\tREASON\tFROM\tMESSAGE")
-		for _, e := range p.Events {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", now.Sub(e.Time).Round(time.Second), e.Type, e.Reason, e.From, e.Message)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		return printEvents(w, p.Events, now)
 	}
 	return nil
+}
+
+// printEvents writes events as a table, oldest first.
+func printEvents(w io.Writer, events []Event, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  AGE\tTYPE\tREASON\tFROM\tMESSAGE")
+	for _, e := range events {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", now.Sub(e.Time).Round(time.Second), e.Type, e.Reason, e.From, e.Message)
+	}
+	return tw.Flush()
 }
 
 // printNow writes where the scheduler would place the pod now, node by node.
@@ -216,4 +240,28 @@ func scores(ps []schedulerapp.PluginScore) string {
 // sortEvents orders events oldest first.
 func sortEvents(events []Event) {
 	sort.SliceStable(events, func(i, j int) bool { return events[i].Time.Before(events[j].Time) })
+}
+
+// printMoves writes moves, one paragraph each.
+func printMoves(w io.Writer, moves []MoveExplanation, now time.Time) {
+	for _, m := range moves {
+		landed := "its replacement has not run yet"
+		switch {
+		case m.LandedOn == m.Destination:
+			landed = "its replacement ran there, as planned"
+		case m.LandedOn != "":
+			landed = "its replacement ran on " + m.LandedOn + ", not as planned"
+		}
+		fmt.Fprintf(w, "  %s ago: off %s, expected on %s; %s", now.Sub(m.At).Round(time.Second), m.Source, m.Destination, landed)
+		if m.Bounced {
+			fmt.Fprintf(w, "; a new pod of the workload ran on %s again (a bounce)", m.Source)
+		}
+		fmt.Fprintln(w)
+		if m.Why != "" {
+			fmt.Fprintf(w, "    %s\n", m.Why)
+		}
+		if m.Cooled != "" {
+			fmt.Fprintf(w, "    afterwards %s came down %s\n", m.Source, m.Cooled)
+		}
+	}
 }
