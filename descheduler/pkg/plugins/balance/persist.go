@@ -224,7 +224,7 @@ func (d Deps) Keep(ctx context.Context, logger klog.Logger) {
 // Move is one move the descheduler remembers, as `ballast explain` reads it
 // from the moves kept in the cluster.
 type Move struct {
-	Workload Workload `json:"workload"`
+	Workload Workload  `json:"workload"`
 	Pod      types.UID `json:"pod,omitempty"`
 	// Source is the node the pod was moved off, Destination where the
 	// descheduler expected its replacement, LandedOn where it ran (empty
