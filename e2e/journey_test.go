@@ -30,6 +30,7 @@ import (
 	"github.com/ballast-sched/ballast/core/usage"
 
 	"github.com/ballast-sched/ballast/e2e/pkg/lane"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/explain"
 )
 
 const (
@@ -224,6 +225,60 @@ func TestUserJourney(t *testing.T) {
 			t.Errorf("FailedScheduling message is garbled: %q", msg)
 		}
 		t.Logf("ballast-scheduler: %s", msg)
+	})
+
+	t.Run("explain says why each pod is where it is", func(t *testing.T) {
+		// A pod Ballast placed before the hog: its placement event has the
+		// figures it was placed by; now the node is too busy for it.
+		placed := waitPods(ctx, t, l.Client, "app=opted-in", 2, func(p corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+		out, err := ballast("explain", "pod", "default/"+placed[0].Name)
+		if err != nil {
+			t.Fatalf("ballast explain pod %s: %v\n%s", placed[0].Name, err, out)
+		}
+		t.Logf("ballast explain pod %s:\n%s", placed[0].Name, out)
+		for _, want := range []string{"LoadAwarePlaced", "Placed on " + lane.NodeName + " by load: cpu", "(threshold 90%)",
+			"Now: no node can take it", "(over)"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("ballast explain pod %s lacks %q", placed[0].Name, want)
+			}
+		}
+		// The pod the hogged node was filtered off, Pending: LoadAware's
+		// figures against the threshold, as the lane set them up.
+		pending := waitPods(ctx, t, l.Client, "app=by-usage", 1, func(p corev1.Pod) bool { return p.Spec.NodeName == "" })
+		out, err = ballast("explain", "pod", "default/"+pending[0].Name, "-o", "json")
+		if err != nil {
+			t.Fatalf("ballast explain pod %s: %v\n%s", pending[0].Name, err, out)
+		}
+		var ex explain.PodExplanation
+		if err := json.Unmarshal([]byte(out), &ex); err != nil {
+			t.Fatalf("decoding %q: %v", out, err)
+		}
+		if ex.Now == nil || len(ex.Now.Best) != 0 || len(ex.Now.Nodes) == 0 {
+			t.Fatalf("explanation of the Pending pod: %+v", ex.Now)
+		}
+		n := ex.Now.Nodes[0]
+		if n.Name != lane.NodeName || n.Rejected == nil || n.Rejected.Plugin != "LoadAware" || n.Load == nil {
+			t.Fatalf("node %s: rejected %+v, load %+v; want LoadAware to reject it with its figures", n.Name, n.Rejected, n.Load)
+		}
+		for _, r := range n.Load.Resources {
+			if r.Resource == usage.Memory && (r.Current < memoryThreshold || r.Threshold != memoryThreshold || !r.Over) {
+				t.Errorf("memory figures %+v: want the hog's %.0f %%+ against the %g %% threshold, over", r, 96.0, memoryThreshold)
+			}
+		}
+		if !slices.ContainsFunc(ex.Events, func(e explain.Event) bool { return e.Reason == "FailedScheduling" }) {
+			t.Errorf("the Pending pod's events lack FailedScheduling: %+v", ex.Events)
+		}
+		// The node, as the scheduler and the descheduler judge it.
+		out, err = ballast("explain", "node", lane.NodeName)
+		if err != nil {
+			t.Fatalf("ballast explain node: %v\n%s", err, out)
+		}
+		t.Logf("ballast explain node %s:\n%s", lane.NodeName, out)
+		for _, want := range []string{"Scheduler (window 5m): gets no new pod: memory", "Descheduler (window 5m): hot: memory"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("ballast explain node lacks %q", want)
+			}
+		}
 	})
 
 	t.Run("status shows the node's usage", func(t *testing.T) {

@@ -51,14 +51,18 @@ func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicti
 				continue
 			}
 			r.result.Evictions++
+			move := Move{At: t, Pod: p.Key.String(), Workload: p.Workload, From: p.Node}
 			if received, ok := r.movedTo[p.Workload][p.Node]; ok {
 				r.result.PingPong++
 				if r.model.ChangedBetween(received, t) {
 					r.result.ReMoves++
+					move.Undid = MoveReMove
 				} else {
 					r.result.Loops++
+					move.Undid = MoveLoop
 				}
 			}
+			r.result.Moves = append(r.result.Moves, move)
 			r.replacing[p.Workload]++
 		}
 	}
@@ -71,6 +75,7 @@ func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicti
 		}
 		if r.replacing[p.Workload] > 0 {
 			r.replacing[p.Workload]--
+			r.landed(p)
 			if r.movedTo[p.Workload] == nil {
 				r.movedTo[p.Workload] = map[string]time.Duration{}
 			}
@@ -78,6 +83,17 @@ func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicti
 		}
 	}
 	r.pods = pods
+}
+
+// landed gives the earliest move of p's workload still without a
+// replacement the node p landed on.
+func (r *Recorder) landed(p model.Pod) {
+	for i := range r.result.Moves {
+		if m := &r.result.Moves[i]; m.Workload == p.Workload && m.To == "" {
+			m.To = p.Node
+			return
+		}
+	}
 }
 
 // AddStep appends the cluster at one scenario time.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ballast-sched/ballast/simulator/scenario"
@@ -66,5 +67,15 @@ events:
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("after %q (-want,+got):\n%s", tc.name, diff)
 		}
+	}
+	// Each move, where its replacement landed, and which undid an
+	// earlier one.
+	wantMoves := []Move{
+		{At: 5 * time.Minute, Workload: "web", From: "node-2", To: "node-1"},
+		{At: 10 * time.Minute, Workload: "web", From: "node-1", To: "node-1", Undid: MoveLoop},
+		{At: 15 * time.Minute, Workload: "web", From: "node-1", Undid: MoveReMove},
+	}
+	if diff := cmp.Diff(wantMoves, r.result.Moves, cmpopts.IgnoreFields(Move{}, "Pod")); diff != "" {
+		t.Errorf("moves (-want,+got):\n%s", diff)
 	}
 }

@@ -58,6 +58,8 @@ type Result struct {
 	PingPong int `json:"pingPong"`
 	Loops    int `json:"loops"`
 	ReMoves  int `json:"reMoves"`
+	// Moves are the evictions one by one, in the order they were made.
+	Moves []Move `json:"moves,omitempty"`
 	// HotCycles is the most descheduling cycles in a row that started with
 	// one node over a scheduler threshold (Thresholds).
 	HotCycles int `json:"hotCycles"`
@@ -233,3 +235,26 @@ func FirstDifference(a, b *Result) string {
 	return fmt.Sprintf("the counts: %d evictions, %d loops, %d re-moves, %d on a hog then %d, %d, %d, %d",
 		a.Evictions, a.Loops, a.ReMoves, a.PlacedOnHog, b.Evictions, b.Loops, b.ReMoves, b.PlacedOnHog)
 }
+
+// Move is one eviction of a run: the pod, the node it left, the node its
+// replacement landed on, and whether it undid an earlier move.
+type Move struct {
+	// At is the scenario time of the descheduling cycle that made it.
+	At       time.Duration `json:"atNanoseconds"`
+	Pod      string        `json:"pod"`
+	Workload string        `json:"workload"`
+	From     string        `json:"from"`
+	// To is the node the replacement landed on; empty when none did.
+	To string `json:"to,omitempty"`
+	// Undid is MoveLoop or MoveReMove when the pod left a node that an
+	// earlier move of its workload had sent a pod to.
+	Undid string `json:"undid,omitempty"`
+}
+
+// What a move that undid an earlier one is (Move.Undid).
+const (
+	// MoveLoop undid an earlier move while nothing changed in the cluster.
+	MoveLoop = "loop"
+	// MoveReMove undid it after a change (a hog, a node, a scale).
+	MoveReMove = "re-move after a change"
+)

@@ -158,5 +158,9 @@ svg{background:#fafafa;border:1px solid #ddd;display:block;margin-bottom:.3em}
 <div class="legend">{{range .Lines}}<span style="color:{{.Color}}">■ {{.Node}}</span>{{end}}</div>
 {{end}}</div>{{end}}</div>
 <p>Pod charts are scaled to {{.MaxPods}} pods. Time runs left to right over the whole scenario.</p>
+{{with .C.Ballast.Moves}}<h2>Ballast's moves</h2>
+<table><tr><th>at</th><th>pod</th><th>from</th><th>to</th><th>undid an earlier move</th></tr>
+{{range .}}<tr><td>{{.At}}</td><td>{{.Pod}}</td><td>{{.From}}</td><td>{{if .To}}{{.To}}{{else}}(not replaced){{end}}</td><td>{{if .Undid}}{{.Undid}}{{else}}no{{end}}</td></tr>
+{{end}}</table>{{end}}
 </body></html>
 `))

@@ -43,7 +43,33 @@ func WriteText(out io.Writer, c *record.Comparison) error {
 		}
 	}
 	fmt.Fprintln(out)
-	return writeSummary(out, c)
+	if err := writeSummary(out, c); err != nil {
+		return err
+	}
+	if c.Ballast != nil && len(c.Ballast.Moves) > 0 {
+		fmt.Fprintln(out, "\nBallast's moves:")
+		return WriteMoves(out, c.Ballast.Moves)
+	}
+	return nil
+}
+
+// WriteMoves prints a run's moves: when, which pod, from and to which node,
+// and whether it undid an earlier move.
+func WriteMoves(out io.Writer, moves []record.Move) error {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "AT\tPOD\tFROM\tTO\tUNDID AN EARLIER MOVE")
+	for _, m := range moves {
+		to := m.To
+		if to == "" {
+			to = "(not replaced)"
+		}
+		undid := m.Undid
+		if undid == "" {
+			undid = "no"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", m.At, m.Pod, m.From, to, undid)
+	}
+	return w.Flush()
 }
 
 func writeNodes(out io.Writer, nodes []record.NodeStep) error {
