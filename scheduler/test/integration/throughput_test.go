@@ -110,6 +110,13 @@ func throughputProfiles(b *testing.B) []throughputProfile {
 			profile: "- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled:\n      - name: NoOpScore\n",
 			env:     []string{noOpScoreEnv + "=1"}},
 		{name: "ballast", scheduler: "ballast-scheduler", profile: string(ballast[strings.Index(string(ballast), "- schedulerName:"):])},
+		// Ballast without the LoadAwarePlaced event of every placement.
+		{name: "ballast-no-events", scheduler: "ballast-scheduler",
+			profile: strings.Replace(string(ballast[strings.Index(string(ballast), "- schedulerName:"):]), "  - name: LoadAware\n    args:\n",
+				"  - name: LoadAware\n    args:\n      placementEvents: false\n", 1)},
+	}
+	if !strings.Contains(all[3].profile, "placementEvents: false") {
+		b.Fatalf("ballast-no-events: config/ballast-scheduler.yaml has no LoadAware args to turn the events off in")
 	}
 	want := "default,ballast"
 	if v := os.Getenv("BALLAST_BENCH_PROFILES"); v != "" {
@@ -119,7 +126,7 @@ func throughputProfiles(b *testing.B) []throughputProfile {
 	for _, name := range strings.Split(want, ",") {
 		i := slices.IndexFunc(all, func(p throughputProfile) bool { return p.name == name })
 		if i < 0 {
-			b.Fatalf("BALLAST_BENCH_PROFILES names %q; known: default, default+unsigned, ballast", name)
+			b.Fatalf("BALLAST_BENCH_PROFILES names %q; known: default, default+unsigned, ballast, ballast-no-events", name)
 		}
 		out = append(out, all[i])
 	}
@@ -141,6 +148,8 @@ func throughputProfiles(b *testing.B) []throughputProfile {
 // default+unsigned (the default one plus a score plugin that does nothing
 // and does not sign pods), shows what losing opportunistic batching alone
 // costs; BALLAST_BENCH_PROFILES=default,default+unsigned,ballast adds it.
+// ballast-no-events is Ballast without its placement events
+// (placementEvents: false), to measure what they cost.
 // Run with -benchtime=1x: one iteration is one full comparison of
 // BALLAST_BENCH_ROUNDS rounds (default 5) at each size.
 // BALLAST_BENCH_CPUPROFILES=<dir> writes each scheduler process's CPU
