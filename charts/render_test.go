@@ -236,6 +236,7 @@ descheduler:
 		"thresholds":          map[string]any{"cpu": float64(60), "memory": float64(70)},
 		"thresholdStatistics": map[string]any{"cpu": "Average", "memory": "Latest"},
 		"filterCriticalPods":  false,
+		"placementEvents":     true,
 		"scoringStrategy":     map[string]any{"type": "TargetPacking", "targetUtilization": float64(55), "combine": "Bottleneck", "resources": []any{map[string]any{"name": "cpu", "weight": float64(1)}, map[string]any{"name": "memory", "weight": float64(1)}}, "weight": float64(7)},
 		"window":              "5m",
 		"podEstimate":         map[string]any{"requestMultiplier": float64(1), "defaultCPU": "100m", "defaultMemory": "200Mi"},
