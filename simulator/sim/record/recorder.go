@@ -1,6 +1,9 @@
 package record
 
 import (
+	"cmp"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,10 +49,16 @@ func NewRecorder(m *model.UsageModel, sc *scenario.Scenario, mode model.Mode, th
 // placed on the hog.
 func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicting bool) {
 	if evicting {
+		// In an order that does not depend on the map's: the moves are
+		// part of the result's digest.
+		var evicted []model.Pod
 		for uid, p := range r.pods {
-			if _, ok := pods[uid]; ok || p.Node == "" {
-				continue
+			if _, ok := pods[uid]; !ok && p.Node != "" {
+				evicted = append(evicted, p)
 			}
+		}
+		sortPods(evicted)
+		for _, p := range evicted {
 			r.result.Evictions++
 			move := Move{At: t, Pod: p.Key.String(), Workload: p.Workload, From: p.Node}
 			if received, ok := r.movedTo[p.Workload][p.Node]; ok {
@@ -66,10 +75,14 @@ func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicti
 			r.replacing[p.Workload]++
 		}
 	}
+	var arrived []model.Pod
 	for uid, p := range pods {
-		if old, ok := r.pods[uid]; ok && old.Node == p.Node || p.Node == "" {
-			continue
+		if old, ok := r.pods[uid]; !(ok && old.Node == p.Node) && p.Node != "" {
+			arrived = append(arrived, p)
 		}
+	}
+	sortPods(arrived)
+	for _, p := range arrived {
 		if r.model.Hogged(p.Node, t, r.step) {
 			r.result.PlacedOnHog++
 		}
@@ -83,6 +96,13 @@ func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicti
 		}
 	}
 	r.pods = pods
+}
+
+// sortPods orders pods by workload, node and name.
+func sortPods(pods []model.Pod) {
+	slices.SortFunc(pods, func(a, b model.Pod) int {
+		return cmp.Or(strings.Compare(a.Workload, b.Workload), strings.Compare(a.Node, b.Node), strings.Compare(a.Key.String(), b.Key.String()))
+	})
 }
 
 // landed gives the earliest move of p's workload still without a

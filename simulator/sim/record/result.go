@@ -240,10 +240,12 @@ func FirstDifference(a, b *Result) string {
 // replacement landed on, and whether it undid an earlier move.
 type Move struct {
 	// At is the scenario time of the descheduling cycle that made it.
-	At       time.Duration `json:"atNanoseconds"`
-	Pod      string        `json:"pod"`
-	Workload string        `json:"workload"`
-	From     string        `json:"from"`
+	At time.Duration `json:"atNanoseconds"`
+	// Pod is left out of the JSON: pod names end in random characters,
+	// and a result's digest must not depend on them.
+	Pod      string `json:"-"`
+	Workload string `json:"workload"`
+	From     string `json:"from"`
 	// To is the node the replacement landed on; empty when none did.
 	To string `json:"to,omitempty"`
 	// Undid is MoveLoop or MoveReMove when the pod left a node that an
