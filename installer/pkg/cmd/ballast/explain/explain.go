@@ -22,45 +22,55 @@ import (
 	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
 	"github.com/ballast-sched/ballast/installer/pkg/health"
-	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 )
-
-// flagpole are the flags every explain command takes.
-type flagpole struct {
-	Kube        kube.Flags
-	Namespace   string
-	ReleaseName string
-	// LoadWatcherPort overrides the release's global.loadWatcher.port when
-	// not zero.
-	LoadWatcherPort int
-	Host            k3s.HostFlags
-	Timeout         time.Duration
-	Output          string
-}
 
 // NewCommand returns the explain command and its subcommands.
 func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
-	flags := &flagpole{}
+	flags := &installation.Flags{}
 	c := &cobra.Command{
 		Use:   "explain",
 		Short: "Say why a pod is where it is (or Pending), and how a node stands against Ballast's thresholds",
 		Args:  cobra.NoArgs,
 	}
-	flags.Kube.AddFlags(c.PersistentFlags())
-	c.PersistentFlags().StringVarP(&flags.Namespace, "namespace", "n", charts.DefaultNamespace, "namespace Ballast runs in")
-	c.PersistentFlags().StringVar(&flags.ReleaseName, "release-name", charts.DefaultReleaseName, "Helm release name")
-	c.PersistentFlags().IntVar(&flags.LoadWatcherPort, "load-watcher-port", 0, "port of the load-watcher Service (default: global.loadWatcher.port of the release)")
-	c.PersistentFlags().StringVarP(&flags.Output, "output", "o", "", "output format: json or yaml (one document on stdout); empty prints tables")
-	flags.Host.AddFlags(c.PersistentFlags())
-	c.PersistentFlags().DurationVar(&flags.Timeout, "timeout", time.Minute, "how long to wait for the API")
-	c.AddCommand(newPodCommand(logger, streams, flags))
-	c.AddCommand(newNodeCommand(logger, streams, flags))
+	flags.AddFlags(c.PersistentFlags(), time.Minute)
+	c.AddCommand(subcommand(flags, &cobra.Command{
+		Use:   "pod [NAMESPACE/]NAME",
+		Short: "Say where a pod is, where Ballast's scheduler would place it now and why not on every other node",
+		Long: "explain pod runs the scheduler's own profile (its configuration from the release, the same kube-scheduler framework\n" +
+			"and plugins) on the cluster as it is now and the usage load-watcher serves now: for every node, the filter that\n" +
+			"rejects it and why, LoadAware's figures (usage, pods bound since the sample, the pod's estimate, the threshold)\n" +
+			"and each score plugin's score. It lists the pod's events too: where the scheduler placed it, why it is Pending,\n" +
+			"why the descheduler moved it. A pod is placed as if it were not bound yet; its own usage stays in its node's figures.",
+		Example: "  ballast explain pod default/web-6d4f9c-abcde\n  ballast explain pod web-6d4f9c-abcde -o json",
+	}, func(ctx context.Context, ref string) error { return explainPod(ctx, logger, streams, flags, ref) }))
+	c.AddCommand(subcommand(flags, &cobra.Command{
+		Use:   "node NAME",
+		Short: "Say how a node stands against the scheduler's and the descheduler's thresholds, and what moved off or onto it",
+		Long: "explain node shows the node's usage in every window load-watcher keeps, the figure the scheduler judges it by against\n" +
+			"its thresholds (over one, it gets no new pod) and the one the descheduler judges it by against its high and low\n" +
+			"thresholds and the cluster's mean (hot: its pods move; cool: it may receive moved pods), the pods that would be\n" +
+			"candidates while it is hot, and the descheduler's recent moves off and onto it with why and what came of them.",
+		Example: "  ballast explain node pi-3\n  ballast explain node pi-3 -o yaml",
+	}, func(ctx context.Context, name string) error { return explainNode(ctx, logger, streams, flags, name) }))
 	return c
 }
 
-// installation is what an explanation reads of the cluster and of Ballast.
-type installation struct {
+// subcommand completes c, a subcommand of one argument, to run explain
+// within the flags' timeout.
+func subcommand(flags *installation.Flags, c *cobra.Command, explain func(ctx context.Context, arg string) error) *cobra.Command {
+	c.Args = cobra.ExactArgs(1)
+	c.RunE = func(c *cobra.Command, args []string) error {
+		ctx, cancel := context.WithTimeout(c.Context(), flags.Timeout)
+		defer cancel()
+		return explain(ctx, args[0])
+	}
+	return c
+}
+
+// installed is what an explanation reads of the cluster and of Ballast.
+type installed struct {
 	client     kubernetes.Interface
 	restConfig *rest.Config
 	// schedulerConfig is the scheduler's KubeSchedulerConfiguration; nil
@@ -79,11 +89,11 @@ type installation struct {
 }
 
 // connect reads the installation flags describe.
-func connect(ctx context.Context, logger *log.Logger, flags *flagpole) (*installation, error) {
+func connect(ctx context.Context, logger *log.Logger, flags *installation.Flags) (*installed, error) {
 	if err := cli.CheckOutput(flags.Output); err != nil {
 		return nil, err
 	}
-	getter := flags.Kube.Getter(flags.Namespace, flags.Host.Paths().Kubeconfig())
+	getter := flags.Getter()
 	clients, err := kube.NewClients(getter)
 	if err != nil {
 		return nil, err
@@ -92,7 +102,7 @@ func connect(ctx context.Context, logger *log.Logger, flags *flagpole) (*install
 	if err != nil {
 		return nil, err
 	}
-	in := &installation{client: clients.Kube, restConfig: restConfig}
+	in := &installed{client: clients.Kube, restConfig: restConfig}
 	if in.schedulerConfig, err = configMapKey(ctx, in.client, flags, "scheduler", "config.yaml"); err != nil {
 		return nil, err
 	}
@@ -111,7 +121,7 @@ func connect(ctx context.Context, logger *log.Logger, flags *flagpole) (*install
 
 // configMapKey reads key of the ConfigMap of component; nil when the
 // release has no such ConfigMap (the component is off).
-func configMapKey(ctx context.Context, client kubernetes.Interface, flags *flagpole, component, key string) ([]byte, error) {
+func configMapKey(ctx context.Context, client kubernetes.Interface, flags *installation.Flags, component, key string) ([]byte, error) {
 	name := charts.ComponentFullname(flags.ReleaseName, component)
 	cm, err := client.CoreV1().ConfigMaps(flags.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -124,7 +134,7 @@ func configMapKey(ctx context.Context, client kubernetes.Interface, flags *flagp
 }
 
 // recentMoves reads the moves the descheduler keeps in the cluster.
-func recentMoves(ctx context.Context, client kubernetes.Interface, flags *flagpole) ([]balance.Move, error) {
+func recentMoves(ctx context.Context, client kubernetes.Interface, flags *installation.Flags) ([]balance.Move, error) {
 	name := charts.ComponentFullname(flags.ReleaseName, "descheduler") + "-moves"
 	cm, err := client.CoreV1().ConfigMaps(flags.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

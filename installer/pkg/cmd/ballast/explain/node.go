@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -20,25 +19,8 @@ import (
 	"github.com/ballast-sched/ballast/core/usage"
 	deschedulerapp "github.com/ballast-sched/ballast/descheduler/cmd/ballast-descheduler/app"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
 )
-
-func newNodeCommand(logger *log.Logger, streams cli.IOStreams, flags *flagpole) *cobra.Command {
-	return &cobra.Command{
-		Use:   "node NAME",
-		Short: "Say how a node stands against the scheduler's and the descheduler's thresholds, and what moved off or onto it",
-		Long: "explain node shows the node's usage in every window load-watcher keeps, the figure the scheduler judges it by against\n" +
-			"its thresholds (over one, it gets no new pod) and the one the descheduler judges it by against its high and low\n" +
-			"thresholds and the cluster's mean (hot: its pods move; cool: it may receive moved pods), the pods that would be\n" +
-			"candidates while it is hot, and the descheduler's recent moves off and onto it with why and what came of them.",
-		Example: "  ballast explain node pi-3\n  ballast explain node pi-3 -o yaml",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(c.Context(), flags.Timeout)
-			defer cancel()
-			return explainNode(ctx, logger, streams, flags, args[0])
-		},
-	}
-}
 
 // NodeExplanation is what `ballast explain node` prints.
 type NodeExplanation struct {
@@ -89,7 +71,7 @@ type ResourceFigure struct {
 	MeanPlusDeviation float64 `json:"meanPlusDeviation,omitempty"`
 }
 
-func explainNode(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole, name string) error {
+func explainNode(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *installation.Flags, name string) error {
 	in, err := connect(ctx, logger, flags)
 	if err != nil {
 		return err
@@ -264,7 +246,7 @@ func mean(snap *usage.Snapshot, window usage.Window, r usage.Resource, stats loa
 
 // candidates are the pods on node that the descheduler may move: placed by
 // one of schedulerNames, with a controller to replace them.
-func candidates(ctx context.Context, in *installation, node string, schedulerNames []string) ([]string, error) {
+func candidates(ctx context.Context, in *installed, node string, schedulerNames []string) ([]string, error) {
 	pods, err := in.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()})
 	if err != nil {
 		return nil, fmt.Errorf("listing the pods on %s: %w", node, err)

@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -18,28 +17,10 @@ import (
 	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
 	schedulerapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
 )
-
-func newPodCommand(logger *log.Logger, streams cli.IOStreams, flags *flagpole) *cobra.Command {
-	return &cobra.Command{
-		Use:   "pod [NAMESPACE/]NAME",
-		Short: "Say where a pod is, where Ballast's scheduler would place it now and why not on every other node",
-		Long: "explain pod runs the scheduler's own profile (its configuration from the release, the same kube-scheduler framework\n" +
-			"and plugins) on the cluster as it is now and the usage load-watcher serves now: for every node, the filter that\n" +
-			"rejects it and why, LoadAware's figures (usage, pods bound since the sample, the pod's estimate, the threshold)\n" +
-			"and each score plugin's score. It lists the pod's events too: where the scheduler placed it, why it is Pending,\n" +
-			"why the descheduler moved it. A pod is placed as if it were not bound yet; its own usage stays in its node's figures.",
-		Example: "  ballast explain pod default/web-6d4f9c-abcde\n  ballast explain pod web-6d4f9c-abcde -o json",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(c.Context(), flags.Timeout)
-			defer cancel()
-			return explainPod(ctx, logger, streams, flags, args[0])
-		},
-	}
-}
 
 // PodExplanation is what `ballast explain pod` prints.
 type PodExplanation struct {
@@ -66,7 +47,7 @@ type PodExplanation struct {
 	Events     []Event `json:"events"`
 }
 
-func explainPod(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole, ref string) error {
+func explainPod(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *installation.Flags, ref string) error {
 	ns, name := "default", ref
 	if before, after, ok := strings.Cut(ref, "/"); ok {
 		ns, name = before, after

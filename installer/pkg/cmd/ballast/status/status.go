@@ -9,29 +9,17 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/kube"
 	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
 	"github.com/ballast-sched/ballast/installer/pkg/health"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 )
 
-type flagpole struct {
-	Kube        kube.Flags
-	Namespace   string
-	ReleaseName string
-	// LoadWatcherPort overrides the release's global.loadWatcher.port when
-	// not zero.
-	LoadWatcherPort int
-	Host            k3s.HostFlags
-	Timeout         time.Duration
-	Output          string
-}
-
 // NewCommand returns the status command.
 func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
-	flags := &flagpole{}
+	flags := &installation.Flags{}
 	c := &cobra.Command{
 		Use:   "status",
 		Short: "Show Ballast's health and the real cpu/memory usage of every node",
@@ -42,24 +30,18 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 			return runE(c.Context(), logger, streams, flags)
 		},
 	}
-	flags.Kube.AddFlags(c.Flags())
-	c.Flags().StringVarP(&flags.Namespace, "namespace", "n", charts.DefaultNamespace, "namespace Ballast runs in")
-	c.Flags().StringVar(&flags.ReleaseName, "release-name", charts.DefaultReleaseName, "Helm release name")
-	c.Flags().IntVar(&flags.LoadWatcherPort, "load-watcher-port", 0, "port of the load-watcher Service (default: global.loadWatcher.port of the release)")
-	c.Flags().StringVarP(&flags.Output, "output", "o", "", "output format: json or yaml (one document on stdout); empty prints tables")
-	flags.Host.AddFlags(c.Flags())
-	c.Flags().DurationVar(&flags.Timeout, "timeout", 30*time.Second, "how long to wait for the API")
+	flags.AddFlags(c.Flags(), 30*time.Second)
 	return c
 }
 
-func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole) error {
+func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *installation.Flags) error {
 	if err := cli.CheckOutput(flags.Output); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, flags.Timeout)
 	defer cancel()
 	paths := flags.Host.Paths()
-	getter := flags.Kube.Getter(flags.Namespace, paths.Kubeconfig())
+	getter := flags.Getter()
 	clients, err := kube.NewClients(getter)
 	if err != nil {
 		return err
