@@ -110,12 +110,12 @@ type LoadAwareArgs struct {
 	// to LoadAware's score as a weighted term. Unset: LoadAware does not
 	// score them.
 	PodCountBalance *PodCountBalanceTerm `json:"podCountBalance,omitempty"`
-	// PlacementEvents records an Event (reason LoadAwarePlaced) on every
-	// pod LoadAware scores when it is placed: the figures it was placed by
-	// (the node's measured usage, pods bound since, the pod's estimate,
-	// against the thresholds), its score term by term, and the nodes
-	// rejected for their load. `kubectl describe pod` and `ballast explain
-	// pod` show it. Defaults to true.
+	// PlacementEvents records an Event (reason LoadAwarePlaced) on a pod
+	// whose placement its load shaped — LoadAware rejected a node for its
+	// usage — with the figures it was placed by (the node's measured usage,
+	// pods bound since, the pod's estimate, against the thresholds), its
+	// score term by term, and the nodes rejected with why. `kubectl
+	// describe pod` and `ballast explain pod` show it. Defaults to true.
 	PlacementEvents *bool `json:"placementEvents,omitempty"`
 }
 

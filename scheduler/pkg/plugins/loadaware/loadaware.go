@@ -477,7 +477,7 @@ func (pl *LoadAware) ScoreExtensions() fwk.ScoreExtensions { return nil }
 func (pl *LoadAware) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
 	if s, ok := pl.readState(cs); ok {
 		pl.flushFiltered(s)
-		if pl.placementEvents {
+		if pl.placementEvents && s.overloaded.any() {
 			pl.recordPlacement(ctx, cs, s, pod, node)
 		}
 	}

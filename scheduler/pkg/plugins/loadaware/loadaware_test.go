@@ -403,3 +403,28 @@ func TestPlacementEventsOff(t *testing.T) {
 		}
 	}
 }
+
+// A placement no node's load shaped records no event: explain says the same
+// on asking, at no cost to scheduling.
+func TestPlacementEventsOnlyWhenLoadMattered(t *testing.T) {
+	fw, _ := setup(t, nil, map[string]plugintest.NodeStats{"cool": {CPU: 30, Memory: 40}, "warm": {CPU: 50, Memory: 50}}, "cool", "warm")
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	pod := newPod()
+	if _, st, _ := fw.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
+		t.Fatalf("PreFilter: %v", st)
+	}
+	for _, n := range []string{"cool", "warm"} {
+		if st := fw.RunFilterPlugins(ctx, state, pod, fw.NodeInfo(t, n)); !st.IsSuccess() {
+			t.Fatalf("Filter %s: %v", n, st)
+		}
+	}
+	if st := fw.RunReservePluginsReserve(ctx, state, pod, "cool"); !st.IsSuccess() {
+		t.Fatalf("Reserve: %v", st)
+	}
+	for _, e := range fw.Events() {
+		if strings.Contains(e, ReasonPlaced) {
+			t.Fatalf("placement event though no node was rejected for load: %q", e)
+		}
+	}
+}

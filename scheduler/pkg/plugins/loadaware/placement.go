@@ -39,6 +39,13 @@ func (r *rejections) note(node string, reasons []string) {
 	}
 }
 
+// any reports whether Filter rejected a node.
+func (r *rejections) any() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.count > 0
+}
+
 func (r *rejections) String() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -54,7 +61,10 @@ func (r *rejections) String() string {
 
 // recordPlacement records the event of pod placed on node in the cycle of
 // cs: the node's figures as Filter and Score saw them, and the nodes
-// rejected for load.
+// rejected for load. Reserve records it when load shaped the placement (a
+// node was rejected for its load): an event costs the scheduler about as
+// much CPU as the placement itself (docs/performance.md), too much for
+// every pod of a quiet cluster, where `ballast explain pod` says the same.
 func (pl *LoadAware) recordPlacement(ctx context.Context, cs fwk.CycleState, s *cycle, pod *v1.Pod, node string) {
 	ni, err := pl.handle.SnapshotSharedLister().NodeInfos().Get(node)
 	if err != nil {
