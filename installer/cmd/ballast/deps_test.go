@@ -12,8 +12,8 @@ import (
 // ~100 MiB more. The binary does carry kube-scheduler's and the
 // descheduler's own configuration code and scheduling framework: `ballast
 // render` and `install` check values with the components' own start-up
-// checks, and `ballast explain` runs the scheduler's profile (137 MB
-// stripped with them, 75 MB before; docs/install.md). They share its module;
+// checks, and `ballast explain` runs the scheduler's profile (97 MiB as
+// released, 53 MiB before; docs/performance.md#cli). They share its module;
 // what a binary links is what its packages import.
 var heavy = []string{
 	"github.com/ballast-sched/ballast/simulator",
