@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/apis/scheduling"
@@ -69,8 +70,10 @@ type LoadAware struct {
 	estimate loadmodel.EstimateOptions
 	// filterCriticalPods applies the thresholds to system-critical pods too.
 	filterCriticalPods bool
-	// placementEvents records the figures a pod was placed by in an Event.
+	// placementEvents records the figures a pod was placed by in an Event,
+	// at placementRate.
 	placementEvents bool
+	placementRate   flowcontrol.RateLimiter
 	// filtered counts rejections per checked resource (the tracker's
 	// counter, its labels resolved once); a cycle counts its own and adds
 	// them once (see cycle.flushFiltered), not on every rejected node.
@@ -137,6 +140,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeloa
 
 		filterCriticalPods: args.FilterCriticalPods,
 		placementEvents:    args.PlacementEvents == nil || *args.PlacementEvents,
+		placementRate:      flowcontrol.NewTokenBucketRateLimiter(placementEventsPerSecond, placementEventBurst),
 		usageWeight:        float64(s.Weight),
 	}
 	figure := func(r usage.Resource) resourceFigure {

@@ -2,6 +2,7 @@ package loadaware
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -426,5 +427,36 @@ func TestPlacementEventsOnlyWhenLoadMattered(t *testing.T) {
 		if strings.Contains(e, ReasonPlaced) {
 			t.Fatalf("placement event though no node was rejected for load: %q", e)
 		}
+	}
+}
+
+// Placement events are bounded in rate: a burst of placements while a node
+// is hot records the first ones, not one per pod.
+func TestPlacementEventsAreBoundedInRate(t *testing.T) {
+	fw, _ := setup(t, nil, map[string]plugintest.NodeStats{"cool": {CPU: 30, Memory: 40}, "hot": {CPU: 30, Memory: 95}}, "cool", "hot")
+	ctx := context.Background()
+	const pods = 3 * placementEventBurst
+	for i := range pods {
+		state := framework.NewCycleState()
+		pod := plugintest.Pod(fmt.Sprintf("web-%d", i), "", "200m", "256Mi")
+		if _, st, _ := fw.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
+			t.Fatalf("PreFilter: %v", st)
+		}
+		if st := fw.RunFilterPlugins(ctx, state, pod, fw.NodeInfo(t, "hot")); st.IsSuccess() {
+			t.Fatal("the hot node passed")
+		}
+		if st := fw.RunReservePluginsReserve(ctx, state, pod, "cool"); !st.IsSuccess() {
+			t.Fatalf("Reserve: %v", st)
+		}
+	}
+	placed := 0
+	for _, e := range fw.Events() {
+		if strings.Contains(e, ReasonPlaced) {
+			placed++
+		}
+	}
+	// The burst, and what the rate refills while the test runs.
+	if placed < placementEventBurst || placed >= pods {
+		t.Errorf("%d placement events for %d placements, want the burst of %d and a few more at most", placed, pods, placementEventBurst)
 	}
 }

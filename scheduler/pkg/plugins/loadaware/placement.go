@@ -20,6 +20,13 @@ const (
 	maxEventNote = 1024
 	// rejectionsNamed is how many rejected nodes an event names.
 	rejectionsNamed = 3
+	// placementEventsPerSecond and placementEventBurst bound the placement
+	// events a scheduler records: one costs about as much CPU as the
+	// placement itself, and a rollout of hundreds of pods while a node is
+	// hot would otherwise double the scheduler's work. A homelab's
+	// placements come far slower than that.
+	placementEventsPerSecond = 5
+	placementEventBurst      = 20
 )
 
 // rejections are the nodes Filter rejected in one cycle: a few of them by
@@ -62,10 +69,14 @@ func (r *rejections) String() string {
 // recordPlacement records the event of pod placed on node in the cycle of
 // cs: the node's figures as Filter and Score saw them, and the nodes
 // rejected for load. Reserve records it when load shaped the placement (a
-// node was rejected for its load): an event costs the scheduler about as
-// much CPU as the placement itself (docs/performance.md), too much for
-// every pod of a quiet cluster, where `ballast explain pod` says the same.
+// node was rejected for its load), as often as the placement events' rate
+// allows: an event costs the scheduler about as much CPU as the placement
+// itself (docs/performance.md), too much for every pod of a quiet cluster,
+// where `ballast explain pod` says the same on asking.
 func (pl *LoadAware) recordPlacement(ctx context.Context, cs fwk.CycleState, s *cycle, pod *v1.Pod, node string) {
+	if !pl.placementRate.TryAccept() {
+		return
+	}
 	ni, err := pl.handle.SnapshotSharedLister().NodeInfos().Get(node)
 	if err != nil {
 		return
