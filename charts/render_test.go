@@ -305,9 +305,21 @@ func TestLeaderElection(t *testing.T) {
 	if !strings.Contains(mustYAML(t, role.raw), "- ballast-scheduler") {
 		t.Errorf("scheduler Role does not grant its lease:\n%s", mustYAML(t, role.raw))
 	}
+	// Every scheduler replica releases the lease of a leader that crashed: the same lease.
+	sd := mustFind(t, objs, "Deployment", "ballast-scheduler").typed.(*appsv1.Deployment)
+	if want := "--leader-lease=" + le.ResourceNamespace + "/" + le.ResourceName; !contains(sd.Spec.Template.Spec.Containers[0].Args, want) {
+		t.Errorf("scheduler args lack %s: %v", want, sd.Spec.Template.Spec.Containers[0].Args)
+	}
 	dd := mustFind(t, objs, "Deployment", "ballast-descheduler").typed.(*appsv1.Deployment)
 	if !contains(dd.Spec.Template.Spec.Containers[0].Args, "--leader-elect=true") {
 		t.Errorf("descheduler args lack --leader-elect: %v", dd.Spec.Template.Spec.Containers[0].Args)
+	}
+	single := render(t, valuesFromYAML(t, `{scheduler: {leaderElection: {enabled: false}}}`))
+	sd = mustFind(t, single, "Deployment", "ballast-scheduler").typed.(*appsv1.Deployment)
+	for _, a := range sd.Spec.Template.Spec.Containers[0].Args {
+		if strings.HasPrefix(a, "--leader-lease") {
+			t.Errorf("scheduler without leader election has %s", a)
+		}
 	}
 }
 

@@ -27,7 +27,7 @@ func NewCommandWithSource(source SourceFactory) *cobra.Command {
 }
 
 func newCommand(o *Options, source SourceFactory) *cobra.Command {
-	cmd := schedapp.NewSchedulerCommand(Plugins(source)...)
+	cmd := schedapp.NewSchedulerCommand(append(Plugins(source), releaseCrashedLeader(o))...)
 	cmd.Use = "ballast-scheduler"
 	cmd.Long = "ballast-scheduler is kube-scheduler with Ballast's load-aware plugins " +
 		"(LoadAware, LoadVariationRiskBalancing, PodCountBalance, UsageAwareFit), " +

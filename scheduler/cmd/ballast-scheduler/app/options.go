@@ -34,6 +34,9 @@ type Options struct {
 	// StaleAfter is how old a node's newest sample may be before the
 	// plugins stop trusting it.
 	StaleAfter time.Duration
+	// LeaderLease is the namespace/name of the Lease the scheduler's leader
+	// election holds; empty: a crashed leader's lease runs out.
+	LeaderLease string
 }
 
 // NewOptions returns the defaults.
@@ -51,6 +54,15 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How to reach load-watcher: service (HTTP, one load-watcher for the cluster) or library (collector in-process, reading metrics-server).")
 	fs.DurationVar(&o.StaleAfter, "load-watcher-stale-after", o.StaleAfter,
 		"Age after which a node's usage is stale: the plugins then place by requests on that node.")
+	fs.StringVar(&o.LeaderLease, "leader-lease", o.LeaderLease,
+		"namespace/name of the Lease the leader election holds (the configuration's leaderElection resourceNamespace/resourceName). "+
+			"Every replica then releases it as soon as the kubelet reports the holder's container exited or restarted, instead of waiting for it to run out. Empty: off.")
+}
+
+// leaderLease splits LeaderLease; ok is false when it is empty.
+func (o *Options) leaderLease() (namespace, name string, ok bool) {
+	namespace, name, ok = strings.Cut(o.LeaderLease, "/")
+	return namespace, name, ok
 }
 
 // Validate reports every invalid flag at once.
@@ -71,6 +83,11 @@ func (o *Options) Validate() error {
 		}
 	default:
 		errs = append(errs, field.NotSupported(field.NewPath("--load-watcher-mode"), o.LoadWatcherMode, []string{ModeLibrary, ModeService}))
+	}
+	if o.LeaderLease != "" {
+		if ns, name, ok := o.leaderLease(); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			errs = append(errs, field.Invalid(field.NewPath("--leader-lease"), o.LeaderLease, "must be namespace/name"))
+		}
 	}
 	if o.StaleAfter <= 0 {
 		errs = append(errs, field.Invalid(field.NewPath("--load-watcher-stale-after"), o.StaleAfter.String(), "must be positive"))
