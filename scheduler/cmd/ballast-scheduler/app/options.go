@@ -37,11 +37,15 @@ type Options struct {
 	// LeaderLease is the namespace/name of the Lease the scheduler's leader
 	// election holds; empty: a crashed leader's lease runs out.
 	LeaderLease string
+	// WaitForAPIServer reaches the API server, in a pod, through
+	// apiconnect's connector.
+	WaitForAPIServer bool
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{LoadWatcherAddress: DefaultLoadWatcherAddress, LoadWatcherMode: ModeService, StaleAfter: DefaultStaleAfter}
+	return &Options{LoadWatcherAddress: DefaultLoadWatcherAddress, LoadWatcherMode: ModeService, StaleAfter: DefaultStaleAfter,
+		WaitForAPIServer: true}
 }
 
 // AddFlags registers the flags on fs.
@@ -54,6 +58,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How to reach load-watcher: service (HTTP, one load-watcher for the cluster) or library (collector in-process, reading metrics-server).")
 	fs.DurationVar(&o.StaleAfter, "load-watcher-stale-after", o.StaleAfter,
 		"Age after which a node's usage is stale: the plugins then place by requests on that node.")
+	fs.BoolVar(&o.WaitForAPIServer, "wait-for-api-server", o.WaitForAPIServer,
+		"In a pod without HTTPS_PROXY, reach the API server through a connector in the process: a connection it refuses while it restarts "+
+			"waits for it, so that watches resume the moment it is back instead of after client-go's back-off, and goes to the server's "+
+			"own address while the kubernetes Service leads nowhere (kube-proxy has not yet seen the server come back).")
 	fs.StringVar(&o.LeaderLease, "leader-lease", o.LeaderLease,
 		"namespace/name of the Lease the leader election holds (the configuration's leaderElection resourceNamespace/resourceName). "+
 			"Every replica then releases it as soon as the kubelet reports the holder's container exited or restarted, instead of waiting for it to run out. Empty: off.")
