@@ -314,6 +314,17 @@ func TestLeaderElection(t *testing.T) {
 	if !contains(dd.Spec.Template.Spec.Containers[0].Args, "--leader-elect=true") {
 		t.Errorf("descheduler args lack --leader-elect: %v", dd.Spec.Template.Spec.Containers[0].Args)
 	}
+	// The connector keeps the API server's addresses on an emptyDir, across restarts of the container.
+	if !contains(sd.Spec.Template.Spec.Containers[0].Args, "--api-server-cache=/var/run/ballast/api-server") {
+		t.Errorf("scheduler args lack --api-server-cache: %v", sd.Spec.Template.Spec.Containers[0].Args)
+	}
+	var state bool
+	for _, v := range sd.Spec.Template.Spec.Volumes {
+		state = state || (v.Name == "state" && v.EmptyDir != nil)
+	}
+	if !state {
+		t.Errorf("scheduler has no emptyDir for its state: %+v", sd.Spec.Template.Spec.Volumes)
+	}
 	single := render(t, valuesFromYAML(t, `{scheduler: {leaderElection: {enabled: false}}}`))
 	sd = mustFind(t, single, "Deployment", "ballast-scheduler").typed.(*appsv1.Deployment)
 	for _, a := range sd.Spec.Template.Spec.Containers[0].Args {

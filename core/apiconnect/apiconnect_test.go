@@ -2,11 +2,14 @@ package apiconnect
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -142,10 +145,32 @@ func TestStartOnlyInAPodWithoutProxy(t *testing.T) {
 			t.Setenv("KUBERNETES_SERVICE_HOST", tc.host)
 			t.Setenv("KUBERNETES_SERVICE_PORT", "443")
 			t.Setenv("HTTPS_PROXY", tc.proxy)
-			started, err := Start(context.Background())
+			started, err := Start(context.Background(), "")
 			if err != nil || started {
 				t.Errorf("Start = %t, %v; want false, nil", started, err)
 			}
 		})
+	}
+}
+
+func TestKeptAcrossRestarts(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "api-server")
+	down := errors.New("connection refused")
+	// The first start finds nothing kept and the server down.
+	if got, err := kept(cache)(nil, down); err == nil || got != nil {
+		t.Errorf("nothing kept, server down: %v, %v; want the error", got, err)
+	}
+	// The next learns the addresses and keeps them.
+	want := []string{"10.213.0.1:6443", "10.213.0.2:6443"}
+	if got, err := kept(cache)(want, nil); err != nil || !slices.Equal(got, want) {
+		t.Errorf("server up: %v, %v", got, err)
+	}
+	// A restart while the server is down reads them.
+	if got, err := kept(cache)(nil, down); err != nil || !slices.Equal(got, want) {
+		t.Errorf("kept, server down: %v, %v; want %v", got, err, want)
+	}
+	// Without a file, nothing is kept.
+	if got, err := kept("")(nil, down); err == nil || got != nil {
+		t.Errorf("no file: %v, %v", got, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,9 +21,12 @@ import (
 // Start serves a Connector on loopback and points HTTPS_PROXY at it, when
 // the process runs in a pod (KUBERNETES_SERVICE_HOST is set) and no HTTPS
 // proxy is configured; it says whether it did. It asks the API server for
-// its own addresses first, through the Service. Call it before the process
-// makes its first HTTPS request: Go reads HTTPS_PROXY once.
-func Start(ctx context.Context) (bool, error) {
+// its own addresses first, through the Service, and keeps them in cache
+// when that names a file: a process that starts while the API server is
+// down (a leader restarted after it lost its lease) reads them there. Call
+// it before the process makes its first HTTPS request: Go reads HTTPS_PROXY
+// once.
+func Start(ctx context.Context, cache string) (bool, error) {
 	logger := klog.FromContext(ctx)
 	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
 	if host == "" || port == "" {
@@ -33,9 +37,9 @@ func Start(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	c := &Connector{Service: net.JoinHostPort(host, port)}
-	direct, err := advertised(ctx)
+	direct, err := kept(cache)(advertised(ctx))
 	if err != nil {
-		logger.Info("The API server's own address is unknown: connections go through the kubernetes Service only", "err", err)
+		logger.Info("Could not learn or keep the API server's own address", "known", direct, "err", err)
 	}
 	c.Direct = direct
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -64,6 +68,25 @@ func Start(ctx context.Context) (bool, error) {
 	}()
 	logger.Info("Reaching the API server through a connector that waits for it across restarts", "service", c.Service, "direct", c.Direct)
 	return true, nil
+}
+
+// kept returns a function that passes on the addresses it is given and
+// keeps them in cache (a file; none when empty), or, given an error,
+// returns those cache kept, if any.
+func kept(cache string) func([]string, error) ([]string, error) {
+	return func(addrs []string, err error) ([]string, error) {
+		if cache == "" {
+			return addrs, err
+		}
+		if err == nil {
+			return addrs, os.WriteFile(cache, []byte(strings.Join(addrs, "\n")), 0o600)
+		}
+		raw, rerr := os.ReadFile(cache)
+		if rerr != nil || len(strings.Fields(string(raw))) == 0 {
+			return nil, err
+		}
+		return strings.Fields(string(raw)), nil
+	}
 }
 
 // advertised asks the API server, through the Service and without a proxy,

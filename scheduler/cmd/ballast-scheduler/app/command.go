@@ -46,7 +46,7 @@ func newCommand(o *Options, source SourceFactory) *cobra.Command {
 		}
 		if o.WaitForAPIServer {
 			// Before kube-scheduler builds its clients: they read HTTPS_PROXY.
-			if _, err := apiconnect.Start(context.Background()); err != nil {
+			if _, err := apiconnect.Start(context.Background(), o.APIServerCache); err != nil {
 				return err
 			}
 		}

@@ -40,6 +40,9 @@ type Options struct {
 	// WaitForAPIServer reaches the API server, in a pod, through
 	// apiconnect's connector.
 	WaitForAPIServer bool
+	// APIServerCache is the file the connector keeps the API server's own
+	// addresses in, across the container's restarts.
+	APIServerCache string
 }
 
 // NewOptions returns the defaults.
@@ -62,6 +65,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"In a pod without HTTPS_PROXY, reach the API server through a connector in the process: a connection it refuses while it restarts "+
 			"waits for it, so that watches resume the moment it is back instead of after client-go's back-off, and goes to the server's "+
 			"own address while the kubernetes Service leads nowhere (kube-proxy has not yet seen the server come back).")
+	fs.StringVar(&o.APIServerCache, "api-server-cache", o.APIServerCache,
+		"File in which --wait-for-api-server keeps the API server's own addresses across the container's restarts (on an emptyDir), "+
+			"for a scheduler that restarts while the API server is down. Empty: not kept.")
 	fs.StringVar(&o.LeaderLease, "leader-lease", o.LeaderLease,
 		"namespace/name of the Lease the leader election holds (the configuration's leaderElection resourceNamespace/resourceName). "+
 			"Every replica then releases it as soon as the kubelet reports the holder's container exited or restarted, instead of waiting for it to run out. Empty: off.")

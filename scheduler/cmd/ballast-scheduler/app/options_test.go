@@ -58,7 +58,7 @@ func TestOptionsValidate(t *testing.T) {
 
 func TestCommandHasBallastAndUpstreamFlags(t *testing.T) {
 	cmd := NewCommand()
-	for _, name := range []string{"load-watcher-address", "load-watcher-mode", "load-watcher-stale-after", "leader-lease", "wait-for-api-server", "config", "leader-elect", "v"} {
+	for _, name := range []string{"load-watcher-address", "load-watcher-mode", "load-watcher-stale-after", "leader-lease", "wait-for-api-server", "api-server-cache", "config", "leader-elect", "v"} {
 		if cmd.Flags().Lookup(name) == nil {
 			t.Errorf("flag --%s missing", name)
 		}
