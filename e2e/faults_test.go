@@ -85,9 +85,9 @@ type faultResult struct {
 // election — under a steady stream of pod creations, and breaks one thing
 // at a time: load-watcher, the leaders, the API server, the descheduler's
 // memory, an interrupted install. Each fault is measured against its goals
-// (docs/reliability.md); what must never happen fails the test: a pod that
-// is never bound, an eviction decided while usage was stale, a replica that
-// does not come back.
+// (docs/reliability.md) and a row that misses one fails the test, as does
+// what must never happen: a pod that is never bound, an eviction decided
+// while usage was stale, a replica that does not come back.
 func TestFaults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
