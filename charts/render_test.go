@@ -306,9 +306,32 @@ func TestLeaderElection(t *testing.T) {
 	if !strings.Contains(mustYAML(t, role.raw), "- ballast-scheduler") {
 		t.Errorf("scheduler Role does not grant its lease:\n%s", mustYAML(t, role.raw))
 	}
+	// Every scheduler replica releases the lease of a leader that crashed: the same lease.
+	sd := mustFind(t, objs, "Deployment", "ballast-scheduler").typed.(*appsv1.Deployment)
+	if want := "--leader-lease=" + le.ResourceNamespace + "/" + le.ResourceName; !contains(sd.Spec.Template.Spec.Containers[0].Args, want) {
+		t.Errorf("scheduler args lack %s: %v", want, sd.Spec.Template.Spec.Containers[0].Args)
+	}
 	dd := mustFind(t, objs, "Deployment", "ballast-descheduler").typed.(*appsv1.Deployment)
 	if !contains(dd.Spec.Template.Spec.Containers[0].Args, "--leader-elect=true") {
 		t.Errorf("descheduler args lack --leader-elect: %v", dd.Spec.Template.Spec.Containers[0].Args)
+	}
+	// The connector keeps the API server's addresses on an emptyDir, across restarts of the container.
+	if !contains(sd.Spec.Template.Spec.Containers[0].Args, "--api-server-cache=/var/run/ballast/api-server") {
+		t.Errorf("scheduler args lack --api-server-cache: %v", sd.Spec.Template.Spec.Containers[0].Args)
+	}
+	var state bool
+	for _, v := range sd.Spec.Template.Spec.Volumes {
+		state = state || (v.Name == "state" && v.EmptyDir != nil)
+	}
+	if !state {
+		t.Errorf("scheduler has no emptyDir for its state: %+v", sd.Spec.Template.Spec.Volumes)
+	}
+	single := render(t, valuesFromYAML(t, `{scheduler: {leaderElection: {enabled: false}}}`))
+	sd = mustFind(t, single, "Deployment", "ballast-scheduler").typed.(*appsv1.Deployment)
+	for _, a := range sd.Spec.Template.Spec.Containers[0].Args {
+		if strings.HasPrefix(a, "--leader-lease") {
+			t.Errorf("scheduler without leader election has %s", a)
+		}
 	}
 }
 

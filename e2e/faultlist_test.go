@@ -80,7 +80,11 @@ func killLeader(lease string) func(ctx context.Context, t *testing.T, f *faultEn
 		r.failover = at.Sub(start)
 		waitReplicasReady(ctx, t, f.client)
 		r.recovery = time.Since(start)
-		r.note = fmt.Sprintf("SIGKILL of %s; %s took over", pod.Name, podOfHolder(newHolder))
+		taker := podOfHolder(newHolder)
+		if taker == pod.Name {
+			taker = "its restarted container"
+		}
+		r.note = fmt.Sprintf("SIGKILL of %s; %s took over", pod.Name, taker)
 	}
 }
 
@@ -184,6 +188,7 @@ func hostileLoadWatcher(ctx context.Context, t *testing.T, f *faultEnv, r *fault
 // restartAPIServer stops kube-apiserver for 10 s, longer than the leaders'
 // renew deadline, and starts it again.
 func restartAPIServer(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+	sigterm := time.Now()
 	stopped, ready, err := f.lane.RestartAPIServer(ctx, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -201,8 +206,9 @@ func restartAPIServer(ctx context.Context, t *testing.T, f *faultEnv, r *faultRe
 	}
 	waitReplicasReady(ctx, t, f.client)
 	waitUsage(ctx, t, f.client, func(lwv1.NodeUsage) bool { return true })
-	r.recovery = time.Since(stopped)
-	r.note = fmt.Sprintf("down %s (SIGTERM to ready)", ready.Sub(stopped).Round(100*time.Millisecond))
+	r.recovery = time.Since(sigterm)
+	r.note = fmt.Sprintf("down %s (SIGTERM to ready; %s of it shutting down)",
+		ready.Sub(sigterm).Round(100*time.Millisecond), stopped.Sub(sigterm).Round(100*time.Millisecond))
 }
 
 // interruptInstall starts an upgrade that changes the scheduler's
@@ -359,7 +365,7 @@ func reportFaults(t *testing.T, results []*faultResult, refused, lost int) {
 	}
 	for _, r := range results {
 		failover := dur(r.failover)
-		if r.failover > leaseDuration+retryPeriod {
+		if r.failover > failoverGoal {
 			failover += " (over goal)"
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d (%d) | %s | %s | %s |\n", r.name, r.pairs, r.tooLong,

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
 
 	lwv1 "github.com/ballast-sched/ballast/core/api/v1"
 	"github.com/ballast-sched/ballast/core/cluster"
@@ -28,6 +29,12 @@ const (
 	// The chart's leader election, which the suite keeps.
 	leaseDuration = 15 * time.Second
 	retryPeriod   = 2 * time.Second
+	// failoverGoal bounds how long a crashed leader's lease can hold up
+	// its component under client-go's protocol: a standby counts the lease
+	// from when it saw the last renewal, which it sees up to one jittered
+	// retry period late, and takes it at its first attempt after, up to one
+	// more; each wait is up to (1 + JitterFactor) retry periods.
+	failoverGoal = leaseDuration + 2*time.Duration((1+leaderelection.JitterFactor)*float64(retryPeriod))
 	// clientStaleAfter is how old the newest sample of an answer may be
 	// before the scheduler and the descheduler call it stale (the chart's
 	// scheduler.loadWatcherStaleAfter, the descheduler's default).
@@ -78,9 +85,9 @@ type faultResult struct {
 // election — under a steady stream of pod creations, and breaks one thing
 // at a time: load-watcher, the leaders, the API server, the descheduler's
 // memory, an interrupted install. Each fault is measured against its goals
-// (docs/reliability.md); what must never happen fails the test: a pod that
-// is never bound, an eviction decided while usage was stale, a replica that
-// does not come back.
+// (docs/reliability.md) and a row that misses one fails the test, as does
+// what must never happen: a pod that is never bound, an eviction decided
+// while usage was stale, a replica that does not come back.
 func TestFaults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
@@ -195,10 +202,12 @@ func TestFaults(t *testing.T) {
 			r.evictions++
 			if !r.usageLost.IsZero() && at.After(r.usageLost.Add(clientStaleAfter)) && at.Before(r.usageBack) {
 				r.staleEvictions++
-				t.Errorf("%s: an eviction at %s was decided while usage was stale", r.name, at.Format(time.TimeOnly))
+				t.Errorf("%s: an eviction at %s was decided while usage was stale (usage unusable since %s); goal: no eviction on stale data",
+					r.name, at.Format(time.TimeOnly), r.usageLost.Format(time.TimeOnly))
 			}
 		}
 	}
+	holdGoals(t, results)
 	unbound := s.unbound(now.Add(-2 * time.Minute))
 	if len(unbound) > 0 {
 		t.Errorf("pods of the stream never bound: %v", unbound)
@@ -212,5 +221,28 @@ func TestFaults(t *testing.T) {
 	if d, err := l.Client.AppsV1().Deployments(faultsNS).Get(ctx, "steady", metav1.GetOptions{}); err == nil {
 		lost += int(*d.Spec.Replicas - d.Status.AvailableReplicas)
 	}
+	if lost > 0 {
+		t.Errorf("Pods lost: %d; goal: 0", lost)
+	}
 	reportFaults(t, results, s.refusedCreates(), lost)
+}
+
+// holdGoals fails the test on every row that misses a goal of
+// docs/reliability.md, with the figure and the goal (an eviction on stale
+// data and lost pods fail it where they are counted). These are not speed:
+// a wait is held relative to the default scheduler's twin under the same
+// load and fault, and a failover to the bound of the leader election's own
+// protocol.
+func holdGoals(t *testing.T, results []*faultResult) {
+	t.Helper()
+	for _, r := range results {
+		if r.tooLong > 0 {
+			t.Errorf("%s: %d of %d Ballast pods waited more than %s longer than their default-scheduler twin (longest %s); goal: 0",
+				r.name, r.tooLong, r.pairs, extraWaitGoal, r.maxExtra.Round(100*time.Millisecond))
+		}
+		if r.failover > failoverGoal {
+			t.Errorf("%s: failover %s; goal ≤ %s (lease %s + 2 × %.1f × retry period %s)",
+				r.name, r.failover.Round(100*time.Millisecond), failoverGoal, leaseDuration, 1+leaderelection.JitterFactor, retryPeriod)
+		}
+	}
 }

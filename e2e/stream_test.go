@@ -95,13 +95,33 @@ func (s *stream) observe(obj any) {
 	if !ok || p.Spec.NodeName == "" || p.Labels[streamLabel] != "true" {
 		return
 	}
-	now := time.Now()
+	bound := time.Now()
+	// The watch may see a pod long after it was bound: after the API
+	// server's restart the test's own informer backs off like any other,
+	// and would see both twins bound at once. The API server stamps the
+	// binding on the PodScheduled condition, in whole seconds: the binding
+	// was before the stamp's next second.
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			bound = minTime(bound, c.LastTransitionTime.Add(time.Second))
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := s.entry(p.Name, p.Spec.SchedulerName, p.Labels["pair"])
 	if sp.bound.IsZero() {
-		sp.bound = now
+		sp.bound = bound
+		if sp.bound.Before(sp.created) {
+			sp.bound = sp.created
+		}
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // entry is the record of a pod, made by whoever sees the pod first: the

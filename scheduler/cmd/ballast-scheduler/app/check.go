@@ -75,6 +75,12 @@ func check(ctx context.Context, c startup.Container, root *startup.Root) error {
 			return fmt.Errorf("%s: %w", orDefaultConfig(opts.ConfigFile), err)
 		}
 	}
+	if ns, name, ok := ballast.leaderLease(); ok {
+		if le := cfg.LeaderElection; !le.LeaderElect || ns != le.ResourceNamespace || name != le.ResourceName {
+			return fmt.Errorf("--leader-lease %s is not the lease leader election holds in %s (leaderElect %t, %s/%s)",
+				ballast.LeaderLease, orDefaultConfig(opts.ConfigFile), le.LeaderElect, le.ResourceNamespace, le.ResourceName)
+		}
+	}
 	// Build the scheduler, as it would at start, on a client that is never
 	// used: profiles, their plugins and the plugins' args.
 	ctx, cancel := context.WithCancel(ctx)

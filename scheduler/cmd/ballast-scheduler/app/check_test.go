@@ -19,6 +19,7 @@ func TestCheckRefusesWhatTheSchedulerRefusesAtStart(t *testing.T) {
 		}
 	}
 	shipped := config.DefaultScheduler
+	const shippedLease = "kube-system/kube-scheduler"
 	for _, tc := range []struct {
 		name      string
 		container startup.Container
@@ -35,6 +36,11 @@ func TestCheckRefusesWhatTheSchedulerRefusesAtStart(t *testing.T) {
 			want: "LoadAwear"},
 		{name: "unknown flag", container: withArgs(shipped, "--load-watcher-adress=http://x"), want: "load-watcher-adress"},
 		{name: "stale after zero", container: withArgs(shipped, "--load-watcher-stale-after=0s"), want: "--load-watcher-stale-after"},
+		{name: "leader lease of the configuration", container: withArgs(shipped, "--leader-lease="+shippedLease)},
+		{name: "leader lease other than the configuration's", container: withArgs(shipped, "--leader-lease=ballast-system/ballast-scheduler"), want: "--leader-lease"},
+		{name: "leader lease without leader election", container: withArgs(strings.Replace(shipped, "leaderElect: true", "leaderElect: false", 1), "--leader-lease="+shippedLease),
+			want: "--leader-lease"},
+		{name: "leader lease not namespace/name", container: withArgs(shipped, "--leader-lease=ballast-scheduler"), want: "--leader-lease"},
 		{name: "bad verbosity", container: withArgs(shipped, "-v=x"), want: "-v"},
 		{name: "config missing", container: startup.Container{Args: []string{"--config=" + path}}, want: path},
 	} {

@@ -3,6 +3,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/component-base/version/verflag"
 	schedapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
 
+	"github.com/ballast-sched/ballast/core/apiconnect"
 	"github.com/ballast-sched/ballast/core/version"
 )
 
@@ -27,7 +29,7 @@ func NewCommandWithSource(source SourceFactory) *cobra.Command {
 }
 
 func newCommand(o *Options, source SourceFactory) *cobra.Command {
-	cmd := schedapp.NewSchedulerCommand(Plugins(source)...)
+	cmd := schedapp.NewSchedulerCommand(append(Plugins(source), releaseCrashedLeader(o))...)
 	cmd.Use = "ballast-scheduler"
 	cmd.Long = "ballast-scheduler is kube-scheduler with Ballast's load-aware plugins " +
 		"(LoadAware, LoadVariationRiskBalancing, PodCountBalance, UsageAwareFit), " +
@@ -41,6 +43,12 @@ func newCommand(o *Options, source SourceFactory) *cobra.Command {
 		}
 		if err := o.Validate(); err != nil {
 			return err
+		}
+		if o.WaitForAPIServer {
+			// Before kube-scheduler builds its clients: they read HTTPS_PROXY.
+			if _, err := apiconnect.Start(context.Background(), o.APIServerCache); err != nil {
+				return err
+			}
 		}
 		return run(c, args)
 	}

@@ -34,11 +34,21 @@ type Options struct {
 	// StaleAfter is how old a node's newest sample may be before the
 	// plugins stop trusting it.
 	StaleAfter time.Duration
+	// LeaderLease is the namespace/name of the Lease the scheduler's leader
+	// election holds; empty: a crashed leader's lease runs out.
+	LeaderLease string
+	// WaitForAPIServer reaches the API server, in a pod, through
+	// apiconnect's connector.
+	WaitForAPIServer bool
+	// APIServerCache is the file the connector keeps the API server's own
+	// addresses in, across the container's restarts.
+	APIServerCache string
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{LoadWatcherAddress: DefaultLoadWatcherAddress, LoadWatcherMode: ModeService, StaleAfter: DefaultStaleAfter}
+	return &Options{LoadWatcherAddress: DefaultLoadWatcherAddress, LoadWatcherMode: ModeService, StaleAfter: DefaultStaleAfter,
+		WaitForAPIServer: true}
 }
 
 // AddFlags registers the flags on fs.
@@ -51,6 +61,22 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How to reach load-watcher: service (HTTP, one load-watcher for the cluster) or library (collector in-process, reading metrics-server).")
 	fs.DurationVar(&o.StaleAfter, "load-watcher-stale-after", o.StaleAfter,
 		"Age after which a node's usage is stale: the plugins then place by requests on that node.")
+	fs.BoolVar(&o.WaitForAPIServer, "wait-for-api-server", o.WaitForAPIServer,
+		"In a pod without HTTPS_PROXY, reach the API server through a connector in the process: a connection it refuses while it restarts "+
+			"waits for it, so that watches resume the moment it is back instead of after client-go's back-off, and goes to the server's "+
+			"own address while the kubernetes Service leads nowhere (kube-proxy has not yet seen the server come back).")
+	fs.StringVar(&o.APIServerCache, "api-server-cache", o.APIServerCache,
+		"File in which --wait-for-api-server keeps the API server's own addresses across the container's restarts (on an emptyDir), "+
+			"for a scheduler that restarts while the API server is down. Empty: not kept.")
+	fs.StringVar(&o.LeaderLease, "leader-lease", o.LeaderLease,
+		"namespace/name of the Lease the leader election holds (the configuration's leaderElection resourceNamespace/resourceName). "+
+			"Every replica then releases it as soon as the kubelet reports the holder's container exited or restarted, instead of waiting for it to run out. Empty: off.")
+}
+
+// leaderLease splits LeaderLease; ok is false when it is empty.
+func (o *Options) leaderLease() (namespace, name string, ok bool) {
+	namespace, name, ok = strings.Cut(o.LeaderLease, "/")
+	return namespace, name, ok
 }
 
 // Validate reports every invalid flag at once.
@@ -71,6 +97,11 @@ func (o *Options) Validate() error {
 		}
 	default:
 		errs = append(errs, field.NotSupported(field.NewPath("--load-watcher-mode"), o.LoadWatcherMode, []string{ModeLibrary, ModeService}))
+	}
+	if o.LeaderLease != "" {
+		if ns, name, ok := o.leaderLease(); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			errs = append(errs, field.Invalid(field.NewPath("--leader-lease"), o.LeaderLease, "must be namespace/name"))
+		}
 	}
 	if o.StaleAfter <= 0 {
 		errs = append(errs, field.Invalid(field.NewPath("--load-watcher-stale-after"), o.StaleAfter.String(), "must be positive"))

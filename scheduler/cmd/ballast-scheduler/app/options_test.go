@@ -27,6 +27,11 @@ func TestOptionsValidate(t *testing.T) {
 			wantErr: []string{"--load-watcher-ca-file"}},
 		{name: "unknown mode and zero staleness", mutate: func(o *Options) { o.LoadWatcherMode, o.StaleAfter = "sidecar", 0 },
 			wantErr: []string{"--load-watcher-mode", "--load-watcher-stale-after"}},
+		{name: "leader lease", mutate: func(o *Options) { o.LeaderLease = "ballast-system/ballast-scheduler" }},
+		{name: "leader lease without a namespace", mutate: func(o *Options) { o.LeaderLease = "ballast-scheduler" },
+			wantErr: []string{"--leader-lease"}},
+		{name: "leader lease with an empty name", mutate: func(o *Options) { o.LeaderLease = "ballast-system/" },
+			wantErr: []string{"--leader-lease"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,7 +58,7 @@ func TestOptionsValidate(t *testing.T) {
 
 func TestCommandHasBallastAndUpstreamFlags(t *testing.T) {
 	cmd := NewCommand()
-	for _, name := range []string{"load-watcher-address", "load-watcher-mode", "load-watcher-stale-after", "config", "leader-elect", "v"} {
+	for _, name := range []string{"load-watcher-address", "load-watcher-mode", "load-watcher-stale-after", "leader-lease", "wait-for-api-server", "api-server-cache", "config", "leader-elect", "v"} {
 		if cmd.Flags().Lookup(name) == nil {
 			t.Errorf("flag --%s missing", name)
 		}
