@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -25,42 +26,40 @@ const (
 	// placement itself, and a rollout of hundreds of pods while a node is
 	// hot would otherwise double the scheduler's work. A homelab's
 	// placements come far slower than that.
-	placementEventsPerSecond = 5
-	placementEventBurst      = 20
+	placementEventsPerSecond = 1
+	placementEventBurst      = 10
 )
 
 // rejections are the nodes Filter rejected in one cycle: a few of them by
-// name with why, and how many in all. Filter runs on many nodes at once.
+// name with why, and how many in all. Filter runs on many nodes at once;
+// past the first few, noting one is an atomic add.
 type rejections struct {
+	count atomic.Int32
 	mu    sync.Mutex
-	count int
 	named []string
 }
 
 func (r *rejections) note(node string, reasons []string) {
+	if r.count.Add(1) > rejectionsNamed {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.count++
-	if len(r.named) < rejectionsNamed {
-		r.named = append(r.named, node+" ("+strings.Join(reasons, ", ")+")")
-	}
+	r.named = append(r.named, node+" ("+strings.Join(reasons, ", ")+")")
 }
 
 // any reports whether Filter rejected a node.
-func (r *rejections) any() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.count > 0
-}
+func (r *rejections) any() bool { return r.count.Load() > 0 }
 
 func (r *rejections) String() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.count == 0 {
+	count := int(r.count.Load())
+	if count == 0 {
 		return ""
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	s := "rejected for load: " + strings.Join(r.named, "; ")
-	if more := r.count - len(r.named); more > 0 {
+	if more := count - len(r.named); more > 0 {
 		s += fmt.Sprintf(" and %d more", more)
 	}
 	return s
