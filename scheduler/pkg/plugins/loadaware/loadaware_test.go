@@ -388,12 +388,18 @@ func TestSignPod(t *testing.T) {
 // placementEvents: false records no event of a placement.
 func TestPlacementEventsOff(t *testing.T) {
 	off := false
-	fw, _ := setup(t, &config.LoadAwareArgs{PlacementEvents: &off}, map[string]plugintest.NodeStats{"cool": {CPU: 30, Memory: 40}}, "cool")
+	fw, _ := setup(t, &config.LoadAwareArgs{PlacementEvents: &off},
+		map[string]plugintest.NodeStats{"cool": {CPU: 30, Memory: 40}, "hot": {CPU: 30, Memory: 95}}, "cool", "hot")
 	ctx := context.Background()
 	state := framework.NewCycleState()
 	pod := newPod()
 	if _, st, _ := fw.RunPreFilterPlugins(ctx, state, pod); !st.IsSuccess() {
 		t.Fatalf("PreFilter: %v", st)
+	}
+	// A node rejected for load: with the events on, this placement would
+	// record one.
+	if st := fw.RunFilterPlugins(ctx, state, pod, fw.NodeInfo(t, "hot")); st.IsSuccess() {
+		t.Fatal("the hot node passed")
 	}
 	if st := fw.RunReservePluginsReserve(ctx, state, pod, "cool"); !st.IsSuccess() {
 		t.Fatalf("Reserve: %v", st)
