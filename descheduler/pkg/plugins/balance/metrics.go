@@ -23,6 +23,10 @@ const (
 	SkipGrowing = "growing"
 )
 
+// SkipReasons are every value of the reason label of skipped candidates.
+var SkipReasons = []string{SkipNoDestination, SkipPDB, SkipCooldown, SkipStale, SkipInvalid, SkipLimit, SkipFiltered,
+	SkipEvictionError, SkipOtherScheduler, SkipGrowing}
+
 // Metrics are the plugin's Prometheus metrics. One set serves every plugin
 // instance; the binary registers it once with the descheduler's registry.
 type Metrics struct {
@@ -83,6 +87,16 @@ func NewMetrics() *Metrics {
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"namespace", "pod", "node"}),
 	}
+}
+
+// startPlugin creates plugin's counters whose labels are known in advance
+// at zero, so that a dashboard shows 0 rather than no data until the first
+// such event. Counters not registered yet (as in unit tests) ignore it.
+func (m *Metrics) startPlugin(plugin string) {
+	for _, reason := range SkipReasons {
+		m.SkippedCandidates.WithLabelValues(plugin, reason)
+	}
+	m.PodUsageEstimated.WithLabelValues(plugin)
 }
 
 // Collectors returns every metric, for registering with a registry.

@@ -732,3 +732,19 @@ func TestBalanceLeavesGrowingPodsAndWarns(t *testing.T) {
 		t.Errorf("%d growth series once no pod grows, want 0", n)
 	}
 }
+
+// TestMetricsStartAtZero: a dashboard summing skipped candidates by reason
+// or bounces by node shows 0 before the first one, not no data.
+func TestMetricsStartAtZero(t *testing.T) {
+	h := newHarness(t, args(patient), threeNodes, hotPods()...)
+	if n, want := promtestutil.CollectAndCount(h.metrics.SkippedCandidates.CounterVec), len(balance.SkipReasons); n != want {
+		t.Errorf("skipped candidates have %d series before the first cycle, want %d (one per reason)", n, want)
+	}
+	h.cycle(hotUsage)
+	if n, want := promtestutil.CollectAndCount(h.metrics.PingPong.CounterVec), len(threeNodes); n != want {
+		t.Errorf("bounces have %d series after a cycle, want %d (one per node)", n, want)
+	}
+	if v, err := testutil.GetCounterMetricValue(h.metrics.PingPong.WithLabelValues(PluginName, threeNodes[0].Name)); err != nil || v != 0 {
+		t.Errorf("bounces onto %s = %v (%v), want 0", threeNodes[0].Name, v, err)
+	}
+}
