@@ -209,6 +209,11 @@ func (e *engine) deschedule(ctx context.Context, t time.Duration, step int64) er
 	if err := d.Cycle(ctx); err != nil {
 		return err
 	}
+	why, err := d.Why(ctx)
+	if err != nil {
+		return err
+	}
+	e.rec.Explain(why)
 	if err := e.settle(ctx, true); err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ type Recorder struct {
 	// replacing counts, per workload, evicted pods whose replacement has
 	// not landed yet.
 	replacing map[string]int
+	// why is what the descheduler said of the moves of its last cycle, by
+	// evicted pod.
+	why map[types.UID]string
 }
 
 // NewRecorder records a run of sc in mode, on the usage model m, judging
@@ -42,6 +45,10 @@ func NewRecorder(m *model.UsageModel, sc *scenario.Scenario, mode model.Mode, th
 	}
 }
 
+// Explain hands the recorder what the descheduler said of its moves, by
+// evicted pod, before the Observe that finds them evicted.
+func (r *Recorder) Explain(why map[types.UID]string) { r.why = why }
+
 // Observe notes the pods at scenario time t. With evicting set, the bound
 // pods that vanished since the last observation were evicted by a
 // descheduling cycle; the pods of their workloads that land from then on
@@ -52,15 +59,17 @@ func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicti
 		// In an order that does not depend on the map's: the moves are
 		// part of the result's digest.
 		var evicted []model.Pod
+		why := map[types.NamespacedName]string{}
 		for uid, p := range r.pods {
 			if _, ok := pods[uid]; !ok && p.Node != "" {
 				evicted = append(evicted, p)
+				why[p.Key] = r.why[uid]
 			}
 		}
 		sortPods(evicted)
 		for _, p := range evicted {
 			r.result.Evictions++
-			move := Move{At: t, Pod: p.Key.String(), Workload: p.Workload, From: p.Node}
+			move := Move{At: t, Pod: p.Key.String(), Workload: p.Workload, From: p.Node, Why: why[p.Key]}
 			if received, ok := r.movedTo[p.Workload][p.Node]; ok {
 				r.result.PingPong++
 				if r.model.ChangedBetween(received, t) {

@@ -102,6 +102,26 @@ func (d *Descheduler) Restart() {
 	d.lastSampled = time.Time{}
 }
 
+// Why returns what the descheduler recorded of each move it remembers
+// (the ConfigMap a restarted descheduler reads back), by evicted pod.
+func (d *Descheduler) Why(ctx context.Context) (map[types.UID]string, error) {
+	data, _, err := d.deps.Persist.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	moves, err := balance.DecodeMoves(data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the descheduler's moves: %w", err)
+	}
+	out := make(map[types.UID]string, len(moves))
+	for _, m := range moves {
+		if m.Pod != "" {
+			out[m.Pod] = m.Why
+		}
+	}
+	return out, nil
+}
+
 // Sample lists every pod's usage, as the descheduler binary does in the
 // background every balance.PodSamplePeriod, once that much simulated time
 // has passed since the last list.
