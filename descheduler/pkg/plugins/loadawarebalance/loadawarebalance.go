@@ -355,10 +355,10 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			p.skip(podLogger, balance.SkipFiltered, "pre-eviction filter refused the pod")
 			continue
 		}
-		reason := eventReason(over, c.loads[node.Name], limit, node.Name, dest.Node.Name)
+		reason := eventReason(over, c.loads[node.Name], c.limits[node.Name], node.Name, dest.Node.Name)
 		sourceLoad := p.Deps.Model.Share(amounts[pod], node)
 		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.Node)
-		note := moveNote(over, c.loads[node.Name], limit, balancing, node.Name, dest.Node.Name,
+		note := moveNote(over, c.loads[node.Name], c.limits[node.Name], p.args.HighThresholds, node.Name, dest.Node.Name,
 			c.loads[node.Name].Add(sourceLoad, -1), c.loads[dest.Node.Name].Add(destinationLoad, 1))
 		if p.args.DryRun {
 			podLogger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Node.Name, "score", dest.Score, "why", note)
@@ -480,18 +480,23 @@ func eventReason(over []usage.Resource, load balance.NodeLoad, high balance.Reso
 }
 
 // moveNote says why a pod moves off source and what the move is expected to
-// make of both nodes: the usage over each limit it crossed (a high
-// threshold, or the cluster's mean plus its deviation when balancing),
+// make of both nodes: the usage over each limit it crossed — its high
+// threshold, and the cluster's mean plus its deviation when that is lower
+// (the node is brought under both) or the node is only above the mean —,
 // the expected destination, and both nodes' usage expected after.
-func moveNote(over []usage.Resource, load balance.NodeLoad, limit balance.ResourceThresholds, balancing bool, source, dest string,
+func moveNote(over []usage.Resource, load balance.NodeLoad, limit, high balance.ResourceThresholds, source, dest string,
 	sourceAfter, destAfter balance.NodeLoad) string {
-	what := "its high threshold"
-	if balancing {
-		what = "the cluster's mean plus its deviation"
-	}
 	parts := make([]string, len(over))
 	for i, r := range over {
-		parts[i] = fmt.Sprintf("%s %.1f%% over %s %.1f%%", r, load[r], what, limit[r])
+		h, ok := high[r]
+		switch {
+		case !ok || load[r] <= h:
+			parts[i] = fmt.Sprintf("%s %.1f%% over the cluster's mean plus its deviation %.1f%%", r, load[r], limit[r])
+		case limit[r] < h:
+			parts[i] = fmt.Sprintf("%s %.1f%% over its high threshold %.1f%% and the cluster's mean plus its deviation %.1f%%", r, load[r], h, limit[r])
+		default:
+			parts[i] = fmt.Sprintf("%s %.1f%% over its high threshold %.1f%%", r, load[r], h)
+		}
 	}
 	after := make([]string, 0, 2*len(over))
 	for _, r := range over {

@@ -748,3 +748,27 @@ func TestMetricsStartAtZero(t *testing.T) {
 		t.Errorf("bounces onto %s = %v (%v), want 0", threeNodes[0].Name, v, err)
 	}
 }
+
+// A move's note names every limit the node crossed: its high threshold, and
+// the cluster's mean plus its deviation where that is lower.
+func TestMoveNoteNamesTheLimitsCrossed(t *testing.T) {
+	high := balance.ResourceThresholds{usage.Memory: 85}
+	after := balance.NodeLoad{usage.Memory: 84.5}
+	dest := balance.NodeLoad{usage.Memory: 35}
+	for _, tc := range []struct {
+		name  string
+		load  float64
+		limit float64
+		want  string
+	}{
+		{"over its high threshold", 94.6, 85, "memory 94.6% over its high threshold 85.0%;"},
+		{"over both", 94.6, 79.8, "memory 94.6% over its high threshold 85.0% and the cluster's mean plus its deviation 79.8%;"},
+		{"over the mean only", 82, 79.8, "memory 82.0% over the cluster's mean plus its deviation 79.8%;"},
+	} {
+		got := moveNote([]usage.Resource{usage.Memory}, balance.NodeLoad{usage.Memory: tc.load}, balance.ResourceThresholds{usage.Memory: tc.limit},
+			high, "a", "b", after, dest)
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q lacks %q", tc.name, got, tc.want)
+		}
+	}
+}
