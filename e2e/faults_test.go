@@ -4,8 +4,11 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +20,8 @@ import (
 
 	lwv1 "github.com/ballast-sched/ballast/core/api/v1"
 	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/explain"
 
 	"github.com/ballast-sched/ballast/e2e/pkg/lane"
 )
@@ -123,6 +128,9 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("ballast install: %v\n%s\n%s", err, out, describeNamespace(ctx, l.Client, ballastNamespace))
 	}
 	waitUsage(ctx, t, l.Client, func(n lwv1.NodeUsage) bool { return true })
+	// A user's Prometheus scrapes Ballast through every fault; the
+	// dashboards are checked against what it holds at the end.
+	prom := startPrometheus(ctx, t, l.Client)
 	for _, lease := range []string{ballastScheduler, "ballast-descheduler"} {
 		waitHolder(ctx, t, l.Client, lease, "")
 	}
@@ -225,6 +233,78 @@ func TestFaults(t *testing.T) {
 		t.Errorf("Pods lost: %d; goal: 0", lost)
 	}
 	reportFaults(t, results, s.refusedCreates(), lost)
+
+	t.Run("explain shows why the descheduler moved pods off the hogged node", func(t *testing.T) {
+		checkMovesExplained(ctx, t, fe, l.Nodes())
+	})
+	t.Run("every dashboard panel has data", func(t *testing.T) {
+		checkDashboards(ctx, t, prom)
+	})
+}
+
+// checkMovesExplained asks `ballast explain node` about the node the hog
+// filled, as a user would after seeing pods restart elsewhere: the moves off
+// it, each with why (the usage and the limit it crossed, the same figures
+// the move recorded), where the replacement was expected and where it ran;
+// and `ballast explain pod` shows a moved workload's history.
+func checkMovesExplained(ctx context.Context, t *testing.T, f *faultEnv, nodes []string) {
+	t.Helper()
+	hogged, other := nodes[0], nodes[1]
+	out, err := f.ballast("explain", "node", hogged, "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("ballast explain node %s: %v", hogged, err)
+	}
+	var ex explain.NodeExplanation
+	if err := json.Unmarshal(out, &ex); err != nil {
+		t.Fatalf("decoding %q: %v", out, err)
+	}
+	var off []explain.MoveExplanation
+	for _, m := range ex.Moves {
+		if m.Source == hogged {
+			off = append(off, m)
+		}
+	}
+	if len(off) == 0 {
+		t.Fatalf("ballast explain node %s lists no move off it (moves %+v, error %q); the hog there made the descheduler move pods",
+			hogged, ex.Moves, ex.MovesError)
+	}
+	planned := 0
+	for _, m := range off {
+		used, after := m.SourceUsage[usage.Memory], m.ExpectedSource[usage.Memory]
+		if !strings.HasPrefix(m.Why, "Moved off "+hogged+" by LoadAwareBalance: memory ") ||
+			!strings.Contains(m.Why, fmt.Sprintf("memory %.1f%% over", used)) {
+			t.Errorf("move of %s: why %q does not say memory on %s, with the %.1f %% the move recorded", m.Workload, m.Why, hogged, used)
+		}
+		if m.Destination != other || !(after < used) || !(m.DestinationUsage[usage.Memory] < used) {
+			t.Errorf("move of %s: expected on %s with %s going %.1f → %.1f %% (destination at %.1f %%); want %s, cooler, the source coming down",
+				m.Workload, m.Destination, hogged, used, after, m.DestinationUsage[usage.Memory], other)
+		}
+		if m.LandedOn == "" {
+			t.Errorf("move of %s at %s: where its replacement ran is not recorded", m.Workload, m.At.Format(time.TimeOnly))
+		}
+		if m.LandedOn == m.Destination {
+			planned++
+		}
+	}
+	t.Logf("%d moves off %s, %d of them landed as planned", len(off), hogged, planned)
+	text, err := f.ballast("explain", "node", hogged).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ballast explain node %s: %v\n%s", hogged, err, text)
+	}
+	t.Logf("ballast explain node %s:\n%s", hogged, text)
+	if want := "Moved off " + hogged + " by LoadAwareBalance: memory"; !strings.Contains(string(text), want) {
+		t.Errorf("ballast explain node %s lacks %q", hogged, want)
+	}
+	// The workload's history, from one of its pods now running.
+	pod := waitPodsIn(ctx, t, f.client, faultsNS, "app=steady", 1, func(p corev1.Pod) bool { return p.Spec.NodeName == other })[0]
+	text, err = f.ballast("explain", "pod", faultsNS+"/"+pod.Name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ballast explain pod %s: %v\n%s", pod.Name, err, text)
+	}
+	t.Logf("ballast explain pod %s:\n%s", pod.Name, text)
+	if want := "off " + hogged + ", expected on " + other; !strings.Contains(string(text), want) {
+		t.Errorf("ballast explain pod %s lacks its workload's move %q", pod.Name, want)
+	}
 }
 
 // holdGoals fails the test on every row that misses a goal of
