@@ -301,7 +301,8 @@ func describe(snap *usage.Snapshot, want map[string][2]float64) string {
 }
 
 // waitWorkloadsReady waits until every ReplicaSet has all its replicas
-// ready and no pod of the namespace is terminating or unscheduled.
+// ready, every Deployment's rollout is complete, and no pod of the
+// namespace is terminating or unscheduled.
 func (e *env) waitWorkloadsReady() {
 	e.t.Helper()
 	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -311,6 +312,18 @@ func (e *env) waitWorkloadsReady() {
 		}
 		for _, rs := range rss.Items {
 			if rs.Status.ReadyReplicas != *rs.Spec.Replicas || rs.Status.ObservedGeneration != rs.Generation {
+				return false, nil
+			}
+		}
+		// A Deployment's rollout, until its new ReplicaSet has it all.
+		ds, err := e.c.Client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, d := range ds.Items {
+			st := d.Status
+			if st.ObservedGeneration != d.Generation || st.UpdatedReplicas != *d.Spec.Replicas || st.AvailableReplicas != *d.Spec.Replicas ||
+				st.Replicas != *d.Spec.Replicas {
 				return false, nil
 			}
 		}

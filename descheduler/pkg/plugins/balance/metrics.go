@@ -32,6 +32,9 @@ var SkipReasons = []string{SkipNoDestination, SkipPDB, SkipCooldown, SkipStale, 
 type Metrics struct {
 	// Evictions counts evicted pods by plugin, reason (e.g. hot-memory) and source node.
 	Evictions *metrics.CounterVec
+	// SurgeMoves counts pods moved by a rollout of their one-replica
+	// Deployment rather than evicted, by plugin and source node.
+	SurgeMoves *metrics.CounterVec
 	// SkippedCandidates counts pods and nodes passed over, by plugin and reason.
 	SkippedCandidates *metrics.CounterVec
 	// HotNodes is the number of nodes hot after hysteresis in the last cycle.
@@ -56,6 +59,12 @@ func NewMetrics() *Metrics {
 			Help:           "Pods evicted, by plugin, reason and source node.",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"plugin", "reason", "node"}),
+		SurgeMoves: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "surge_moves_total",
+			Help:           "Pods of one-replica Deployments moved by a rollout, their replacement Ready before they stopped, rather than evicted, by plugin and source node.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin", "node"}),
 		SkippedCandidates: metrics.NewCounterVec(&metrics.CounterOpts{
 			Subsystem:      metricsSubsystem,
 			Name:           "skipped_candidates_total",
@@ -101,5 +110,5 @@ func (m *Metrics) startPlugin(plugin string) {
 
 // Collectors returns every metric, for registering with a registry.
 func (m *Metrics) Collectors() []metrics.Registerable {
-	return []metrics.Registerable{m.Evictions, m.SkippedCandidates, m.HotNodes, m.PingPong, m.PodUsageEstimated, m.MemoryGrowth}
+	return []metrics.Registerable{m.Evictions, m.SurgeMoves, m.SkippedCandidates, m.HotNodes, m.PingPong, m.PodUsageEstimated, m.MemoryGrowth}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
@@ -360,8 +362,23 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.Node)
 		note := moveNote(over, c.loads[node.Name], c.limits[node.Name], p.args.HighThresholds, node.Name, dest.Node.Name,
 			c.loads[node.Name].Add(sourceLoad, -1), c.loads[dest.Node.Name].Add(destinationLoad, 1))
+		surge := p.surgeTarget(ctx, podLogger, pod)
+		if surge != nil {
+			note += fmt.Sprintf("; by a rollout of Deployment %s, its replacement Ready before the pod stops", surge.Name)
+		}
 		if p.args.DryRun {
-			podLogger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Node.Name, "score", dest.Score, "why", note)
+			podLogger.Info("Would move pod (dry run)", "reason", reason, "destination", dest.Node.Name, "score", dest.Score, "why", note)
+		} else if surge != nil {
+			if err := balance.Surge(ctx, p.Handle.ClientSet(), surge, c.now); err != nil {
+				p.skip(podLogger, balance.SkipEvictionError, "rollout failed; trying the next pod", "err", err.Error())
+				continue
+			}
+			podLogger.Info("Moved pod by a rollout of its Deployment", "deployment", klog.KObj(surge), "destination", dest.Node.Name,
+				"score", dest.Score, "why", note)
+			p.Deps.Metrics.SurgeMoves.WithLabelValues(PluginName, node.Name).Inc()
+			if p.Deps.Events != nil {
+				p.Deps.Events.Eventf(pod, nil, v1.EventTypeNormal, balance.ReasonMoved, "Descheduled", "%s", note)
+			}
 		} else if err := p.Handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
 			if stop := p.evictionFailed(podLogger, c, err); stop {
 				return
@@ -389,6 +406,23 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			s.Note(pod.UID, note, sourceUsage, destinationUsage)
 		}
 	}
+}
+
+// surgeTarget returns the Deployment to roll out to move pod with a Ready
+// pod throughout (SurgeSingleReplica), nil to evict it.
+func (p *LoadAwareBalance) surgeTarget(ctx context.Context, logger klog.Logger, pod *v1.Pod) *appsv1.Deployment {
+	if !*p.args.SurgeSingleReplica || p.Handle.ClientSet() == nil {
+		return nil
+	}
+	d, whyNot, err := balance.SurgeTarget(ctx, p.Handle.ClientSet(), pod)
+	if err != nil {
+		logger.Error(err, "Cannot tell whether a rollout would move the pod with a Ready pod throughout; evicting it")
+		return nil
+	}
+	if d == nil && whyNot != "" {
+		logger.V(3).Info("Moving the pod by eviction, not by a rollout", "because", whyNot)
+	}
+	return d
 }
 
 // goal is what a hot node is brought under: its limit, except for a resource
