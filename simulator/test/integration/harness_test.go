@@ -353,16 +353,7 @@ func (e *env) replicaSet(name string, replicas int32, memMi int64, edit ...func(
 		Spec: appsv1.ReplicaSetSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: v1.PodSpec{SchedulerName: ballastScheduler, Containers: []v1.Container{{
-					Name: "app", Image: "registry.example/" + name + ":1",
-					Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
-						v1.ResourceCPU:    resource.MustParse("100m"),
-						v1.ResourceMemory: *resource.NewQuantity(memMi<<20, resource.BinarySI),
-					}},
-				}}},
-			},
+			Template: podTemplate(name, memMi),
 		},
 	}
 	for _, f := range edit {
@@ -372,6 +363,21 @@ func (e *env) replicaSet(name string, replicas int32, memMi int64, edit ...func(
 		e.t.Fatal(err)
 	}
 	e.waitWorkloadsReady()
+}
+
+// podTemplate is the template of workload name's pods: labelled app=name,
+// requesting memMi MiB and 100m CPU, placed by ballast-scheduler.
+func podTemplate(name string, memMi int64) v1.PodTemplateSpec {
+	return v1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+		Spec: v1.PodSpec{SchedulerName: ballastScheduler, Containers: []v1.Container{{
+			Name: "app", Image: "registry.example/" + name + ":1",
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
+				v1.ResourceCPU:    resource.MustParse("100m"),
+				v1.ResourceMemory: *resource.NewQuantity(memMi<<20, resource.BinarySI),
+			}},
+		}}},
+	}
 }
 
 // podsPerNode counts the namespace's running pods per node.

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -74,16 +72,7 @@ func (e *env) deployment(name string, memMi int64) {
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: v1.PodSpec{SchedulerName: ballastScheduler, Containers: []v1.Container{{
-					Name: "app", Image: "registry.example/" + name + ":1",
-					Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
-						v1.ResourceCPU:    resource.MustParse("100m"),
-						v1.ResourceMemory: *resource.NewQuantity(memMi<<20, resource.BinarySI),
-					}},
-				}}},
-			},
+			Template: podTemplate(name, memMi),
 		},
 	}
 	if _, err := e.c.Client.AppsV1().Deployments(namespace).Create(e.ctx, d, metav1.CreateOptions{}); err != nil {
