@@ -767,4 +767,16 @@ func TestSurgeSingleReplica(t *testing.T) {
 	if !canPatch(objs) {
 		t.Error("with surgeSingleReplica the descheduler cannot patch Deployments to roll them out")
 	}
+	// A workload's only pod gets through the evictor, for the plugin to
+	// move it by a rollout or not at all.
+	if got := deschedulerPolicy(t, objs)["ballast"]["DefaultEvictor"]["minReplicas"]; got != float64(1) {
+		t.Errorf("DefaultEvictor minReplicas with surgeSingleReplica = %v, want 1", got)
+	}
+	if got := deschedulerPolicy(t, render(t, nil))["ballast"]["DefaultEvictor"]["minReplicas"]; got != float64(2) {
+		t.Errorf("DefaultEvictor minReplicas by default = %v, want 2", got)
+	}
+	_, _, err := Render(context.Background(), RenderOptions{Values: valuesFromYAML(t, `descheduler: {loadAwareBalance: {surgeSingleReplica: true}, defaultEvictor: {minReplicas: 3}}`)})
+	if err == nil || !strings.Contains(err.Error(), "descheduler.defaultEvictor.minReplicas") {
+		t.Errorf("surgeSingleReplica with minReplicas 3: %v, want a refusal naming descheduler.defaultEvictor.minReplicas", err)
+	}
 }

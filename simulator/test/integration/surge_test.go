@@ -61,10 +61,33 @@ func TestSurgeMovesASingleReplicaDeploymentWithoutDowntime(t *testing.T) {
 	}
 }
 
+// TestSurgeLeavesAnOnlyPodItCannotRollOut: with surgeSingleReplica, a
+// workload's only pod that a rollout would stop before its replacement is
+// Ready (here a Recreate strategy) is not evicted either: the chart lets
+// such pods through the evictor's minReplicas for the plugin to move them
+// by a rollout or not at all.
+func TestSurgeLeavesAnOnlyPodItCannotRollOut(t *testing.T) {
+	e := newEnv(t, nodeSpec("hot", false), nodeSpec("cool", true))
+	e.base["hot"] = [2]float64{10, 90}
+	e.deployment("solo", 400, func(d *appsv1.Deployment) { d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType} })
+	e.setUnschedulable("cool", false)
+	skippedBefore := e.skipped(balance.SkipFiltered)
+	e.cycle(e.writePolicy(balancePolicy("          surgeSingleReplica: true")), false)
+	if pods := e.podsPerNode(); pods["hot"] != 1 {
+		t.Errorf("solo's pods per node %v, want its pod left on hot", pods)
+	}
+	if n := e.evictions("hot-memory", "hot"); n != 0 {
+		t.Errorf("%v evictions of the only pod of a Recreate Deployment", n)
+	}
+	if n := e.skipped(balance.SkipFiltered) - skippedBefore; n < 1 {
+		t.Errorf("the pod was not reported as passed over (skipped filtered +%v)", n)
+	}
+}
+
 // deployment creates a one-replica Deployment of a pod requesting memMi
 // MiB and 100m CPU, placed by ballast-scheduler, with the API server's
 // default rolling update, and waits until it runs.
-func (e *env) deployment(name string, memMi int64) {
+func (e *env) deployment(name string, memMi int64, edit ...func(*appsv1.Deployment)) {
 	e.t.Helper()
 	labels := map[string]string{"app": name}
 	d := &appsv1.Deployment{
@@ -74,6 +97,9 @@ func (e *env) deployment(name string, memMi int64) {
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: podTemplate(name, memMi),
 		},
+	}
+	for _, f := range edit {
+		f(d)
 	}
 	if _, err := e.c.Client.AppsV1().Deployments(namespace).Create(e.ctx, d, metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
@@ -362,7 +364,11 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.Node)
 		note := moveNote(over, c.loads[node.Name], c.limits[node.Name], p.args.HighThresholds, node.Name, dest.Node.Name,
 			c.loads[node.Name].Add(sourceLoad, -1), c.loads[dest.Node.Name].Add(destinationLoad, 1))
-		surge := p.surgeTarget(ctx, podLogger, pod)
+		surge, only := p.surgeTarget(ctx, podLogger, pod)
+		if only && surge == nil {
+			p.skip(podLogger, balance.SkipFiltered, "its workload's only pod, which a rollout cannot move with a Ready pod throughout; evicting it would leave the workload down")
+			continue
+		}
 		if surge != nil {
 			note += fmt.Sprintf("; by a rollout of Deployment %s, its replacement Ready before the pod stops", surge.Name)
 		}
@@ -408,21 +414,45 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 	}
 }
 
-// surgeTarget returns the Deployment to roll out to move pod with a Ready
-// pod throughout (SurgeSingleReplica), nil to evict it.
-func (p *LoadAwareBalance) surgeTarget(ctx context.Context, logger klog.Logger, pod *v1.Pod) *appsv1.Deployment {
+// surgeTarget returns, with SurgeSingleReplica, the Deployment to roll out
+// to move pod with a Ready pod throughout, nil to evict it; and whether pod
+// is its controller's only pod, which the chart then lets through the
+// evictor's minReplicas for this plugin to move by a rollout or not at all.
+func (p *LoadAwareBalance) surgeTarget(ctx context.Context, logger klog.Logger, pod *v1.Pod) (*appsv1.Deployment, bool) {
 	if !*p.args.SurgeSingleReplica || p.Handle.ClientSet() == nil {
-		return nil
+		return nil, false
 	}
+	only := p.onlyPod(logger, pod)
 	d, whyNot, err := balance.SurgeTarget(ctx, p.Handle.ClientSet(), pod)
 	if err != nil {
-		logger.Error(err, "Cannot tell whether a rollout would move the pod with a Ready pod throughout; evicting it")
-		return nil
+		logger.Error(err, "Cannot tell whether a rollout would move the pod with a Ready pod throughout; not moving it by one")
+		return nil, only
 	}
 	if d == nil && whyNot != "" {
-		logger.V(3).Info("Moving the pod by eviction, not by a rollout", "because", whyNot)
+		logger.V(3).Info("Not moving the pod by a rollout", "because", whyNot)
 	}
-	return d
+	return d, only
+}
+
+// onlyPod reports whether pod is the only pod of its controller, as the
+// descheduler's minReplicas counts them.
+func (p *LoadAwareBalance) onlyPod(logger klog.Logger, pod *v1.Pod) bool {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || p.Handle.SharedInformerFactory() == nil {
+		return false
+	}
+	pods, err := p.Handle.SharedInformerFactory().Core().V1().Pods().Lister().Pods(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		logger.Error(err, "Counting the pods of the pod's controller")
+		return true
+	}
+	n := 0
+	for _, other := range pods {
+		if r := metav1.GetControllerOf(other); r != nil && r.UID == ref.UID {
+			n++
+		}
+	}
+	return n <= 1
 }
 
 // goal is what a hot node is brought under: its limit, except for a resource
