@@ -52,8 +52,8 @@ const (
 	// hog takes it to: over the descheduler's 85 % and the scheduler's
 	// 90 %, and far enough under the node's capacity that the kubelet's
 	// own eviction (memory.available < 100Mi) leaves the hog alone.
-	hogTarget = 92.0
-	hostileImage     = "ballast.local/e2e/hostile:e2e"
+	hogTarget    = 92.0
+	hostileImage = "ballast.local/e2e/hostile:e2e"
 )
 
 // fault is one thing that goes wrong, injected while the stream runs.

@@ -69,7 +69,9 @@ func TestSurgeMovesASingleReplicaDeploymentWithoutDowntime(t *testing.T) {
 func TestSurgeLeavesAnOnlyPodItCannotRollOut(t *testing.T) {
 	e := newEnv(t, nodeSpec("hot", false), nodeSpec("cool", true))
 	e.base["hot"] = [2]float64{10, 90}
-	e.deployment("solo", 400, func(d *appsv1.Deployment) { d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType} })
+	e.deployment("solo", 400, func(d *appsv1.Deployment) {
+		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	})
 	e.setUnschedulable("cool", false)
 	skippedBefore := e.skipped(balance.SkipFiltered)
 	e.cycle(e.writePolicy(balancePolicy("          surgeSingleReplica: true")), false)
