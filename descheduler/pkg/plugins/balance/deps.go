@@ -86,8 +86,9 @@ func (d Deps) Complete(plugin string, handle frameworktypes.Handle) (Deps, error
 
 // FollowReplacements reads where the replacements of remembered moves run
 // (Store.Follow), so the nodes they really landed on are guarded too, and
-// records under plugin those that landed back on their source node; it also
-// feeds the Store's Bounced. Callers hold the Store's lock.
+// records under plugin those that landed back on their source node, and
+// counts those that landed on the node their move planned and elsewhere; it
+// also feeds the Store's Bounced. Callers hold the Store's lock.
 func (d Deps) FollowReplacements(logger klog.Logger, handle frameworktypes.Handle, plugin string, nodes []*v1.Node) {
 	podsOn := func(node string) []*v1.Pod {
 		pods, err := handle.GetPodsAssignedToNodeFunc()(node, nil)
@@ -100,8 +101,14 @@ func (d Deps) FollowReplacements(logger klog.Logger, handle frameworktypes.Handl
 	for i, n := range nodes {
 		names[i] = n.Name
 	}
-	for node, n := range d.Store.Follow(names, podsOn) {
+	followed := d.Store.Follow(names, podsOn)
+	for node, n := range followed.Back {
 		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)
 		d.Metrics.PingPong.WithLabelValues(plugin, node).Add(float64(n))
 	}
+	if followed.Elsewhere > 0 {
+		logger.V(2).Info("Replacements of moved pods landed elsewhere than planned", "pods", followed.Elsewhere, "asPlanned", followed.AsPlanned)
+	}
+	d.Metrics.Landed.WithLabelValues(LandedAsPlanned).Add(float64(followed.AsPlanned))
+	d.Metrics.Landed.WithLabelValues(LandedElsewhere).Add(float64(followed.Elsewhere))
 }

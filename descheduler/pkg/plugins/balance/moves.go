@@ -156,13 +156,22 @@ func (s *Store) Expire(now time.Time, keep time.Duration) {
 	s.moves = kept
 }
 
+// Followed is what one Follow learnt.
+type Followed struct {
+	// Back counts, per source node, the new pods of moved workloads
+	// created after the move that run on the node they were moved off
+	// (ping-pong); each pod is counted once.
+	Back map[string]int
+	// AsPlanned and Elsewhere count the replacements first seen running,
+	// on the node their move planned and on another one.
+	AsPlanned, Elsewhere int
+}
+
 // Follow reads where the replacements of remembered moves run. Each move
 // takes one replacement, the oldest pod of its workload created after it
 // that no earlier move took, and from then on guards the node that pod runs
-// on (MovedOnto) as well as the one it expected. It returns, per source node,
-// how many new pods of moved workloads were created after the move and run
-// on the node they were moved off (ping-pong); each pod is counted once.
-func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) map[string]int {
+// on (MovedOnto) as well as the one it expected.
+func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) Followed {
 	moved := sets.New[Workload]()
 	taken := sets.New[types.UID]()
 	for _, m := range s.moves {
@@ -182,6 +191,7 @@ func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) map[s
 	slices.SortStableFunc(candidates, func(a, b *v1.Pod) int {
 		return a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time)
 	})
+	out := Followed{Back: map[string]int{}}
 	// Moves are remembered in the order they were made.
 	for _, m := range s.moves {
 		if m.replacement != "" {
@@ -191,12 +201,16 @@ func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) map[s
 			if w, _ := WorkloadOf(pod); w == m.workload && pod.CreationTimestamp.Time.After(m.at) && !taken.Has(pod.UID) {
 				m.replacement, m.landedOn = pod.UID, pod.Spec.NodeName
 				taken.Insert(pod.UID)
+				if m.landedOn == m.destination {
+					out.AsPlanned++
+				} else {
+					out.Elsewhere++
+				}
 				break
 			}
 		}
 	}
 
-	counts := map[string]int{}
 	for _, m := range s.moves {
 		for _, pod := range podsOn(m.source) {
 			if !pod.CreationTimestamp.Time.After(m.at) || s.counted(pod.UID) {
@@ -204,11 +218,11 @@ func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) map[s
 			}
 			if w, ok := WorkloadOf(pod); ok && w == m.workload {
 				m.landedBack.Insert(pod.UID)
-				counts[m.source]++
+				out.Back[m.source]++
 			}
 		}
 	}
-	return counts
+	return out
 }
 
 // The methods below let other Ballast balance plugins share one Store, so
