@@ -9,7 +9,7 @@ import (
 // Plan is a move whose replacement has not run yet: a new pod of the
 // workload is expected on Node.
 type Plan struct {
-	// Pod is the evicted pod, which names the plan.
+	// Pod is the evicted pod and At when: together they name the plan.
 	Pod  types.UID
 	Node string
 	At   time.Time
