@@ -46,13 +46,22 @@ type Deps struct {
 // requests when the metrics API has none (counted by plugin as
 // pod_usage_estimated_total).
 func (d Deps) PodAmount(ctx context.Context, plugin string, pod *v1.Pod) loadmodel.Amount {
+	a, measured := d.usageOf(ctx, pod)
+	if !measured {
+		d.Metrics.PodUsageEstimated.WithLabelValues(plugin).Inc()
+	}
+	return a
+}
+
+// usageOf is what pod uses: its measured usage when PodUsage has it
+// (measured), else the load model's estimate from its requests.
+func (d Deps) usageOf(ctx context.Context, pod *v1.Pod) (a loadmodel.Amount, measured bool) {
 	if d.PodUsage != nil {
 		if a, ok := d.PodUsage.PodUsage(ctx, pod); ok {
-			return a
+			return a, true
 		}
 	}
-	d.Metrics.PodUsageEstimated.WithLabelValues(plugin).Inc()
-	return d.Model.EstimatePod(pod)
+	return d.Model.EstimatePod(pod), false
 }
 
 // Complete checks the dependencies plugin needs and fills the optional ones

@@ -297,6 +297,18 @@ func (s *Store) Evicted(uid types.UID) bool {
 	return false
 }
 
+// Replaces reports whether uid is the replacement of a remembered move,
+// whose usage InFlight already counts on the node it landed on when that is
+// the one expected. Follow must have run first.
+func (s *Store) Replaces(uid types.UID) bool {
+	for _, m := range s.moves {
+		if m.replacement == uid && uid != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Bounced reports whether, within cooldown, a pod of w was moved off node
 // and a replacement landed back on it. Follow must have run first.
 func (s *Store) Bounced(w Workload, node string, now time.Time, cooldown time.Duration) bool {
