@@ -193,8 +193,8 @@ func (e *engine) recordStep(ctx context.Context, t time.Duration, step int64) er
 }
 
 // deschedule runs one descheduling cycle, noting first which nodes are hot
-// and how few evictions would cool them, then how many pods
-// LoadAwareBalance evicted.
+// and how few evictions would cool them, then where the moves planned the
+// replacements and how many pods LoadAwareBalance evicted.
 func (e *engine) deschedule(ctx context.Context, t time.Duration, step int64) error {
 	states, _, err := e.nodeStates(ctx, t, step)
 	if err != nil {
@@ -209,6 +209,11 @@ func (e *engine) deschedule(ctx context.Context, t time.Duration, step int64) er
 	if err := d.Cycle(ctx); err != nil {
 		return err
 	}
+	planned, err := d.Planned(ctx)
+	if err != nil {
+		return err
+	}
+	e.rec.Plan(planned)
 	if err := e.settle(ctx, true); err != nil {
 		return err
 	}
