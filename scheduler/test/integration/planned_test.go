@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/utils/ptr"
 
 	"github.com/ballast-sched/ballast/core/moves"
@@ -24,17 +23,10 @@ const plannedProfile = `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
 - schedulerName: ballast-planned
-  plugins:
-    multiPoint:
-      enabled:
-      - name: LoadAware
-        weight: 7
+  plugins: {multiPoint: {enabled: [{name: LoadAware, weight: 7}]}}
   pluginConfig:
   - name: LoadAware
-    args:
-      plannedMoves:
-        namespace: default
-        name: ballast-descheduler-moves
+    args: {plannedMoves: {namespace: default, name: ballast-descheduler-moves}}
 `
 
 // TestReplacementLandsWherePlanned: the descheduler keeps a move of web's
@@ -85,11 +77,15 @@ func TestReplacementLandsWherePlanned(t *testing.T) {
 	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	plannedMoves := func() float64 {
+		m, _ := gathered(t, "ballast_scheduler_planned_moves", map[string]string{"plugin": loadaware.Name})
+		return m.GetGauge().GetValue()
+	}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return plannedMoves(t) == 1, nil
+		return plannedMoves() == 1, nil
 	})
 	if err != nil {
-		t.Fatalf("the scheduler never read the move (ballast_scheduler_planned_moves %v): %v", plannedMoves(t), err)
+		t.Fatalf("the scheduler never read the move (ballast_scheduler_planned_moves %v): %v", plannedMoves(), err)
 	}
 
 	if err := c.Client.CoreV1().Pods("default").Delete(ctx, evicted.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
@@ -117,25 +113,4 @@ func TestReplacementLandsWherePlanned(t *testing.T) {
 	if got := placement(t, ctx, c, "api", 1); got["node-1"] != 1 {
 		t.Errorf("api placed %v, want node-1: web's plan is not api's", got)
 	}
-}
-
-// plannedMoves reads LoadAware's ballast_scheduler_planned_moves; -1 when
-// it has no value yet.
-func plannedMoves(t *testing.T) float64 {
-	t.Helper()
-	families, err := legacyregistry.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "ballast_scheduler_planned_moves" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if label(m, "plugin") == loadaware.Name {
-				return m.GetGauge().GetValue()
-			}
-		}
-	}
-	return -1
 }
