@@ -1,14 +1,12 @@
 package charts
 
 import (
-	"encoding/json"
 	"fmt"
-	"io/fs"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -40,38 +38,28 @@ func TestDashboardsQueryExportedMetrics(t *testing.T) {
 	if len(lists) == 0 {
 		t.Fatalf("no metric list in %s", metricnames.Dir)
 	}
-	var dashboards []string
-	err = fs.WalkDir(FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && path.Base(path.Dir(p)) == "dashboards" && path.Ext(p) == ".json" {
-			dashboards = append(dashboards, p)
-		}
-		return err
-	})
+	dashboards, err := Dashboards()
 	if err != nil || len(dashboards) == 0 {
 		t.Fatalf("no dashboards: %v", err)
 	}
-	for _, p := range dashboards {
-		t.Run(p, func(t *testing.T) {
-			data, err := fs.ReadFile(FS(), p)
+	for _, dash := range dashboards {
+		t.Run(dash.Path, func(t *testing.T) {
+			queries, err := dash.Queries()
 			if err != nil {
-				t.Fatal(err)
+				t.Error(err)
 			}
-			var dash dashboard
-			if err := json.Unmarshal(data, &dash); err != nil {
-				t.Fatal(err)
-			}
-			for _, q := range dash.queries(t) {
-				names, err := metricNames(q.expr)
+			for _, q := range queries {
+				names, err := metricNames(q.Expr)
 				if err != nil {
-					t.Errorf("%s: %v", q.where, err)
+					t.Errorf("%s: %v", q.Where, err)
 					continue
 				}
 				if len(names) == 0 {
-					t.Errorf("%s: %q selects no metric", q.where, q.expr)
+					t.Errorf("%s: %q selects no metric", q.Where, q.Expr)
 				}
 				for _, n := range names {
 					if !isExported(exported, n) {
-						t.Errorf("%s: %q queries %s, which no component exports (%s/*.txt)", q.where, q.expr, n, metricnames.Dir)
+						t.Errorf("%s: %q queries %s, which no component exports (%s/*.txt)", q.Where, q.Expr, n, metricnames.Dir)
 					}
 				}
 			}
@@ -93,78 +81,9 @@ func isExported(exported map[string]bool, name string) bool {
 	return false
 }
 
-// dashboard is what the test reads of a Grafana dashboard.
-type dashboard struct {
-	Panels     []panel `json:"panels"`
-	Templating struct {
-		List []struct {
-			Name  string          `json:"name"`
-			Type  string          `json:"type"`
-			Query json.RawMessage `json:"query"`
-		} `json:"list"`
-	} `json:"templating"`
-}
-
-type panel struct {
-	Title   string  `json:"title"`
-	Type    string  `json:"type"`
-	Panels  []panel `json:"panels"`
-	Targets []struct {
-		RefID string `json:"refId"`
-		Expr  string `json:"expr"`
-	} `json:"targets"`
-}
-
-type query struct{ where, expr string }
-
-// queries returns every PromQL expression of d: its panels' targets and its
-// query variables; a panel without one is an error.
-func (d dashboard) queries(t *testing.T) []query {
-	var out []query
-	var walk func([]panel)
-	walk = func(ps []panel) {
-		for _, p := range ps {
-			if p.Type == "row" {
-				walk(p.Panels)
-				continue
-			}
-			if len(p.Targets) == 0 {
-				t.Errorf("panel %q queries nothing", p.Title)
-			}
-			for _, tg := range p.Targets {
-				out = append(out, query{where: fmt.Sprintf("panel %q target %s", p.Title, tg.RefID), expr: tg.Expr})
-			}
-		}
-	}
-	walk(d.Panels)
-	for _, v := range d.Templating.List {
-		if v.Type != "query" {
-			continue
-		}
-		var q string
-		if json.Unmarshal(v.Query, &q) != nil {
-			var obj struct {
-				Query string `json:"query"`
-			}
-			_ = json.Unmarshal(v.Query, &obj)
-			q = obj.Query
-		}
-		// label_values(selector, label): the selector is PromQL.
-		if m := labelValues.FindStringSubmatch(q); m != nil {
-			q = m[1]
-		}
-		out = append(out, query{where: "variable " + v.Name, expr: q})
-	}
-	return out
-}
-
-var labelValues = regexp.MustCompile(`^\s*label_values\(\s*(.*?)\s*,\s*[a-zA-Z_]\w*\s*\)\s*$`)
-
 var (
 	// promStrings are PromQL's string literals.
 	promStrings = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'` + "|`[^`]*`")
-	// grafanaVariables are Grafana's $var and ${var...}.
-	grafanaVariables = regexp.MustCompile(`\$\{[^}]*\}|\$\w+`)
 	// matchersAndRanges are label matchers {…} and ranges or subqueries […],
 	// once strings are gone.
 	matchersAndRanges = regexp.MustCompile(`\{[^{}]*\}|\[[^\[\]]*\]`)
@@ -244,6 +163,18 @@ func TestMetricNames(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s (-want,+got):\n%s", tt.expr, diff)
+		}
+	}
+}
+
+func TestEvaluable(t *testing.T) {
+	for _, tt := range []struct{ expr, want string }{
+		{`rate(a[$__rate_interval])`, `rate(a[8s])`},
+		{`rate(a[${__interval}]) + b{node=~"$node"}`, `rate(a[8s]) + b{node=~".*"}`},
+		{`increase(c[1h])`, `increase(c[1h])`},
+	} {
+		if got := Evaluable(tt.expr, 8*time.Second); got != tt.want {
+			t.Errorf("Evaluable(%q) = %q, want %q", tt.expr, got, tt.want)
 		}
 	}
 }

@@ -803,3 +803,35 @@ func TestDeschedulerPredictsTheRenderedScheduler(t *testing.T) {
 		})
 	}
 }
+
+// TestSurgeSingleReplica: off by default, the descheduler may not patch
+// Deployments; on, the plugin gets the arg and the descheduler the right to
+// patch Deployments and nothing else more.
+func TestSurgeSingleReplica(t *testing.T) {
+	canPatch := func(objs []object) bool {
+		cr := mustFind(t, objs, "ClusterRole", "ballast-descheduler").typed.(*rbacv1.ClusterRole)
+		for _, r := range cr.Rules {
+			if contains(r.Verbs, "patch") && contains(r.APIGroups, "apps") {
+				if strings.Join(r.Resources, ",") != "deployments" || strings.Join(r.Verbs, ",") != "patch" {
+					t.Errorf("descheduler rule %v on %v: want patch on deployments only", r.Verbs, r.Resources)
+				}
+				return true
+			}
+		}
+		return false
+	}
+	objs := render(t, nil)
+	if got := deschedulerPolicy(t, objs)["ballast"]["LoadAwareBalance"]["surgeSingleReplica"]; got != false {
+		t.Errorf("default surgeSingleReplica = %v, want false", got)
+	}
+	if canPatch(objs) {
+		t.Error("by default the descheduler may patch Deployments")
+	}
+	objs = render(t, valuesFromYAML(t, `descheduler: {loadAwareBalance: {surgeSingleReplica: true}}`))
+	if got := deschedulerPolicy(t, objs)["ballast"]["LoadAwareBalance"]["surgeSingleReplica"]; got != true {
+		t.Errorf("surgeSingleReplica = %v, want true", got)
+	}
+	if !canPatch(objs) {
+		t.Error("with surgeSingleReplica the descheduler cannot patch Deployments to roll them out")
+	}
+}

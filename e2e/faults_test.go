@@ -4,19 +4,27 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 
 	lwv1 "github.com/ballast-sched/ballast/core/api/v1"
 	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/readywatch"
+	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/explain"
 
 	"github.com/ballast-sched/ballast/e2e/pkg/lane"
 )
@@ -40,7 +48,12 @@ const (
 	// scheduler.loadWatcherStaleAfter, the descheduler's default).
 	clientStaleAfter = 90 * time.Second
 	faultsNS         = "faults"
-	hostileImage     = "ballast.local/e2e/hostile:e2e"
+	// hogTarget is the share of the first node's allocatable memory the
+	// hog takes it to: over the descheduler's 85 % and the scheduler's
+	// 90 %, and far enough under the node's capacity that the kubelet's
+	// own eviction (memory.available < 100Mi) leaves the hog alone.
+	hogTarget    = 92.0
+	hostileImage = "ballast.local/e2e/hostile:e2e"
 )
 
 // fault is one thing that goes wrong, injected while the stream runs.
@@ -111,7 +124,7 @@ func TestFaults(t *testing.T) {
 	}
 	fe := &faultEnv{lane: l, client: client(),
 		values: []string{"--set", "scheduler.replicas=2", "--set", "descheduler.replicas=2",
-			"--set", "descheduler.deschedulingInterval=20s"},
+			"--set", "descheduler.deschedulingInterval=20s", "--set", "descheduler.loadAwareBalance.surgeSingleReplica=true"},
 	}
 	fe.ballast = func(args ...string) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, env.ballast, append(args, "--kubeconfig", l.Kubeconfig)...)
@@ -123,6 +136,9 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("ballast install: %v\n%s\n%s", err, out, describeNamespace(ctx, l.Client, ballastNamespace))
 	}
 	waitUsage(ctx, t, l.Client, func(n lwv1.NodeUsage) bool { return true })
+	// A user's Prometheus scrapes Ballast through every fault; the
+	// dashboards are checked against what it holds at the end.
+	prom := startPrometheus(ctx, t, l.Client)
 	for _, lease := range []string{ballastScheduler, "ballast-descheduler"} {
 		waitHolder(ctx, t, l.Client, lease, "")
 	}
@@ -144,10 +160,8 @@ func TestFaults(t *testing.T) {
 	}
 	// A process no scheduler placed eats most of the first node's memory
 	// for the whole run, so the descheduler has work while things break.
-	hog := hogPod(2800)
-	hog.Namespace, hog.Spec.NodeName = faultsNS, lane.NodeName
-	if _, err := l.Client.CoreV1().Pods(faultsNS).Create(ctx, hog, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	if startHog(ctx, t, l.Client, "hog", hogTarget, 0, time.Now()) == 0 {
+		t.Fatalf("%s is too full for the hog the suite needs", lane.NodeName)
 	}
 
 	// The stream goes to a node without a machine (a kubelet stand-in),
@@ -225,6 +239,239 @@ func TestFaults(t *testing.T) {
 		t.Errorf("Pods lost: %d; goal: 0", lost)
 	}
 	reportFaults(t, results, s.refusedCreates(), lost)
+
+	t.Run("explain shows why the descheduler moved pods off the hogged node", func(t *testing.T) {
+		checkMovesExplained(ctx, t, fe, l.Nodes())
+	})
+	t.Run("a one-replica Deployment moves with a Ready pod throughout", func(t *testing.T) {
+		checkSurgeMove(ctx, t, fe, l.Nodes())
+	})
+	t.Run("every dashboard panel has data", func(t *testing.T) {
+		checkDashboards(ctx, t, prom)
+	})
+}
+
+// startHog starts a pod no scheduler placed on the first node that takes
+// the node's memory to pct percent of its allocatable, counting extraMiB
+// more that is about to land there, from the usage load-watcher reports
+// for samples taken after since. Sized from what the node uses, rather
+// than fixed, it makes the node as hot whichever pods landed there, and
+// never so full that the kubelet evicts it. It returns the hog's size, 0
+// when the node needs none (under 100 MiB).
+func startHog(ctx context.Context, t *testing.T, c kubernetes.Interface, name string, pct float64, extraMiB int64, since time.Time) int64 {
+	t.Helper()
+	node, err := c.CoreV1().Nodes().Get(ctx, lane.NodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocMiB := node.Status.Allocatable.Memory().Value() >> 20
+	u := waitUsage(ctx, t, c, func(n lwv1.NodeUsage) bool { return n.SampleTime.After(since) })
+	used := u.Nodes[lane.NodeName].Windows["1m"][usage.Memory].Latest
+	mib := int64((pct-used)/100*float64(allocMiB)) - extraMiB
+	if mib < 100 {
+		t.Logf("%s: none; %s is at %.1f%% of its %d MiB allocatable memory, %d MiB more to come", name, lane.NodeName, used, allocMiB, extraMiB)
+		return 0
+	}
+	hog := hogPod(mib)
+	hog.Name, hog.Namespace, hog.Spec.NodeName = name, faultsNS, lane.NodeName
+	if _, err := c.CoreV1().Pods(faultsNS).Create(ctx, hog, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d MiB on %s, at %.1f%% of its %d MiB allocatable memory, to take it to %g%%", name, mib, lane.NodeName, used, allocMiB, pct)
+	return mib
+}
+
+// checkSurgeMove puts a one-replica Deployment on the hogged node, whose
+// pod's own memory takes the node over the scheduler's threshold (so that
+// the pod may go to any node that stays under its limits, not only to a
+// cool one), and follows
+// every change of its pods while the descheduler moves it: the move must be
+// a rollout (surgeSingleReplica is on), its replacement must run on the
+// other node, and at no moment may the workload have no Ready pod.
+func checkSurgeMove(ctx context.Context, t *testing.T, f *faultEnv, nodes []string) {
+	t.Helper()
+	hogged, other := nodes[0], nodes[1]
+	cordon := func(node string, on bool) {
+		patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)
+		if _, err := f.client.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// steady has served its purpose: without it, solo is the one pod the
+	// descheduler can move off the hogged node, whatever it knows yet of
+	// solo's usage (a new pod's first samples take up to a minute).
+	if _, err := f.client.AppsV1().Deployments(faultsNS).Patch(ctx, "steady", types.MergePatchType, []byte(`{"spec":{"replicas":0}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(ctx, t, "steady's pods to go", 2*time.Minute, func(ctx context.Context) (bool, string) {
+		pods, err := f.client.CoreV1().Pods(faultsNS).List(ctx, metav1.ListOptions{LabelSelector: "app=steady"})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(pods.Items) == 0, fmt.Sprintf("%d pods", len(pods.Items))
+	})
+	// solo, with what the node uses now, takes it to the hog's target (a
+	// second hog makes up the difference, should the first one be smaller
+	// than it needs now).
+	const soloMiB = 800
+	if _, err := f.client.CoreV1().Pods(faultsNS).Get(ctx, "hog", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the hog is gone (%v): the setup did not hold", err)
+	}
+	startHog(ctx, t, f.client, "hog-2", hogTarget, soloMiB, time.Now())
+	// Placed while the other node is cordoned: the scheduler would not put
+	// it on the hogged node by choice.
+	cordon(other, true)
+	solo := deployment("solo", 1, ballastScheduler, "64Mi")
+	solo.Namespace = faultsNS
+	solo.Spec.Template.Spec.Containers[0].Image = hogImage
+	solo.Spec.Template.Spec.Containers[0].Args = []string{"--memory", fmt.Sprintf("%dMi", soloMiB)}
+	if _, err := f.client.AppsV1().Deployments(faultsNS).Create(ctx, solo, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first := waitPodsIn(ctx, t, f.client, faultsNS, "app=solo", 1, podReady)[0]
+	cordon(other, false)
+	if first.Spec.NodeName != hogged {
+		t.Fatalf("solo runs on %s, want %s", first.Spec.NodeName, hogged)
+	}
+	ready, err := readywatch.Start(ctx, f.client, faultsNS, "app=solo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the descheduler's log about solo:\n%s", podLogs(ctx, f.client, ballastNamespace, "app.kubernetes.io/name=descheduler", "solo"))
+		}
+	})
+	moved := waitPodsIn(ctx, t, f.client, faultsNS, "app=solo", 1, func(p corev1.Pod) bool { return p.Spec.NodeName == other && podReady(p) })[0]
+	poll(ctx, t, "solo's first pod to stop", 2*time.Minute, func(ctx context.Context) (bool, string) {
+		_, err := f.client.CoreV1().Pods(faultsNS).Get(ctx, first.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	closed := ready.Closed()
+	ready.Stop()
+	fewest, changes := ready.Fewest()
+	t.Logf("solo moved from %s to %s (pod %s) %s after its node went hot; fewest Ready pods over %d changes: %d",
+		hogged, other, moved.Name, time.Since(begin).Round(time.Second), changes, fewest)
+	if closed {
+		t.Errorf("the watch of solo's pods ended before the move did: the count covers part of it only")
+	}
+	if fewest < 1 {
+		t.Errorf("solo had no Ready pod at some moment of its move (fewest %d); goal: a Ready pod throughout", fewest)
+	}
+	events, err := f.client.CoreV1().Events(faultsNS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + first.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var note string
+	for _, e := range events.Items {
+		if e.Reason == "BallastMoved" {
+			note = e.Message
+		}
+	}
+	if !strings.Contains(note, "by a rollout of Deployment solo") {
+		t.Errorf("solo's pod has no BallastMoved event saying it moved by a rollout (%q)", note)
+	}
+}
+
+// podLogs returns the lines of the logs of the pods of selector in
+// namespace that contain grep.
+func podLogs(ctx context.Context, c kubernetes.Interface, namespace, selector, grep string) string {
+	pods, err := c.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		raw, err := c.CoreV1().Pods(namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", p.Name, err)
+			continue
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.Contains(line, grep) {
+				fmt.Fprintf(&b, "%s: %s\n", p.Name, line)
+			}
+		}
+	}
+	return b.String()
+}
+
+// checkMovesExplained asks `ballast explain node` about the node the hog
+// filled, as a user would after seeing pods restart elsewhere: the moves off
+// it, each with why (the usage and the limit it crossed, the same figures
+// the move recorded), where the replacement was expected and where it ran;
+// and `ballast explain pod` shows a moved workload's history.
+func checkMovesExplained(ctx context.Context, t *testing.T, f *faultEnv, nodes []string) {
+	t.Helper()
+	hogged, other := nodes[0], nodes[1]
+	if _, err := f.client.CoreV1().Pods(faultsNS).Get(ctx, "hog", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the hog is gone (%v): the setup did not hold", err)
+	}
+	out, err := f.ballast("explain", "node", hogged, "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("ballast explain node %s: %v", hogged, err)
+	}
+	var ex explain.NodeExplanation
+	if err := json.Unmarshal(out, &ex); err != nil {
+		t.Fatalf("decoding %q: %v", out, err)
+	}
+	var off []explain.MoveExplanation
+	for _, m := range ex.Moves {
+		if m.Source == hogged {
+			off = append(off, m)
+		}
+	}
+	if len(off) == 0 {
+		t.Fatalf("ballast explain node %s lists no move off it (moves %+v, error %q); the hog there made the descheduler move pods",
+			hogged, ex.Moves, ex.MovesError)
+	}
+	planned, byLoad := 0, 0
+	for _, m := range off {
+		if m.LandedOn == "" {
+			t.Errorf("move of %s at %s: where its replacement ran is not recorded", m.Workload, m.At.Format(time.TimeOnly))
+		}
+		if m.LandedOn == m.Destination {
+			planned++
+		}
+		// SpreadReplicas may move a pod too, once the node has cooled; it
+		// says why in its own words.
+		if strings.HasPrefix(m.Why, "Moved off "+hogged+" by SpreadReplicas: ") {
+			continue
+		}
+		byLoad++
+		used, after := m.SourceUsage[usage.Memory], m.ExpectedSource[usage.Memory]
+		if !strings.HasPrefix(m.Why, "Moved off "+hogged+" by LoadAwareBalance: memory ") ||
+			!strings.Contains(m.Why, fmt.Sprintf("memory %.1f%% over", used)) {
+			t.Errorf("move of %s: why %q does not say memory on %s, with the %.1f %% the move recorded", m.Workload, m.Why, hogged, used)
+		}
+		if m.Destination != other || !(after < used) || !(m.DestinationUsage[usage.Memory] < used) {
+			t.Errorf("move of %s: expected on %s with %s going %.1f → %.1f %% (destination at %.1f %%); want %s, cooler, the source coming down",
+				m.Workload, m.Destination, hogged, used, after, m.DestinationUsage[usage.Memory], other)
+		}
+	}
+	if byLoad == 0 {
+		t.Errorf("no move off %s by LoadAwareBalance, whose hog keeps it over the high threshold: %+v", hogged, off)
+	}
+	t.Logf("%d moves off %s, %d of them landed as planned", len(off), hogged, planned)
+	text, err := f.ballast("explain", "node", hogged).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ballast explain node %s: %v\n%s", hogged, err, text)
+	}
+	t.Logf("ballast explain node %s:\n%s", hogged, text)
+	if want := "Moved off " + hogged + " by LoadAwareBalance: memory"; !strings.Contains(string(text), want) {
+		t.Errorf("ballast explain node %s lacks %q", hogged, want)
+	}
+	// The workload's history, from one of its pods now running.
+	pod := waitPodsIn(ctx, t, f.client, faultsNS, "app=steady", 1, func(p corev1.Pod) bool { return p.Spec.NodeName == other })[0]
+	text, err = f.ballast("explain", "pod", faultsNS+"/"+pod.Name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ballast explain pod %s: %v\n%s", pod.Name, err, text)
+	}
+	t.Logf("ballast explain pod %s:\n%s", pod.Name, text)
+	if want := "off " + hogged + ", expected on " + other; !strings.Contains(string(text), want) {
+		t.Errorf("ballast explain pod %s lacks its workload's move %q", pod.Name, want)
+	}
 }
 
 // holdGoals fails the test on every row that misses a goal of

@@ -275,6 +275,11 @@ func (s *Server) loop(ctx context.Context) {
 		if d := s.stack.Descheduler(); d != nil && t-lastCycle >= s.opts.DeschedulerEvery {
 			lastCycle = t
 			s.report(ctx, t, d.Cycle(ctx))
+			moves, err := d.Moves(ctx)
+			s.report(ctx, t, err)
+			if s.recording() {
+				tell(s.rec, moves)
+			}
 			s.report(ctx, t, s.observe(ctx, t, true))
 		}
 		s.report(ctx, t, s.record(ctx, t, true))

@@ -138,13 +138,21 @@ func (c *Collector) Run(ctx context.Context) error {
 func roundResult(fresh int, err error) string {
 	switch {
 	case err != nil:
-		return "error"
+		return roundError
 	case fresh > 0:
-		return "new_samples"
+		return roundNewSamples
 	default:
-		return "nothing_new"
+		return roundNothingNew
 	}
 }
+
+// The results of a sampling round, as load_watcher_sampling_rounds_total
+// labels them.
+const (
+	roundNewSamples = "new_samples"
+	roundNothingNew = "nothing_new"
+	roundError      = "error"
+)
 
 // Collect runs one sampling round: list nodes, ask the provider, store the
 // sanitized samples and publish fresh statistics. Samples a partial answer

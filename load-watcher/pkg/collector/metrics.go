@@ -56,6 +56,11 @@ func newMetrics(reg prometheus.Registerer, providerName string, c *Collector) (*
 		}, func() float64 { return float64(len(c.Status().NodesWithoutSamples)) }),
 		nodes: newNodeCollector(c, constLabels),
 	}
+	// Every result has its series from the start, at zero, so a dashboard
+	// shows 0 errors rather than no data.
+	for _, result := range []string{roundNewSamples, roundNothingNew, roundError} {
+		m.rounds.WithLabelValues(result)
+	}
 	for _, col := range []prometheus.Collector{m.providerErrors, m.sampleDuration, m.rounds, m.rejected, m.lastSuccess, m.nodesTracked, m.nodesNoSamples, m.nodes} {
 		if err := reg.Register(col); err != nil {
 			return nil, err

@@ -6,13 +6,11 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ballast-sched/ballast/core/promserver"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider"
@@ -34,7 +32,7 @@ func TestPrometheusQuerySets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Prometheus server; skipped with -short")
 	}
-	bin := prometheusBinary(t)
+	bin := promserver.Binary(t)
 	start := time.Now()
 	nodes := []*exporterNode{
 		{
@@ -70,7 +68,8 @@ func TestPrometheusQuerySets(t *testing.T) {
 		target := serveExporter(t, n, start)
 		jobs.WriteString(n.scrapeCfg(target))
 	}
-	addr := startPrometheus(t, bin, jobs.String())
+	cfg := "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files: [\"rules.yml\"]\nscrape_configs:\n" + jobs.String()
+	addr := promserver.Start(t, bin, map[string]string{promserver.ConfigFile: cfg, "rules.yml": rules}).Addr
 
 	var pnodes []provider.Node
 	for _, n := range nodes {
@@ -169,81 +168,3 @@ const rules = `groups:
       - record: instance:node_memory_utilisation:ratio
         expr: 1 - node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes
 `
-
-// prometheusBinary finds the prometheus binary: missing is a skip on a
-// developer machine and a failure in CI.
-func prometheusBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("prometheus binary not found (install the Debian package prometheus): %v", err)
-		}
-		t.Skipf("prometheus binary not found (apt-get install prometheus): %v", err)
-	}
-	return bin
-}
-
-// startPrometheus runs Prometheus on a free loopback port with temporary
-// storage, scraping jobs every second, and waits until it is ready.
-func startPrometheus(t *testing.T, bin, jobs string) string {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files: [\"rules.yml\"]\nscrape_configs:\n" + jobs
-	for name, body := range map[string]string{"prometheus.yml": cfg, "rules.yml": rules} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	addr := freeLoopbackAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin,
-		"--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-		"--log.level=warn",
-	)
-	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("starting prometheus: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-		if t.Failed() {
-			if log, err := os.ReadFile(logFile.Name()); err == nil {
-				t.Logf("prometheus log:\n%s", log)
-			}
-		}
-		_ = logFile.Close()
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/-/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return addr
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus on %s not ready after 30s: %v", addr, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lis.Close()
-	return lis.Addr().String()
-}

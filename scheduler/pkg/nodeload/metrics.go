@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/usage"
 )
 
 // Metrics are the Prometheus counters of the Ballast plugins. They are
@@ -83,6 +84,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "The descheduler's recent moves whose replacement has not been seen running, as of the plugin's last read of its moves ConfigMap: their destination is favoured for the workload's next pod.",
 		}, []string{"plugin"}),
 	}
+	// Series a dashboard sums are there from the start, at zero, so a panel
+	// shows 0 rather than no data until the first such event.
+	for _, r := range usage.Resources {
+		m.Overcommitted.WithLabelValues(string(r))
+	}
 	if reg != nil {
 		m.Unavailable = register(reg, m.Unavailable)
 		m.Filtered = register(reg, m.Filtered)
@@ -92,6 +98,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.PlannedMoves = register(reg, m.PlannedMoves)
 	}
 	return m
+}
+
+// startPlugin creates plugin's counters at zero, one per cause and estimate
+// source, so that a dashboard summing them shows 0 rather than no data.
+func (m *Metrics) startPlugin(plugin string) {
+	for _, cause := range []Cause{CauseMissing, CauseStale, CauseInvalid} {
+		m.Unavailable.WithLabelValues(plugin, string(cause))
+	}
+	for _, source := range []string{EstimateSiblings, EstimateRequests} {
+		m.Estimates.WithLabelValues(plugin, source)
+	}
 }
 
 func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {

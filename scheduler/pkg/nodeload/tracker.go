@@ -120,6 +120,7 @@ func (t *Tracker) Attach(plugin string, h fwk.Handle) error {
 	if t == nil {
 		return fmt.Errorf("%s needs a usage tracker", plugin)
 	}
+	t.metrics.startPlugin(plugin)
 	var err error
 	t.attach.Do(func() {
 		if h == nil || h.SharedInformerFactory() == nil {

@@ -181,3 +181,29 @@ func TestAttachWithoutTrackerNamesThePlugin(t *testing.T) {
 		t.Errorf("Attach on a nil tracker: err = %v, want one naming the plugin", err)
 	}
 }
+
+// TestMetricsStartAtZero: every cause of unavailable usage and every source
+// of an estimate has its series as soon as a plugin attaches, so dashboards
+// show 0 rather than no data.
+func TestMetricsStartAtZero(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	tr := NewTracker(snapshotOnly{}, Options{Registerer: reg})
+	if err := tr.Attach("P", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		vec  *prometheus.CounterVec
+		want int
+	}{
+		{tr.Metrics().Unavailable, 3},
+		{tr.Metrics().Estimates, 2},
+		{tr.Metrics().Overcommitted, len(usage.Resources)},
+	} {
+		if n := testutil.CollectAndCount(tc.vec); n != tc.want {
+			t.Errorf("%d series before any event, want %d", n, tc.want)
+		}
+	}
+	if v := testutil.ToFloat64(tr.Metrics().Unavailable.WithLabelValues("P", string(CauseStale))); v != 0 {
+		t.Errorf("stale usage counted %v, want 0", v)
+	}
+}

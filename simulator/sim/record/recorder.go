@@ -30,6 +30,9 @@ type Recorder struct {
 	// replacing counts, per workload, evicted pods whose replacement has
 	// not landed yet.
 	replacing map[string]int
+	// why is what the descheduler said of the moves of its last cycle, by
+	// evicted pod.
+	why map[types.UID]string
 	// planned are the destinations the descheduler planned for the pods
 	// it evicted, by pod (Plan).
 	planned map[types.UID]string
@@ -49,6 +52,10 @@ func NewRecorder(m *model.UsageModel, sc *scenario.Scenario, mode model.Mode, th
 	}
 }
 
+// Explain hands the recorder what the descheduler said of its moves, by
+// evicted pod, before the Observe that finds them evicted.
+func (r *Recorder) Explain(why map[types.UID]string) { r.why = why }
+
 // Observe notes the pods at scenario time t. With evicting set, the bound
 // pods that vanished since the last observation were evicted by a
 // descheduling cycle; the pods of their workloads that land from then on
@@ -59,17 +66,17 @@ func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicti
 		// In an order that does not depend on the map's: the moves are
 		// part of the result's digest.
 		var evicted []model.Pod
-		planned := map[types.NamespacedName]string{}
+		why, planned := map[types.NamespacedName]string{}, map[types.NamespacedName]string{}
 		for uid, p := range r.pods {
 			if _, ok := pods[uid]; !ok && p.Node != "" {
 				evicted = append(evicted, p)
-				planned[p.Key] = r.planned[uid]
+				why[p.Key], planned[p.Key] = r.why[uid], r.planned[uid]
 			}
 		}
 		sortPods(evicted)
 		for _, p := range evicted {
 			r.result.Evictions++
-			move := Move{At: t, Pod: p.Key.String(), Workload: p.Workload, From: p.Node, Planned: planned[p.Key]}
+			move := Move{At: t, Pod: p.Key.String(), Workload: p.Workload, From: p.Node, Why: why[p.Key], Planned: planned[p.Key]}
 			if received, ok := r.movedTo[p.Workload][p.Node]; ok {
 				r.result.PingPong++
 				if r.model.ChangedBetween(received, t) {

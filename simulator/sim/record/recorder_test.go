@@ -39,7 +39,9 @@ events:
 		pods     map[types.UID]model.Pod
 		at       time.Duration
 		evicting bool
-		want     counts
+		// explain is what the descheduler said of its moves.
+		explain map[types.UID]string
+		want    counts
 	}{
 		{name: "pending pods count for nothing", pods: map[types.UID]model.Pod{"a": pod(""), "b": pod("")}},
 		// Before the hog starts.
@@ -49,7 +51,8 @@ events:
 		{name: "a scale-down is no eviction", at: 2 * time.Minute, pods: map[types.UID]model.Pod{"a": pod("node-1"), "b": pod("node-2")},
 			want: counts{PlacedOnHog: 1}},
 		{name: "an eviction", at: 5 * time.Minute, evicting: true, pods: map[types.UID]model.Pod{"a": pod("node-1")},
-			want: counts{Evictions: 1, PlacedOnHog: 1}},
+			explain: map[types.UID]string{"b": "Moved off node-2 by LoadAwareBalance: cpu 95.0% over its high threshold 80.0%", "x": "another"},
+			want:    counts{Evictions: 1, PlacedOnHog: 1}},
 		// d replaces b: node-1 received a moved web pod.
 		{name: "the replacement lands", at: 5*time.Minute + 15*time.Second, pods: map[types.UID]model.Pod{"a": pod("node-1"), "d": pod("node-1")},
 			want: counts{Evictions: 1, PlacedOnHog: 1}},
@@ -62,6 +65,7 @@ events:
 		{name: "a move off it after the cluster changed is a re-move", at: 15 * time.Minute, evicting: true,
 			pods: map[types.UID]model.Pod{"d": pod("node-1")}, want: counts{Evictions: 3, PingPong: 2, Loops: 1, ReMoves: 1, PlacedOnHog: 1}},
 	} {
+		r.Explain(tc.explain)
 		r.Observe(tc.pods, tc.at, tc.evicting)
 		got := counts{r.result.Evictions, r.result.PingPong, r.result.Loops, r.result.ReMoves, r.result.PlacedOnHog}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -71,12 +75,18 @@ events:
 	// Each move, where its replacement landed, and which undid an
 	// earlier one.
 	wantMoves := []Move{
-		{At: 5 * time.Minute, Workload: "web", From: "node-2", To: "node-1"},
+		{At: 5 * time.Minute, Workload: "web", From: "node-2", To: "node-1", Why: "Moved off node-2 by LoadAwareBalance: cpu 95.0% over its high threshold 80.0%"},
 		{At: 10 * time.Minute, Workload: "web", From: "node-1", To: "node-1", Undid: MoveLoop},
 		{At: 15 * time.Minute, Workload: "web", From: "node-1", Undid: MoveReMove},
 	}
 	if diff := cmp.Diff(wantMoves, r.result.Moves, cmpopts.IgnoreFields(Move{}, "Pod")); diff != "" {
 		t.Errorf("moves (-want,+got):\n%s", diff)
+	}
+	if got, want := r.result.Moves[0].Reason(), "cpu 95.0% over its high threshold 80.0%"; got != want {
+		t.Errorf("reason of the first move = %q, want %q", got, want)
+	}
+	if got := r.result.Moves[1].Reason(); got != "-" {
+		t.Errorf("reason of a move the descheduler said nothing of = %q, want -", got)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ballast-sched/ballast/simulator/sim/model"
@@ -278,6 +279,22 @@ type Move struct {
 	// Undid is MoveLoop or MoveReMove when the pod left a node that an
 	// earlier move of its workload had sent a pod to.
 	Undid string `json:"undid,omitempty"`
+	// Why is what the descheduler said of the move (the BallastMoved
+	// event's message): the usage and the limit it crossed, the expected
+	// destination and both nodes' expected usage after.
+	Why string `json:"why,omitempty"`
+}
+
+// Reason is Why without the "Moved off NODE by PLUGIN: " a listing of
+// moves already says; "-" when the descheduler said nothing.
+func (m Move) Reason() string {
+	if m.Why == "" {
+		return "-"
+	}
+	if _, rest, ok := strings.Cut(m.Why, ": "); ok && strings.HasPrefix(m.Why, "Moved off ") {
+		return rest
+	}
+	return m.Why
 }
 
 // What a move that undid an earlier one is (Move.Undid).

@@ -160,8 +160,8 @@ svg{background:#fafafa;border:1px solid #ddd;display:block;margin-bottom:.3em}
 {{end}}</div>{{end}}</div>
 <p>Pod charts are scaled to {{.MaxPods}} pods. Time runs left to right over the whole scenario.</p>
 {{with .C.Ballast.Moves}}<h2>Ballast's moves</h2>
-<table><tr><th>at</th><th>pod</th><th>from</th><th>to</th><th>undid an earlier move</th></tr>
-{{range .}}<tr><td>{{.At}}</td><td>{{.Pod}}</td><td>{{.From}}</td><td>{{if .To}}{{.To}}{{else}}(not replaced){{end}}</td><td>{{if .Undid}}{{.Undid}}{{else}}no{{end}}</td></tr>
+<table><tr><th>at</th><th>pod</th><th>from</th><th>to</th><th>undid an earlier move</th><th>why</th></tr>
+{{range .}}<tr><td>{{.At}}</td><td>{{.Pod}}</td><td>{{.From}}</td><td>{{if .To}}{{.To}}{{else}}(not replaced){{end}}</td><td>{{if .Undid}}{{.Undid}}{{else}}no{{end}}</td><td>{{.Reason}}</td></tr>
 {{end}}</table>{{end}}
 </body></html>
 `))

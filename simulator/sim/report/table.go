@@ -54,10 +54,10 @@ func WriteText(out io.Writer, c *record.Comparison) error {
 }
 
 // WriteMoves prints a run's moves: when, which pod, from and to which node,
-// and whether it undid an earlier move.
+// whether it undid an earlier move, and why the descheduler made it.
 func WriteMoves(out io.Writer, moves []record.Move) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "AT\tPOD\tFROM\tTO\tUNDID AN EARLIER MOVE")
+	fmt.Fprintln(w, "AT\tPOD\tFROM\tTO\tUNDID AN EARLIER MOVE\tWHY")
 	for _, m := range moves {
 		to := m.To
 		if to == "" {
@@ -67,7 +67,7 @@ func WriteMoves(out io.Writer, moves []record.Move) error {
 		if undid == "" {
 			undid = "no"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", m.At, m.Pod, m.From, to, undid)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", m.At, m.Pod, m.From, to, undid, m.Reason())
 	}
 	return w.Flush()
 }

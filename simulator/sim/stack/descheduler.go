@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
 	"github.com/ballast-sched/ballast/core/cluster"
-	"github.com/ballast-sched/ballast/core/moves"
 	"github.com/ballast-sched/ballast/core/podusage"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
@@ -103,6 +102,20 @@ func (d *Descheduler) Restart() {
 	d.lastSampled = time.Time{}
 }
 
+// Moves returns the moves the descheduler keeps in the cluster, oldest
+// first: why each pod was moved and where its replacement was planned.
+func (d *Descheduler) Moves(ctx context.Context) ([]balance.Move, error) {
+	data, _, err := d.deps.Persist.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	moves, err := balance.DecodeMoves(data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the descheduler's moves: %w", err)
+	}
+	return moves, nil
+}
+
 // Sample lists every pod's usage, as the descheduler binary does in the
 // background every balance.PodSamplePeriod, once that much simulated time
 // has passed since the last list.
@@ -166,24 +179,6 @@ func (d *Descheduler) HotEvictions() (int, error) {
 		}
 	}
 	return int(n), nil
-}
-
-// Planned returns where the descheduler planned the replacement of each
-// pod it moved, as it keeps its moves in the cluster.
-func (d *Descheduler) Planned(ctx context.Context) (map[types.UID]string, error) {
-	cm, err := d.c.Client.CoreV1().ConfigMaps(movesConfigMap.Namespace).Get(ctx, movesConfigMap.Name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("reading the descheduler's moves: %w", err)
-	}
-	saved, err := moves.Decode([]byte(cm.Data[moves.Key]))
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[types.UID]string, len(saved))
-	for _, m := range saved {
-		out[m.Pod] = m.Destination
-	}
-	return out, nil
 }
 
 // Cycle runs one descheduling cycle.

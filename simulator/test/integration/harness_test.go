@@ -301,7 +301,8 @@ func describe(snap *usage.Snapshot, want map[string][2]float64) string {
 }
 
 // waitWorkloadsReady waits until every ReplicaSet has all its replicas
-// ready and no pod of the namespace is terminating or unscheduled.
+// ready, every Deployment's rollout is complete, and no pod of the
+// namespace is terminating or unscheduled.
 func (e *env) waitWorkloadsReady() {
 	e.t.Helper()
 	err := wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -311,6 +312,18 @@ func (e *env) waitWorkloadsReady() {
 		}
 		for _, rs := range rss.Items {
 			if rs.Status.ReadyReplicas != *rs.Spec.Replicas || rs.Status.ObservedGeneration != rs.Generation {
+				return false, nil
+			}
+		}
+		// A Deployment's rollout, until its new ReplicaSet has it all.
+		ds, err := e.c.Client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, d := range ds.Items {
+			st := d.Status
+			if st.ObservedGeneration != d.Generation || st.UpdatedReplicas != *d.Spec.Replicas || st.AvailableReplicas != *d.Spec.Replicas ||
+				st.Replicas != *d.Spec.Replicas {
 				return false, nil
 			}
 		}
@@ -340,16 +353,7 @@ func (e *env) replicaSet(name string, replicas int32, memMi int64, edit ...func(
 		Spec: appsv1.ReplicaSetSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: v1.PodSpec{SchedulerName: ballastScheduler, Containers: []v1.Container{{
-					Name: "app", Image: "registry.example/" + name + ":1",
-					Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
-						v1.ResourceCPU:    resource.MustParse("100m"),
-						v1.ResourceMemory: *resource.NewQuantity(memMi<<20, resource.BinarySI),
-					}},
-				}}},
-			},
+			Template: podTemplate(name, memMi),
 		},
 	}
 	for _, f := range edit {
@@ -359,6 +363,21 @@ func (e *env) replicaSet(name string, replicas int32, memMi int64, edit ...func(
 		e.t.Fatal(err)
 	}
 	e.waitWorkloadsReady()
+}
+
+// podTemplate is the template of workload name's pods: labelled app=name,
+// requesting memMi MiB and 100m CPU, placed by ballast-scheduler.
+func podTemplate(name string, memMi int64) v1.PodTemplateSpec {
+	return v1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+		Spec: v1.PodSpec{SchedulerName: ballastScheduler, Containers: []v1.Container{{
+			Name: "app", Image: "registry.example/" + name + ":1",
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
+				v1.ResourceCPU:    resource.MustParse("100m"),
+				v1.ResourceMemory: *resource.NewQuantity(memMi<<20, resource.BinarySI),
+			}},
+		}}},
+	}
 }
 
 // podsPerNode counts the namespace's running pods per node.

@@ -109,6 +109,10 @@ func (d Deps) FollowReplacements(logger klog.Logger, handle frameworktypes.Handl
 	names := make([]string, len(nodes))
 	for i, n := range nodes {
 		names[i] = n.Name
+		// Every node has its series, at zero until a pod bounces there or
+		// is moved off it by a rollout.
+		d.Metrics.PingPong.WithLabelValues(plugin, n.Name)
+		d.Metrics.SurgeMoves.WithLabelValues(plugin, n.Name)
 	}
 	followed := d.Store.Follow(names, podsOn)
 	for node, n := range followed.Back {

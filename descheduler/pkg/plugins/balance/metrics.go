@@ -23,6 +23,10 @@ const (
 	SkipGrowing = "growing"
 )
 
+// SkipReasons are every value of the reason label of skipped candidates.
+var SkipReasons = []string{SkipNoDestination, SkipPDB, SkipCooldown, SkipStale, SkipInvalid, SkipLimit, SkipFiltered,
+	SkipEvictionError, SkipOtherScheduler, SkipGrowing}
+
 // Outcomes of a move's replacement, the values of the outcome label of
 // moves_landed_total.
 const (
@@ -37,6 +41,9 @@ const (
 type Metrics struct {
 	// Evictions counts evicted pods by plugin, reason (e.g. hot-memory) and source node.
 	Evictions *metrics.CounterVec
+	// SurgeMoves counts pods moved by a rollout of their one-replica
+	// Deployment rather than evicted, by plugin and source node.
+	SurgeMoves *metrics.CounterVec
 	// SkippedCandidates counts pods and nodes passed over, by plugin and reason.
 	SkippedCandidates *metrics.CounterVec
 	// HotNodes is the number of nodes hot after hysteresis in the last cycle.
@@ -64,6 +71,12 @@ func NewMetrics() *Metrics {
 			Help:           "Pods evicted, by plugin, reason and source node.",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"plugin", "reason", "node"}),
+		SurgeMoves: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "surge_moves_total",
+			Help:           "Pods of one-replica Deployments moved by a rollout, their replacement Ready before they stopped, rather than evicted, by plugin and source node.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin", "node"}),
 		SkippedCandidates: metrics.NewCounterVec(&metrics.CounterOpts{
 			Subsystem:      metricsSubsystem,
 			Name:           "skipped_candidates_total",
@@ -103,7 +116,19 @@ func NewMetrics() *Metrics {
 	}
 }
 
+// startPlugin creates plugin's counters whose labels are known in advance
+// at zero, so that a dashboard shows 0 rather than no data until the first
+// such event. Counters not registered yet (as in unit tests) ignore it.
+func (m *Metrics) startPlugin(plugin string) {
+	for _, reason := range SkipReasons {
+		m.SkippedCandidates.WithLabelValues(plugin, reason)
+	}
+	m.PodUsageEstimated.WithLabelValues(plugin)
+	m.Landed.WithLabelValues(LandedAsPlanned)
+	m.Landed.WithLabelValues(LandedElsewhere)
+}
+
 // Collectors returns every metric, for registering with a registry.
 func (m *Metrics) Collectors() []metrics.Registerable {
-	return []metrics.Registerable{m.Evictions, m.SkippedCandidates, m.HotNodes, m.PingPong, m.Landed, m.PodUsageEstimated, m.MemoryGrowth}
+	return []metrics.Registerable{m.Evictions, m.SurgeMoves, m.SkippedCandidates, m.HotNodes, m.PingPong, m.Landed, m.PodUsageEstimated, m.MemoryGrowth}
 }

@@ -50,6 +50,16 @@ func (m *move) receivedBy(node string) bool {
 	return m.destination == node
 }
 
+// createdAfter reports whether pod was created after the move, so that it
+// may be its replacement. The API server stamps a creation in whole
+// seconds, and a controller replaces an evicted pod within milliseconds:
+// the replacement's stamp is most often earlier than the move's own time,
+// in the same second. So a pod created in the move's second counts, unless
+// it is the pod moved.
+func (m *move) createdAfter(pod *v1.Pod) bool {
+	return pod.UID != m.pod && !pod.CreationTimestamp.Time.Before(m.at.Truncate(time.Second))
+}
+
 // Store is the plugin's memory across descheduling cycles: hot streaks and
 // recent moves. It lives on the plugin instance, or is handed in by whoever
 // builds the plugin when it must outlive one.
@@ -198,7 +208,7 @@ func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) Follo
 			continue
 		}
 		for _, pod := range candidates {
-			if w, _ := WorkloadOf(pod); w == m.workload && pod.CreationTimestamp.Time.After(m.at) && !taken.Has(pod.UID) {
+			if w, _ := WorkloadOf(pod); w == m.workload && m.createdAfter(pod) && !taken.Has(pod.UID) {
 				m.replacement, m.landedOn = pod.UID, pod.Spec.NodeName
 				taken.Insert(pod.UID)
 				if m.landedOn == m.destination {
@@ -213,7 +223,7 @@ func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) Follo
 
 	for _, m := range s.moves {
 		for _, pod := range podsOn(m.source) {
-			if !pod.CreationTimestamp.Time.After(m.at) || s.counted(pod.UID) {
+			if !m.createdAfter(pod) || s.counted(pod.UID) {
 				continue
 			}
 			if w, ok := WorkloadOf(pod); ok && w == m.workload {

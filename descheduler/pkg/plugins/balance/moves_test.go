@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
@@ -269,6 +270,50 @@ func TestAMoveWhoseHeatWentNoLongerGuards(t *testing.T) {
 	}
 	if !s.MovedOnto(hot, "nuc-2", now, time.Hour) {
 		t.Error("MovedOnto forgot the cooling move")
+	}
+}
+
+// The API server stamps a pod's creation in whole seconds and a controller
+// replaces an evicted pod within milliseconds: the replacement's stamp is
+// most often before the move's own time, in the same second. It is still
+// the replacement; the moved pod itself and a pod of an earlier second are
+// not.
+func TestFollowFindsAReplacementStampedInTheMovesSecond(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 7, 400_000_000, time.UTC)
+	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	pod := func(name, node string, created time.Time) *v1.Pod {
+		p := balancetest.Pod(name, node, "web", 40)
+		p.UID = types.UID(name)
+		p.CreationTimestamp = metav1.NewTime(created.Truncate(time.Second))
+		return p
+	}
+	pods := map[string][]*v1.Pod{
+		// The moved pod, created in the same second (a fast bounce of a
+		// new pod), still terminating on a: never its own replacement.
+		"a": {pod("web-moved", "a", at)},
+		// A sibling from the second before the move: not a replacement.
+		"c": {pod("web-older", "c", at.Add(-time.Second))},
+		// The replacement, created 80 ms after the move.
+		"b": {pod("web-new", "b", at.Add(80*time.Millisecond))},
+	}
+	s := balance.NewStore()
+	s.Lock()
+	defer s.Unlock()
+	s.Remember(w, "web-moved", "a", "b", at, nil, balance.NodeLoad{"memory": 4})
+	s.Follow([]string{"a", "b", "c"}, func(node string) []*v1.Pod { return pods[node] })
+	if s.MovedOnto(w, "c", at.Add(time.Minute), 10*time.Minute) {
+		t.Error("the sibling on c, older than the move, was taken for its replacement")
+	}
+	data, err := balance.EncodeMovesForTest(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moves, err := balance.DecodeMoves(data)
+	if err != nil || len(moves) != 1 {
+		t.Fatalf("moves %v (%v)", moves, err)
+	}
+	if moves[0].LandedOn != "b" {
+		t.Errorf("replacement on %q, want b: the pod created 80 ms after the move, stamped in its second", moves[0].LandedOn)
 	}
 }
 

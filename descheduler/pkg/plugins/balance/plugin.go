@@ -45,6 +45,7 @@ func NewPlugin(ctx context.Context, name string, handle frameworktypes.Handle, d
 	if err != nil {
 		return Plugin{}, err
 	}
+	deps.Metrics.startPlugin(name)
 	var growth float64
 	if args.MemoryGrowthPerMinute != nil {
 		growth = args.MemoryGrowthPerMinute.AsApproximateFloat64()

@@ -29,5 +29,8 @@ func SetDefaults_LoadAwareBalanceArgs(obj runtime.Object) {
 		v := defaultConsecutiveHotCycles
 		args.ConsecutiveHotCycles = &v
 	}
+	if args.SurgeSingleReplica == nil {
+		args.SurgeSingleReplica = new(bool)
+	}
 	balance.SetDefaults_EvictionArgs(&args.EvictionArgs)
 }

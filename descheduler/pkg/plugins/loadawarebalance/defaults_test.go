@@ -28,6 +28,7 @@ func TestSetDefaults(t *testing.T) {
 				HighThresholds:       balance.ResourceThresholds{usage.CPU: 80, usage.Memory: 85},
 				LowThresholds:        balance.ResourceThresholds{usage.CPU: 50, usage.Memory: 60},
 				ConsecutiveHotCycles: ptrTo(int32(1)),
+				SurgeSingleReplica:   ptrTo(false),
 				EvictionArgs: balance.EvictionArgs{
 					EvictionCooldown:         &metav1.Duration{Duration: 10 * time.Minute},
 					BalanceCooldown:          &metav1.Duration{Duration: time.Hour},
@@ -48,6 +49,7 @@ func TestSetDefaults(t *testing.T) {
 				HighThresholds:       balance.ResourceThresholds{usage.Memory: 90},
 				LowThresholds:        balance.ResourceThresholds{usage.Memory: 40},
 				ConsecutiveHotCycles: ptrTo(int32(1)),
+				SurgeSingleReplica:   ptrTo(true),
 				EvictionArgs: balance.EvictionArgs{
 					EvictionCooldown:         &metav1.Duration{Duration: 2 * time.Hour},
 					MaxEvictionsPerNode:      ptrTo(int32(7)),
@@ -64,6 +66,7 @@ func TestSetDefaults(t *testing.T) {
 				HighThresholds:       balance.ResourceThresholds{usage.Memory: 90},
 				LowThresholds:        balance.ResourceThresholds{usage.Memory: 40},
 				ConsecutiveHotCycles: ptrTo(int32(1)),
+				SurgeSingleReplica:   ptrTo(true),
 				EvictionArgs: balance.EvictionArgs{
 					// A resource the args do not name gets its default statistic.
 					ThresholdStatistics: loadmodel.Statistics{usage.CPU: loadmodel.Average, usage.Memory: loadmodel.P95},

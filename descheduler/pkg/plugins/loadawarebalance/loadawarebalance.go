@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
@@ -363,13 +365,28 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			p.skip(podLogger, balance.SkipFiltered, "pre-eviction filter refused the pod")
 			continue
 		}
-		reason := eventReason(over, c.loads[node.Name], limit, node.Name, dest.Node.Name)
+		reason := eventReason(over, c.loads[node.Name], c.limits[node.Name], node.Name, dest.Node.Name)
 		sourceLoad := p.Deps.Model.Share(amounts[pod], node)
 		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.Node)
-		note := moveNote(over, c.loads[node.Name], limit, balancing, node.Name, dest.Node.Name,
+		note := moveNote(over, c.loads[node.Name], c.limits[node.Name], p.args.HighThresholds, node.Name, dest.Node.Name,
 			c.loads[node.Name].Add(sourceLoad, -1), c.loads[dest.Node.Name].Add(destinationLoad, 1))
+		surge := p.surgeTarget(ctx, podLogger, pod)
+		if surge != nil {
+			note += fmt.Sprintf("; by a rollout of Deployment %s, its replacement Ready before the pod stops", surge.Name)
+		}
 		if p.args.DryRun {
-			podLogger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Node.Name, "score", dest.Score, "why", note)
+			podLogger.Info("Would move pod (dry run)", "reason", reason, "destination", dest.Node.Name, "score", dest.Score, "why", note)
+		} else if surge != nil {
+			if err := balance.Surge(ctx, p.Handle.ClientSet(), surge, c.now); err != nil {
+				p.skip(podLogger, balance.SkipEvictionError, "rollout failed; trying the next pod", "err", err.Error())
+				continue
+			}
+			podLogger.Info("Moved pod by a rollout of its Deployment", "deployment", klog.KObj(surge), "destination", dest.Node.Name,
+				"score", dest.Score, "why", note)
+			p.Deps.Metrics.SurgeMoves.WithLabelValues(PluginName, node.Name).Inc()
+			if p.Deps.Events != nil {
+				p.Deps.Events.Eventf(pod, nil, v1.EventTypeNormal, balance.ReasonMoved, "Descheduled", "%s", note)
+			}
 		} else if err := p.Handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
 			if stop := p.evictionFailed(podLogger, c, err); stop {
 				return
@@ -397,6 +414,23 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			s.Note(pod.UID, note, sourceUsage, destinationUsage)
 		}
 	}
+}
+
+// surgeTarget returns the Deployment to roll out to move pod with a Ready
+// pod throughout (SurgeSingleReplica), nil to evict it.
+func (p *LoadAwareBalance) surgeTarget(ctx context.Context, logger klog.Logger, pod *v1.Pod) *appsv1.Deployment {
+	if !*p.args.SurgeSingleReplica || p.Handle.ClientSet() == nil {
+		return nil
+	}
+	d, whyNot, err := balance.SurgeTarget(ctx, p.Handle.ClientSet(), pod)
+	if err != nil {
+		logger.Error(err, "Cannot tell whether a rollout would move the pod with a Ready pod throughout; evicting it")
+		return nil
+	}
+	if d == nil && whyNot != "" {
+		logger.V(3).Info("Moving the pod by eviction, not by a rollout", "because", whyNot)
+	}
+	return d
 }
 
 // goal is what a hot node is brought under: its limit, except for a resource
@@ -488,18 +522,23 @@ func eventReason(over []usage.Resource, load balance.NodeLoad, high balance.Reso
 }
 
 // moveNote says why a pod moves off source and what the move is expected to
-// make of both nodes: the usage over each limit it crossed (a high
-// threshold, or the cluster's mean plus its deviation when balancing),
+// make of both nodes: the usage over each limit it crossed — its high
+// threshold, and the cluster's mean plus its deviation when that is lower
+// (the node is brought under both) or the node is only above the mean —,
 // the expected destination, and both nodes' usage expected after.
-func moveNote(over []usage.Resource, load balance.NodeLoad, limit balance.ResourceThresholds, balancing bool, source, dest string,
+func moveNote(over []usage.Resource, load balance.NodeLoad, limit, high balance.ResourceThresholds, source, dest string,
 	sourceAfter, destAfter balance.NodeLoad) string {
-	what := "its high threshold"
-	if balancing {
-		what = "the cluster's mean plus its deviation"
-	}
 	parts := make([]string, len(over))
 	for i, r := range over {
-		parts[i] = fmt.Sprintf("%s %.1f%% over %s %.1f%%", r, load[r], what, limit[r])
+		h, ok := high[r]
+		switch {
+		case !ok || load[r] <= h:
+			parts[i] = fmt.Sprintf("%s %.1f%% over the cluster's mean plus its deviation %.1f%%", r, load[r], limit[r])
+		case limit[r] < h:
+			parts[i] = fmt.Sprintf("%s %.1f%% over its high threshold %.1f%% and the cluster's mean plus its deviation %.1f%%", r, load[r], h, limit[r])
+		default:
+			parts[i] = fmt.Sprintf("%s %.1f%% over its high threshold %.1f%%", r, load[r], h)
+		}
 	}
 	after := make([]string, 0, 2*len(over))
 	for _, r := range over {

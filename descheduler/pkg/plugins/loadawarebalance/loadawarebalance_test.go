@@ -747,3 +747,43 @@ func TestBalanceLeavesGrowingPodsAndWarns(t *testing.T) {
 		t.Errorf("%d growth series once no pod grows, want 0", n)
 	}
 }
+
+// TestMetricsStartAtZero: a dashboard summing skipped candidates by reason
+// or bounces by node shows 0 before the first one, not no data.
+func TestMetricsStartAtZero(t *testing.T) {
+	h := newHarness(t, args(patient), threeNodes, hotPods()...)
+	if n, want := promtestutil.CollectAndCount(h.metrics.SkippedCandidates.CounterVec), len(balance.SkipReasons); n != want {
+		t.Errorf("skipped candidates have %d series before the first cycle, want %d (one per reason)", n, want)
+	}
+	h.cycle(hotUsage)
+	if n, want := promtestutil.CollectAndCount(h.metrics.PingPong.CounterVec), len(threeNodes); n != want {
+		t.Errorf("bounces have %d series after a cycle, want %d (one per node)", n, want)
+	}
+	if v, err := testutil.GetCounterMetricValue(h.metrics.PingPong.WithLabelValues(PluginName, threeNodes[0].Name)); err != nil || v != 0 {
+		t.Errorf("bounces onto %s = %v (%v), want 0", threeNodes[0].Name, v, err)
+	}
+}
+
+// A move's note names every limit the node crossed: its high threshold, and
+// the cluster's mean plus its deviation where that is lower.
+func TestMoveNoteNamesTheLimitsCrossed(t *testing.T) {
+	high := balance.ResourceThresholds{usage.Memory: 85}
+	after := balance.NodeLoad{usage.Memory: 84.5}
+	dest := balance.NodeLoad{usage.Memory: 35}
+	for _, tc := range []struct {
+		name  string
+		load  float64
+		limit float64
+		want  string
+	}{
+		{"over its high threshold", 94.6, 85, "memory 94.6% over its high threshold 85.0%;"},
+		{"over both", 94.6, 79.8, "memory 94.6% over its high threshold 85.0% and the cluster's mean plus its deviation 79.8%;"},
+		{"over the mean only", 82, 79.8, "memory 82.0% over the cluster's mean plus its deviation 79.8%;"},
+	} {
+		got := moveNote([]usage.Resource{usage.Memory}, balance.NodeLoad{usage.Memory: tc.load}, balance.ResourceThresholds{usage.Memory: tc.limit},
+			high, "a", "b", after, dest)
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q lacks %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -34,6 +34,16 @@ type LoadAwareBalanceArgs struct {
 	// hot is judged on the window's statistics (thresholdStatistics), and
 	// the average already ignores spikes shorter than the window.
 	ConsecutiveHotCycles *int32 `json:"consecutiveHotCycles,omitempty"`
+	// SurgeSingleReplica moves the pod of a one-replica Deployment by
+	// rolling the Deployment out (its pod template gets the annotation
+	// ballast-sched.io/moved-at), so that the replacement runs and is Ready
+	// before the pod stops, instead of evicting it and leaving the workload
+	// down until the replacement is Ready. Only where the Deployment's
+	// rolling update adds a pod before removing one and the pod mounts no
+	// volume claim; other pods are evicted. Defaults to false: the rollout
+	// changes the Deployment, which a GitOps tool that reverts drift would
+	// undo, rolling the pod out again.
+	SurgeSingleReplica *bool `json:"surgeSingleReplica,omitempty"`
 	// EvictionArgs are the settings both balance plugins take: cooldown,
 	// limits, window, statistics, dry run, namespaces and scheduler names.
 	balance.EvictionArgs `json:",inline"`

@@ -73,7 +73,8 @@ func newHarness(t testing.TB, args *SpreadReplicasArgs, nodes []*v1.Node, pods .
 		metrics: balance.NewMetrics(), store: balance.NewStore(), nodes: nodes}
 	metrics.NewKubeRegistry().MustRegister(h.metrics.Collectors()...)
 	plugin, err := New(ctx, args, h.Handle(ctx),
-		balance.Deps{Usage: h.source, Model: balance.SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, Store: h.store, PodUsage: h})
+		balance.Deps{Usage: h.source, Model: balance.SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, Store: h.store, PodUsage: h,
+			Events: h.Events})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

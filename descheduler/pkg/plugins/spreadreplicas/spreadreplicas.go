@@ -279,14 +279,19 @@ func (p *SpreadReplicas) byUsage(ctx context.Context, pods []*v1.Pod, node *v1.N
 // reports whether the pod was (or, in a dry run, would be) evicted.
 func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle, w balance.Workload, r *replicas, pod *v1.Pod, amount loadmodel.Amount, src, dest *v1.Node) bool {
 	reason := eventReason(w, r, src.Name, dest.Name)
+	note := moveNote(w, r, src.Name, dest.Name)
+	sourceUsage, destinationUsage := c.loads[src.Name], c.loads[dest.Name]
 	if p.args.DryRun {
-		logger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Name)
+		logger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Name, "why", note)
 	} else if err := p.Handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
 		p.skip(logger, balance.SkipEvictionError, "eviction refused; trying the next pod", "err", err.Error())
 		return false
 	} else {
-		logger.Info("Evicted pod", "reason", reason, "destination", dest.Name)
+		logger.Info("Evicted pod", "reason", reason, "destination", dest.Name, "why", note)
 		p.Deps.Metrics.Evictions.WithLabelValues(PluginName, "spread", src.Name).Inc()
+		if p.Deps.Events != nil {
+			p.Deps.Events.Eventf(pod, nil, v1.EventTypeNormal, balance.ReasonMoved, "Descheduled", "%s", note)
+		}
 	}
 	srcLoad, destLoad := p.Deps.Model.Share(amount, src), p.Deps.Model.Share(amount, dest)
 	if l, ok := c.loads[src.Name]; ok {
@@ -306,8 +311,19 @@ func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle
 	c.byNamespace[pod.Namespace]++
 	if !p.args.DryRun {
 		p.Deps.Store.Remember(w, pod.UID, src.Name, dest.Name, c.now, srcLoad, destLoad)
+		p.Deps.Store.Note(pod.UID, note, sourceUsage, destinationUsage)
 	}
 	return true
+}
+
+// moveNote says why a pod moves: its workload's replicas on the two nodes,
+// and what the move is expected to make of them, e.g. "Moved off node-a by
+// SpreadReplicas: default/Deployment/web has 6 replicas on node-a, 0 on
+// node-b; expected destination node-b; expected after the move: 5 on
+// node-a, 1 on node-b".
+func moveNote(w balance.Workload, r *replicas, source, dest string) string {
+	return fmt.Sprintf("Moved off %s by SpreadReplicas: %s has %d replicas on %s, %d on %s; expected destination %s; expected after the move: %d on %s, %d on %s",
+		source, w, r.count[source], source, r.count[dest], dest, dest, r.count[source]-1, source, r.count[dest]+1, dest)
 }
 
 func (p *SpreadReplicas) skip(logger klog.Logger, reason, msg string, kv ...any) {

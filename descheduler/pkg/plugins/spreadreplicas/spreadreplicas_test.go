@@ -48,6 +48,17 @@ func TestSpreadsReplicasOntoNewNode(t *testing.T) {
 	if v := h.Counter(h.metrics.Evictions, PluginName, "spread", "node-a"); v != 3 {
 		t.Errorf("evictions metric = %v, want 3", v)
 	}
+	// Each move says why, in a BallastMoved event as LoadAwareBalance's do.
+	var moved []string
+	for _, e := range h.RecordedEvents() {
+		if strings.HasPrefix(e, "Normal BallastMoved ") {
+			moved = append(moved, strings.TrimPrefix(e, "Normal BallastMoved "))
+		}
+	}
+	if want := "Moved off node-a by SpreadReplicas: default/ReplicaSet/web has 6 replicas on node-a, 0 on node-b; expected destination node-b; " +
+		"expected after the move: 5 on node-a, 1 on node-b"; len(moved) != 3 || moved[0] != want {
+		t.Errorf("BallastMoved events %q, want 3, the first %q", moved, want)
+	}
 
 	h = newHarness(t, args(func(a *SpreadReplicasArgs) { a.MaxEvictionsPerNode = ptrTo(int32(2)) }), twoNodes, replicaPods("web", "node-a", 6)...)
 	if got := h.cycle(quiet); len(got) != 2 || !allFrom("node-a", got) {
