@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -241,6 +242,7 @@ descheduler:
 		"window":              "5m",
 		"podEstimate":         map[string]any{"requestMultiplier": float64(1), "defaultCPU": "100m", "defaultMemory": "200Mi"},
 		"podCountBalance":     map[string]any{"weight": float64(2)},
+		"plannedMoves":        map[string]any{"namespace": DefaultNamespace, "name": "ballast-descheduler-moves", "validFor": "5m"},
 	}
 	if diff := cmp.Diff(want, args); diff != "" {
 		t.Errorf("LoadAware args (-want,+got):\n%s", diff)
@@ -331,6 +333,71 @@ func TestLeaderElection(t *testing.T) {
 	for _, a := range sd.Spec.Template.Spec.Containers[0].Args {
 		if strings.HasPrefix(a, "--leader-lease") {
 			t.Errorf("scheduler without leader election has %s", a)
+		}
+	}
+}
+
+// LoadAware reads the ConfigMap the descheduler keeps its moves in — the
+// one the descheduler's --moves-configmap names — and may read that one
+// ConfigMap alone; turned off, neither the arg nor the grant is rendered.
+func TestSchedulerReadsThePlannedMoves(t *testing.T) {
+	laArgs := func(objs []object) map[string]any {
+		t.Helper()
+		args := map[string]any{}
+		for _, pc := range schedulerConfig(t, objs).Profiles[0].PluginConfig {
+			if pc.Name == "LoadAware" {
+				if err := yaml.Unmarshal(pc.Args.Raw, &args); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return args
+	}
+	objs := render(t, nil)
+	dd := mustFind(t, objs, "Deployment", "ballast-descheduler").typed.(*appsv1.Deployment)
+	var kept string
+	for _, a := range dd.Spec.Template.Spec.Containers[0].Args {
+		if v, ok := strings.CutPrefix(a, "--moves-configmap="); ok {
+			kept = v
+		}
+	}
+	want := map[string]any{"namespace": DefaultNamespace, "name": "ballast-descheduler-moves", "validFor": "5m"}
+	if diff := cmp.Diff(want, laArgs(objs)["plannedMoves"]); diff != "" {
+		t.Errorf("plannedMoves (-want,+got):\n%s", diff)
+	}
+	if kept != DefaultNamespace+"/ballast-descheduler-moves" {
+		t.Errorf("the descheduler keeps its moves in %q, not where the scheduler reads them", kept)
+	}
+	role := mustFind(t, objs, "Role", "ballast-scheduler").typed.(*rbacv1.Role)
+	var granted bool
+	for _, r := range role.Rules {
+		if slices.Contains(r.Resources, "configmaps") {
+			granted = true
+			if diff := cmp.Diff([]string{"ballast-descheduler-moves"}, r.ResourceNames); diff != "" {
+				t.Errorf("configmaps granted by name (-want,+got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"get", "list", "watch"}, r.Verbs); diff != "" {
+				t.Errorf("configmaps verbs (-want,+got):\n%s", diff)
+			}
+		}
+	}
+	if !granted {
+		t.Error("the scheduler's Role grants no ConfigMap")
+	}
+	// Without leader election the Role holds the moves' rule alone.
+	single := render(t, valuesFromYAML(t, `{scheduler: {leaderElection: {enabled: false}}}`))
+	if role, ok := find(single, "Role", "ballast-scheduler"); !ok || len(role.typed.(*rbacv1.Role).Rules) != 1 {
+		t.Errorf("without leader election the scheduler's Role is %v (rendered %t), want the moves' rule alone", role.raw, ok)
+	}
+	mustFind(t, single, "RoleBinding", "ballast-scheduler")
+
+	off := render(t, valuesFromYAML(t, `{scheduler: {leaderElection: {enabled: false}, plugins: {loadAware: {plannedMoves: {enabled: false}}}}}`))
+	if _, ok := laArgs(off)["plannedMoves"]; ok {
+		t.Errorf("plannedMoves rendered while off: %v", laArgs(off))
+	}
+	for _, kind := range []string{"Role", "RoleBinding"} {
+		if _, ok := find(off, kind, "ballast-scheduler"); ok {
+			t.Errorf("the scheduler has a %s with neither leader election nor planned moves", kind)
 		}
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"io"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/simulator/scenario"
 	"github.com/ballast-sched/ballast/simulator/sim/model"
 	"github.com/ballast-sched/ballast/simulator/sim/record"
@@ -193,8 +196,8 @@ func (e *engine) recordStep(ctx context.Context, t time.Duration, step int64) er
 }
 
 // deschedule runs one descheduling cycle, noting first which nodes are hot
-// and how few evictions would cool them, then how many pods
-// LoadAwareBalance evicted.
+// and how few evictions would cool them, then where the moves planned the
+// replacements and how many pods LoadAwareBalance evicted.
 func (e *engine) deschedule(ctx context.Context, t time.Duration, step int64) error {
 	states, _, err := e.nodeStates(ctx, t, step)
 	if err != nil {
@@ -209,11 +212,11 @@ func (e *engine) deschedule(ctx context.Context, t time.Duration, step int64) er
 	if err := d.Cycle(ctx); err != nil {
 		return err
 	}
-	why, err := d.Why(ctx)
+	moves, err := d.Moves(ctx)
 	if err != nil {
 		return err
 	}
-	e.rec.Explain(why)
+	tell(e.rec, moves)
 	if err := e.settle(ctx, true); err != nil {
 		return err
 	}
@@ -236,4 +239,17 @@ func (e *engine) deschedule(ctx context.Context, t time.Duration, step int64) er
 		}
 	}
 	return nil
+}
+
+// tell hands rec what the descheduler kept of its moves: why each pod was
+// moved and where its replacement was planned, by evicted pod.
+func tell(rec *record.Recorder, moves []balance.Move) {
+	why, planned := map[types.UID]string{}, map[types.UID]string{}
+	for _, m := range moves {
+		if m.Pod != "" {
+			why[m.Pod], planned[m.Pod] = m.Why, m.Destination
+		}
+	}
+	rec.Explain(why)
+	rec.Plan(planned)
 }

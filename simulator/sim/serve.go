@@ -275,10 +275,10 @@ func (s *Server) loop(ctx context.Context) {
 		if d := s.stack.Descheduler(); d != nil && t-lastCycle >= s.opts.DeschedulerEvery {
 			lastCycle = t
 			s.report(ctx, t, d.Cycle(ctx))
-			why, err := d.Why(ctx)
+			moves, err := d.Moves(ctx)
 			s.report(ctx, t, err)
 			if s.recording() {
-				s.rec.Explain(why)
+				tell(s.rec, moves)
 			}
 			s.report(ctx, t, s.observe(ctx, t, true))
 		}

@@ -45,6 +45,14 @@ Usage: include "ballast.componentFullname" (list . "load-watcher")
 {{- end }}
 {{- end }}
 
+{{/*
+The ConfigMap the descheduler keeps its recent moves in and the scheduler's
+LoadAware reads them from.
+*/}}
+{{- define "ballast.movesConfigMap" -}}
+{{- printf "%s-moves" (include "ballast.componentFullname" (list . "descheduler")) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{/* URL of load-watcher as the scheduler and descheduler reach it. */}}
 {{- define "ballast.loadWatcherAddress" -}}
 {{- if .Values.global.loadWatcher.address }}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/core/moves"
 	deschedulerconfig "github.com/ballast-sched/ballast/descheduler/config"
-	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/explain"
 	"github.com/ballast-sched/ballast/scheduler/config"
 )
@@ -50,7 +50,7 @@ func TestExplainPod(t *testing.T) {
 	moved := time.Now().Add(-3 * time.Minute).UTC().Format(time.RFC3339)
 	if _, err := c.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: charts.ComponentFullname(charts.DefaultReleaseName, "descheduler") + "-moves"},
-		Data: map[string]string{balance.MovesKey: `{"moves":[{"workload":{"Namespace":"default","Kind":"ReplicaSet","Name":"web-rs"},` +
+		Data: map[string]string{moves.Key: `{"moves":[{"workload":{"Namespace":"default","Kind":"ReplicaSet","Name":"web-rs"},` +
 			`"pod":"web-old","source":"node-a","destination":"node-b","at":"` + moved + `","sourceLoad":{"memory":4},"destinationLoad":{"memory":5},` +
 			`"landedOn":"node-b","hot":true,"why":"Moved off node-a by LoadAwareBalance: memory 93.0% over its high threshold 85.0%",` +
 			`"sourceUsage":{"memory":93},"destinationUsage":{"memory":40},"sourceAfter":{"memory":89}}]}`},

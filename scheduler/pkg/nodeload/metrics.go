@@ -30,6 +30,10 @@ type Metrics struct {
 	// percent of allocatable; labels plugin, resource, window and statistic
 	// (what of load-watcher's load_watcher_node_usage_percent it compares).
 	Thresholds *prometheus.GaugeVec
+	// PlannedMoves is the number of the descheduler's moves whose
+	// destination a plugin favours for the workload's next pod, as of its
+	// last read of the moves; label plugin.
+	PlannedMoves *prometheus.GaugeVec
 }
 
 // The sources of a pod's estimate, as the Estimates metric labels them.
@@ -75,6 +79,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "ballast", Subsystem: "scheduler", Name: "threshold_percent",
 			Help: "Usage threshold above which a plugin filters a node out, in percent of allocatable, by plugin, resource, window and statistic.",
 		}, []string{"plugin", "resource", "window", "statistic"}),
+		PlannedMoves: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "ballast", Subsystem: "scheduler", Name: "planned_moves",
+			Help: "The descheduler's recent moves whose replacement has not been seen running, as of the plugin's last read of its moves ConfigMap: their destination is favoured for the workload's next pod.",
+		}, []string{"plugin"}),
 	}
 	// Series a dashboard sums are there from the start, at zero, so a panel
 	// shows 0 rather than no data until the first such event.
@@ -87,6 +95,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.Overcommitted = register(reg, m.Overcommitted)
 		m.Estimates = register(reg, m.Estimates)
 		m.Thresholds = register(reg, m.Thresholds)
+		m.PlannedMoves = register(reg, m.PlannedMoves)
 	}
 	return m
 }

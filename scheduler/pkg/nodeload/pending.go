@@ -93,7 +93,7 @@ func (c *PendingPods) Observe(pod *v1.Pod) {
 		c.Forget(pod.UID)
 		return
 	}
-	c.put(pod, pod.Spec.NodeName, usageSince(pod), nil)
+	c.put(pod, pod.Spec.NodeName, loadmodel.UsageSince(pod), nil)
 }
 
 // Assume records a pod the scheduler has just reserved on node, before the
@@ -232,7 +232,7 @@ func (c *PendingPods) SumAt(now time.Time, node string, sampleTime time.Time, wi
 		if !now.Before(expires) {
 			continue
 		}
-		left := remaining(sampleTime.Sub(p.since), window)
+		left := loadmodel.Unsampled(sampleTime.Sub(p.since), window)
 		if left <= 0 {
 			continue
 		}
@@ -253,31 +253,4 @@ func (p *pendingPod) estimate(opts loadmodel.EstimateOptions) loadmodel.Amount {
 		return *p.measured
 	}
 	return p.resources.Estimate(opts)
-}
-
-// remaining is the fraction of a pod's usage a window average does not yet
-// contain when the pod ran for covered before the sample.
-func remaining(covered, window time.Duration) float64 {
-	switch {
-	case covered <= 0:
-		return 1
-	case window <= 0 || covered >= window:
-		return 0
-	}
-	return 1 - float64(covered)/float64(window)
-}
-
-// usageSince is when a pod began (or will begin) to use resources, from the
-// pod itself so that it survives a scheduler restart: its start time, else
-// when it was bound (the PodScheduled condition), else its creation.
-func usageSince(pod *v1.Pod) time.Time {
-	if pod.Status.StartTime != nil {
-		return pod.Status.StartTime.Time
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.PodScheduled && c.Status == v1.ConditionTrue && !c.LastTransitionTime.IsZero() {
-			return c.LastTransitionTime.Time
-		}
-	}
-	return pod.CreationTimestamp.Time
 }

@@ -196,21 +196,34 @@ func TestLoadWatcherUnreachable(t *testing.T) {
 
 func unavailableCount(t *testing.T, plugin string, cause nodeload.Cause) float64 {
 	t.Helper()
+	m, _ := gathered(t, "ballast_scheduler_usage_unavailable_total", map[string]string{"plugin": plugin, "cause": string(cause)})
+	return m.GetCounter().GetValue()
+}
+
+// gathered returns the series of the metric called name with labels from
+// the scheduler's registry; false (and a nil series, whose values read 0)
+// when there is none.
+func gathered(t *testing.T, name string, labels map[string]string) (*dto.Metric, bool) {
+	t.Helper()
 	families, err := legacyregistry.DefaultGatherer.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range families {
-		if f.GetName() != "ballast_scheduler_usage_unavailable_total" {
+		if f.GetName() != name {
 			continue
 		}
+	series:
 		for _, m := range f.GetMetric() {
-			if label(m, "plugin") == plugin && label(m, "cause") == string(cause) {
-				return m.GetCounter().GetValue()
+			for k, v := range labels {
+				if label(m, k) != v {
+					continue series
+				}
 			}
+			return m, true
 		}
 	}
-	return 0
+	return nil, false
 }
 
 func label(m *dto.Metric, name string) string {

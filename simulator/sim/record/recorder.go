@@ -33,7 +33,14 @@ type Recorder struct {
 	// why is what the descheduler said of the moves of its last cycle, by
 	// evicted pod.
 	why map[types.UID]string
+	// planned are the destinations the descheduler planned for the pods
+	// it evicted, by pod (Plan).
+	planned map[types.UID]string
 }
+
+// Plan notes where the descheduler planned the replacements of the pods it
+// evicts, by evicted pod, for the next Observe that sees them gone.
+func (r *Recorder) Plan(planned map[types.UID]string) { r.planned = planned }
 
 // NewRecorder records a run of sc in mode, on the usage model m, judging
 // hot nodes by thresholds.
@@ -59,17 +66,17 @@ func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicti
 		// In an order that does not depend on the map's: the moves are
 		// part of the result's digest.
 		var evicted []model.Pod
-		why := map[types.NamespacedName]string{}
+		why, planned := map[types.NamespacedName]string{}, map[types.NamespacedName]string{}
 		for uid, p := range r.pods {
 			if _, ok := pods[uid]; !ok && p.Node != "" {
 				evicted = append(evicted, p)
-				why[p.Key] = r.why[uid]
+				why[p.Key], planned[p.Key] = r.why[uid], r.planned[uid]
 			}
 		}
 		sortPods(evicted)
 		for _, p := range evicted {
 			r.result.Evictions++
-			move := Move{At: t, Pod: p.Key.String(), Workload: p.Workload, From: p.Node, Why: why[p.Key]}
+			move := Move{At: t, Pod: p.Key.String(), Workload: p.Workload, From: p.Node, Why: why[p.Key], Planned: planned[p.Key]}
 			if received, ok := r.movedTo[p.Workload][p.Node]; ok {
 				r.result.PingPong++
 				if r.model.ChangedBetween(received, t) {
@@ -83,6 +90,7 @@ func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicti
 			r.result.Moves = append(r.result.Moves, move)
 			r.replacing[p.Workload]++
 		}
+		r.planned = nil
 	}
 	var arrived []model.Pod
 	for uid, p := range pods {
@@ -114,14 +122,24 @@ func sortPods(pods []model.Pod) {
 	})
 }
 
-// landed gives the earliest move of p's workload still without a
-// replacement the node p landed on.
+// landed gives the node p landed on to a move of p's workload still
+// without a replacement: the earliest planned there, else the earliest. A
+// new pod replaces none in particular of its workload's evicted pods.
 func (r *Recorder) landed(p model.Pod) {
+	first := -1
 	for i := range r.result.Moves {
 		if m := &r.result.Moves[i]; m.Workload == p.Workload && m.To == "" {
-			m.To = p.Node
-			return
+			if m.Planned == p.Node {
+				m.To = p.Node
+				return
+			}
+			if first < 0 {
+				first = i
+			}
 		}
+	}
+	if first >= 0 {
+		r.result.Moves[first].To = p.Node
 	}
 }
 

@@ -89,3 +89,44 @@ events:
 		t.Errorf("reason of a move the descheduler said nothing of = %q, want -", got)
 	}
 }
+
+// A move keeps the node the descheduler planned for its replacement, and a
+// replacement counts for the move of its workload planned on the node it
+// landed on: two pods moved at once to node-2 and node-3 whose replacements
+// land on node-3 and node-1 are one move as planned and one elsewhere.
+func TestRecorderCountsMovesLandedAsPlanned(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`
+name: planned
+duration: 10m
+step: 15s
+nodes:
+- {name: node-1, cpu: "4", memory: 8Gi}
+- {name: node-2, cpu: "4", memory: 8Gi}
+- {name: node-3, cpu: "4", memory: 8Gi}
+workloads:
+- {name: web, replicas: 3, requests: {cpu: 100m}, usage: {cpu: {type: constant, value: 100m}, memory: {type: constant, value: 64Mi}}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := func(name, node string) model.Pod {
+		return model.Pod{Workload: "web", Node: node, Key: types.NamespacedName{Namespace: "default", Name: name}}
+	}
+	a, b, c := pod("web-a", "node-1"), pod("web-b", "node-1"), pod("web-c", "node-1")
+	r := NewRecorder(model.NewUsageModel(sc), sc, model.ModeBallast, Thresholds{CPU: 85, Memory: 90})
+	r.Observe(map[types.UID]model.Pod{"a": a, "b": b, "c": c}, 0, false)
+	r.Plan(map[types.UID]string{"a": "node-2", "b": "node-3"})
+	r.Observe(map[types.UID]model.Pod{"c": c}, 5*time.Minute, true)
+	r.Observe(map[types.UID]model.Pod{"c": c, "d": pod("web-d", "node-3"), "e": pod("web-e", "node-1")}, 5*time.Minute+15*time.Second, false)
+	res := r.Finish()
+	want := []Move{
+		{At: 5 * time.Minute, Workload: "web", From: "node-1", Planned: "node-2", To: "node-1"},
+		{At: 5 * time.Minute, Workload: "web", From: "node-1", Planned: "node-3", To: "node-3"},
+	}
+	if diff := cmp.Diff(want, res.Moves, cmpopts.IgnoreFields(Move{}, "Pod")); diff != "" {
+		t.Errorf("moves (-want,+got):\n%s", diff)
+	}
+	if share, ok := res.AsPlannedShare(); res.Landed != 2 || res.AsPlanned != 1 || !ok || share != 50 {
+		t.Errorf("landed %d, as planned %d (%v%%, %t); want 2, 1 (50%%)", res.Landed, res.AsPlanned, share, ok)
+	}
+}

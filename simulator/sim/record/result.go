@@ -75,6 +75,10 @@ type Result struct {
 	// Kubernetes was eating it, from one sample after the process started
 	// (before that no scheduler can know).
 	PlacedOnHog int `json:"placedOnHog"`
+	// Landed counts the moves with a planned destination whose
+	// replacement landed, and AsPlanned those that landed where planned.
+	Landed    int `json:"landed,omitempty"`
+	AsPlanned int `json:"asPlanned,omitempty"`
 	// Growing holds the workloads whose pods the descheduler reported as
 	// growing (a leak: not moved, warned about), with the fastest growth
 	// reported, in MiB per minute.
@@ -136,8 +140,28 @@ type Summary struct {
 	Final []NodeStep `json:"final"`
 }
 
-// Summarize fills the summary from the steps.
+// AsPlannedShare is the share, in percent, of the moves with a planned
+// destination whose replacement landed there, of those that landed; false
+// when none did.
+func (r *Result) AsPlannedShare() (float64, bool) {
+	if r.Landed == 0 {
+		return 0, false
+	}
+	return 100 * float64(r.AsPlanned) / float64(r.Landed), true
+}
+
+// Summarize fills the summary from the steps and counts the moves that
+// landed as planned.
 func (r *Result) Summarize() {
+	r.Landed, r.AsPlanned = 0, 0
+	for _, m := range r.Moves {
+		if m.Planned != "" && m.To != "" {
+			r.Landed++
+			if m.To == m.Planned {
+				r.AsPlanned++
+			}
+		}
+	}
 	if len(r.Steps) == 0 {
 		return
 	}
@@ -247,8 +271,11 @@ type Move struct {
 	Pod      string `json:"-"`
 	Workload string `json:"workload"`
 	From     string `json:"from"`
-	// To is the node the replacement landed on; empty when none did.
-	To string `json:"to,omitempty"`
+	// Planned is the node the descheduler planned the replacement on;
+	// empty when it recorded none. To is the node the replacement landed
+	// on; empty when none did.
+	Planned string `json:"planned,omitempty"`
+	To      string `json:"to,omitempty"`
 	// Undid is MoveLoop or MoveReMove when the pod left a node that an
 	// earlier move of its workload had sent a pod to.
 	Undid string `json:"undid,omitempty"`

@@ -125,7 +125,7 @@ func maxPods(c *record.Comparison) int {
 	return top
 }
 
-var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"asPlanned": AsPlanned}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>ballast sim: {{.C.Scenario}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -145,6 +145,7 @@ svg{background:#fafafa;border:1px solid #ddd;display:block;margin-bottom:.3em}
 <tr><td>evictions</td><td>{{.C.Default.Evictions}}</td><td>{{.C.Ballast.Evictions}}</td></tr>
 <tr><td>loops (a move undone, nothing changed)</td><td>{{.C.Default.Loops}}</td><td>{{.C.Ballast.Loops}}</td></tr>
 <tr><td>re-moves (a move undone after a change)</td><td>{{.C.Default.ReMoves}}</td><td>{{.C.Ballast.ReMoves}}</td></tr>
+<tr><td>moves landed as planned</td><td>{{asPlanned .C.Default}}</td><td>{{asPlanned .C.Ballast}}</td></tr>
 <tr><td>pods pending at the end</td><td>{{.C.Default.Summary.Pending}}</td><td>{{.C.Ballast.Summary.Pending}}</td></tr>
 </table>
 {{if .Best}}<p>{{.Best}}</p>{{end}}

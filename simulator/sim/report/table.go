@@ -121,6 +121,7 @@ var summaryRows = []summaryRow{
 	{label: fixed("evictions"), value: func(r *record.Result) string { return fmt.Sprint(r.Evictions) }, runOnly: true},
 	{label: fixed("loops (a move undone, nothing changed)"), value: func(r *record.Result) string { return fmt.Sprint(r.Loops) }, runOnly: true},
 	{label: fixed("re-moves (a move undone after a change)"), value: func(r *record.Result) string { return fmt.Sprint(r.ReMoves) }, runOnly: true},
+	{label: fixed("moves landed as planned"), value: func(r *record.Result) string { return AsPlanned(r) }, runOnly: true},
 	{label: fixed("pods pending"), value: func(r *record.Result) string { return fmt.Sprint(r.Summary.Pending) }},
 }
 
@@ -205,4 +206,14 @@ func WritePlacement(out io.Writer, p *record.Placement) error {
 	}
 	_, err := fmt.Fprintln(out, "Utilisation is the mean of a node's CPU and memory use in %; nodes without usage are left out.")
 	return err
+}
+
+// AsPlanned is the moves of r that landed where the descheduler planned
+// them, as "as planned/landed (share)"; "–" when no planned move landed.
+func AsPlanned(r *record.Result) string {
+	share, ok := r.AsPlannedShare()
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%d/%d (%.0f%%)", r.AsPlanned, r.Landed, share)
 }

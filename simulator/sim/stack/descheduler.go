@@ -102,9 +102,9 @@ func (d *Descheduler) Restart() {
 	d.lastSampled = time.Time{}
 }
 
-// Why returns what the descheduler recorded of each move it remembers
-// (the ConfigMap a restarted descheduler reads back), by evicted pod.
-func (d *Descheduler) Why(ctx context.Context) (map[types.UID]string, error) {
+// Moves returns the moves the descheduler keeps in the cluster, oldest
+// first: why each pod was moved and where its replacement was planned.
+func (d *Descheduler) Moves(ctx context.Context) ([]balance.Move, error) {
 	data, _, err := d.deps.Persist.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -113,13 +113,7 @@ func (d *Descheduler) Why(ctx context.Context) (map[types.UID]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decoding the descheduler's moves: %w", err)
 	}
-	out := make(map[types.UID]string, len(moves))
-	for _, m := range moves {
-		if m.Pod != "" {
-			out[m.Pod] = m.Why
-		}
-	}
-	return out, nil
+	return moves, nil
 }
 
 // Sample lists every pod's usage, as the descheduler binary does in the

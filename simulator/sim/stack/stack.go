@@ -204,7 +204,8 @@ func (cfg Config) schedulerModel() (balance.SchedulerModel, error) {
 }
 
 // startScheduler starts the configured scheduler, fed by the collector in
-// Ballast mode, stepped when the stack is.
+// Ballast mode and, with the descheduler, reading its moves
+// (readingPlannedMoves); stepped when the stack is.
 func (s *Stack) startScheduler(life context.Context) error {
 	var configYAML string
 	var plugins []kubeapp.Option
@@ -216,6 +217,12 @@ func (s *Stack) startScheduler(life context.Context) error {
 			return usageSource{s.collector, podusage.MetricsAPI{Client: s.metricsClient.MetricsV1beta1().RESTClient()}}, nil
 		}
 		configYAML, plugins = s.cfg.SchedulerConfig, schedapp.PluginsOnClock(src, s.cfg.Clock.Now)
+		if s.cfg.Descheduler {
+			var err error
+			if configYAML, err = readingPlannedMoves(configYAML, configYAML == SchedulerConfig); err != nil {
+				return err
+			}
+		}
 	case model.ModeNone:
 		return nil
 	default:

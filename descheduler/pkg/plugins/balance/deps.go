@@ -46,13 +46,22 @@ type Deps struct {
 // requests when the metrics API has none (counted by plugin as
 // pod_usage_estimated_total).
 func (d Deps) PodAmount(ctx context.Context, plugin string, pod *v1.Pod) loadmodel.Amount {
+	a, measured := d.usageOf(ctx, pod)
+	if !measured {
+		d.Metrics.PodUsageEstimated.WithLabelValues(plugin).Inc()
+	}
+	return a
+}
+
+// usageOf is what pod uses: its measured usage when PodUsage has it
+// (measured), else the load model's estimate from its requests.
+func (d Deps) usageOf(ctx context.Context, pod *v1.Pod) (a loadmodel.Amount, measured bool) {
 	if d.PodUsage != nil {
 		if a, ok := d.PodUsage.PodUsage(ctx, pod); ok {
-			return a
+			return a, true
 		}
 	}
-	d.Metrics.PodUsageEstimated.WithLabelValues(plugin).Inc()
-	return d.Model.EstimatePod(pod)
+	return d.Model.EstimatePod(pod), false
 }
 
 // Complete checks the dependencies plugin needs and fills the optional ones
@@ -86,8 +95,9 @@ func (d Deps) Complete(plugin string, handle frameworktypes.Handle) (Deps, error
 
 // FollowReplacements reads where the replacements of remembered moves run
 // (Store.Follow), so the nodes they really landed on are guarded too, and
-// records under plugin those that landed back on their source node; it also
-// feeds the Store's Bounced. Callers hold the Store's lock.
+// records under plugin those that landed back on their source node, and
+// counts those that landed on the node their move planned and elsewhere; it
+// also feeds the Store's Bounced. Callers hold the Store's lock.
 func (d Deps) FollowReplacements(logger klog.Logger, handle frameworktypes.Handle, plugin string, nodes []*v1.Node) {
 	podsOn := func(node string) []*v1.Pod {
 		pods, err := handle.GetPodsAssignedToNodeFunc()(node, nil)
@@ -104,8 +114,14 @@ func (d Deps) FollowReplacements(logger klog.Logger, handle frameworktypes.Handl
 		d.Metrics.PingPong.WithLabelValues(plugin, n.Name)
 		d.Metrics.SurgeMoves.WithLabelValues(plugin, n.Name)
 	}
-	for node, n := range d.Store.Follow(names, podsOn) {
+	followed := d.Store.Follow(names, podsOn)
+	for node, n := range followed.Back {
 		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)
 		d.Metrics.PingPong.WithLabelValues(plugin, node).Add(float64(n))
 	}
+	if followed.Elsewhere > 0 {
+		logger.V(2).Info("Replacements of moved pods landed elsewhere than planned", "pods", followed.Elsewhere, "asPlanned", followed.AsPlanned)
+	}
+	d.Metrics.Landed.WithLabelValues(LandedAsPlanned).Add(float64(followed.AsPlanned))
+	d.Metrics.Landed.WithLabelValues(LandedElsewhere).Add(float64(followed.Elsewhere))
 }

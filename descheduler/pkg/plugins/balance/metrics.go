@@ -27,6 +27,15 @@ const (
 var SkipReasons = []string{SkipNoDestination, SkipPDB, SkipCooldown, SkipStale, SkipInvalid, SkipLimit, SkipFiltered,
 	SkipEvictionError, SkipOtherScheduler, SkipGrowing}
 
+// Outcomes of a move's replacement, the values of the outcome label of
+// moves_landed_total.
+const (
+	// LandedAsPlanned: the replacement runs on the move's destination.
+	LandedAsPlanned = "as-planned"
+	// LandedElsewhere: it runs on another node.
+	LandedElsewhere = "elsewhere"
+)
+
 // Metrics are the plugin's Prometheus metrics. One set serves every plugin
 // instance; the binary registers it once with the descheduler's registry.
 type Metrics struct {
@@ -42,6 +51,9 @@ type Metrics struct {
 	// PingPong counts replacements of moved pods that landed back on the
 	// node they were moved off, by plugin and node.
 	PingPong *metrics.CounterVec
+	// Landed counts replacements of moved pods by where they ran: on the
+	// destination the move planned, or elsewhere (outcome).
+	Landed *metrics.CounterVec
 	// PodUsageEstimated counts eviction candidates whose usage the metrics
 	// API did not report, so their requests stood for it, by plugin.
 	PodUsageEstimated *metrics.CounterVec
@@ -83,6 +95,12 @@ func NewMetrics() *Metrics {
 			Help:           "Replacements of moved pods that landed back on the node they were moved off within the cooldown, by plugin and node.",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"plugin", "node"}),
+		Landed: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "moves_landed_total",
+			Help:           "Replacements of moved pods seen running, by outcome: as-planned (on the destination the move planned) or elsewhere.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"outcome"}),
 		PodUsageEstimated: metrics.NewCounterVec(&metrics.CounterOpts{
 			Subsystem:      metricsSubsystem,
 			Name:           "pod_usage_estimated_total",
@@ -106,9 +124,11 @@ func (m *Metrics) startPlugin(plugin string) {
 		m.SkippedCandidates.WithLabelValues(plugin, reason)
 	}
 	m.PodUsageEstimated.WithLabelValues(plugin)
+	m.Landed.WithLabelValues(LandedAsPlanned)
+	m.Landed.WithLabelValues(LandedElsewhere)
 }
 
 // Collectors returns every metric, for registering with a registry.
 func (m *Metrics) Collectors() []metrics.Registerable {
-	return []metrics.Registerable{m.Evictions, m.SurgeMoves, m.SkippedCandidates, m.HotNodes, m.PingPong, m.PodUsageEstimated, m.MemoryGrowth}
+	return []metrics.Registerable{m.Evictions, m.SurgeMoves, m.SkippedCandidates, m.HotNodes, m.PingPong, m.Landed, m.PodUsageEstimated, m.MemoryGrowth}
 }

@@ -166,13 +166,22 @@ func (s *Store) Expire(now time.Time, keep time.Duration) {
 	s.moves = kept
 }
 
+// Followed is what one Follow learnt.
+type Followed struct {
+	// Back counts, per source node, the new pods of moved workloads
+	// created after the move that run on the node they were moved off
+	// (ping-pong); each pod is counted once.
+	Back map[string]int
+	// AsPlanned and Elsewhere count the replacements first seen running,
+	// on the node their move planned and on another one.
+	AsPlanned, Elsewhere int
+}
+
 // Follow reads where the replacements of remembered moves run. Each move
 // takes one replacement, the oldest pod of its workload created after it
 // that no earlier move took, and from then on guards the node that pod runs
-// on (MovedOnto) as well as the one it expected. It returns, per source node,
-// how many new pods of moved workloads were created after the move and run
-// on the node they were moved off (ping-pong); each pod is counted once.
-func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) map[string]int {
+// on (MovedOnto) as well as the one it expected.
+func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) Followed {
 	moved := sets.New[Workload]()
 	taken := sets.New[types.UID]()
 	for _, m := range s.moves {
@@ -192,6 +201,7 @@ func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) map[s
 	slices.SortStableFunc(candidates, func(a, b *v1.Pod) int {
 		return a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time)
 	})
+	out := Followed{Back: map[string]int{}}
 	// Moves are remembered in the order they were made.
 	for _, m := range s.moves {
 		if m.replacement != "" {
@@ -201,12 +211,16 @@ func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) map[s
 			if w, _ := WorkloadOf(pod); w == m.workload && m.createdAfter(pod) && !taken.Has(pod.UID) {
 				m.replacement, m.landedOn = pod.UID, pod.Spec.NodeName
 				taken.Insert(pod.UID)
+				if m.landedOn == m.destination {
+					out.AsPlanned++
+				} else {
+					out.Elsewhere++
+				}
 				break
 			}
 		}
 	}
 
-	counts := map[string]int{}
 	for _, m := range s.moves {
 		for _, pod := range podsOn(m.source) {
 			if !m.createdAfter(pod) || s.counted(pod.UID) {
@@ -214,11 +228,11 @@ func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) map[s
 			}
 			if w, ok := WorkloadOf(pod); ok && w == m.workload {
 				m.landedBack.Insert(pod.UID)
-				counts[m.source]++
+				out.Back[m.source]++
 			}
 		}
 	}
-	return counts
+	return out
 }
 
 // The methods below let other Ballast balance plugins share one Store, so
@@ -287,6 +301,18 @@ func (s *Store) outdated(m *move) bool {
 func (s *Store) Evicted(uid types.UID) bool {
 	for _, m := range s.moves {
 		if m.pod == uid && uid != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Replaces reports whether uid is the replacement of a remembered move,
+// whose usage InFlight already counts on the node it landed on when that is
+// the one expected. Follow must have run first.
+func (s *Store) Replaces(uid types.UID) bool {
+	for _, m := range s.moves {
+		if m.replacement == uid && uid != "" {
 			return true
 		}
 	}

@@ -122,8 +122,8 @@ func TestABounceIsNotAMoveOntoTheSource(t *testing.T) {
 			return []*v1.Pod{back}
 		}
 		return nil
-	}); n["a"] != 1 {
-		t.Fatalf("ping-pong = %v, want 1 on a", n)
+	}); n.Back["a"] != 1 {
+		t.Fatalf("ping-pong = %v, want 1 on a", n.Back)
 	}
 	now := t0.Add(20 * time.Minute)
 	if s.MovedOnto(w, "a", now, time.Hour) {
@@ -131,34 +131,6 @@ func TestABounceIsNotAMoveOntoTheSource(t *testing.T) {
 	}
 	if !s.Bounced(w, "a", now, time.Hour) {
 		t.Error("Bounced(a) = false after its replacement landed back")
-	}
-}
-
-func TestWorkloadOf(t *testing.T) {
-	owned := func(kind, name string, labels map[string]string) *v1.Pod {
-		yes := true
-		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: labels,
-			OwnerReferences: []metav1.OwnerReference{{Kind: kind, Name: name, Controller: &yes}}}}
-	}
-	tests := []struct {
-		name   string
-		pod    *v1.Pod
-		want   balance.Workload
-		wantOK bool
-	}{
-		{name: "deployment replica set", pod: owned("ReplicaSet", "web-5d8f7c", map[string]string{"pod-template-hash": "5d8f7c"}),
-			want: balance.Workload{"ns", "Deployment", "web"}, wantOK: true},
-		{name: "bare replica set", pod: owned("ReplicaSet", "web", nil), want: balance.Workload{"ns", "ReplicaSet", "web"}, wantOK: true},
-		{name: "statefulset", pod: owned("StatefulSet", "db", nil), want: balance.Workload{"ns", "StatefulSet", "db"}, wantOK: true},
-		{name: "bare pod", pod: &v1.Pod{}, wantOK: false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := balance.WorkloadOf(tc.pod)
-			if ok != tc.wantOK || got != tc.want {
-				t.Errorf("balance.WorkloadOf = %v, %v; want %v, %v", got, ok, tc.want, tc.wantOK)
-			}
-		})
 	}
 }
 
@@ -192,8 +164,8 @@ func TestSharedMemory(t *testing.T) {
 			return []*v1.Pod{back}
 		}
 		return nil
-	}); n["a"] != 1 {
-		t.Fatalf("landed back on a = %d, want 1", n["a"])
+	}); n.Back["a"] != 1 {
+		t.Fatalf("landed back on a = %d, want 1", n.Back["a"])
 	}
 	if !s.Bounced(w, "a", later, 10*time.Minute) {
 		t.Error("Bounced is false after a replacement landed back")
@@ -224,8 +196,8 @@ func TestFollowGuardsWhereReplacementsLand(t *testing.T) {
 	defer s.Unlock()
 	s.Remember(w, "", "a", "b", t0, nil, balance.NodeLoad{"memory": 4})
 	s.Remember(w, "", "a", "b", t0.Add(2*time.Minute), nil, balance.NodeLoad{"memory": 4})
-	if n := s.Follow([]string{"a", "b", "c", "d"}, podsOn); len(n) != 0 {
-		t.Errorf("ping-pong %v, want none", n)
+	if n := s.Follow([]string{"a", "b", "c", "d"}, podsOn); len(n.Back) != 0 || n.AsPlanned != 0 || n.Elsewhere != 2 {
+		t.Errorf("followed %+v, want no ping-pong and both replacements elsewhere than b", n)
 	}
 	now := t0.Add(5 * time.Minute)
 	for _, tc := range []struct {
@@ -245,8 +217,11 @@ func TestFollowGuardsWhereReplacementsLand(t *testing.T) {
 	if got := s.InFlight("b", now, 5*time.Minute); len(got) != 0 {
 		t.Errorf("in flight on b = %v, want nothing", got)
 	}
-	// Following again takes no pod twice and keeps what it learnt.
-	s.Follow([]string{"a", "b", "c", "d"}, podsOn)
+	// Following again takes no pod twice, counts no landing twice and
+	// keeps what it learnt.
+	if n := s.Follow([]string{"a", "b", "c", "d"}, podsOn); n.AsPlanned+n.Elsewhere != 0 {
+		t.Errorf("a second Follow counted landings again: %+v", n)
+	}
 	if !s.MovedOnto(w, "c", now, 10*time.Minute) || !s.MovedOnto(w, "d", now, 10*time.Minute) {
 		t.Error("a second Follow lost where the replacements landed")
 	}
@@ -339,5 +314,49 @@ func TestFollowFindsAReplacementStampedInTheMovesSecond(t *testing.T) {
 	}
 	if moves[0].LandedOn != "b" {
 		t.Errorf("replacement on %q, want b: the pod created 80 ms after the move, stamped in its second", moves[0].LandedOn)
+	}
+}
+
+// Follow counts each replacement once, when first seen running, against the
+// destination its move planned.
+func TestFollowCountsLandingsAgainstThePlan(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	for _, tc := range []struct {
+		name string
+		// landed is the node the replacement runs on; empty for none yet.
+		landed                 string
+		wantPlanned, wantElsew int
+	}{
+		{name: "on the planned destination", landed: "b", wantPlanned: 1},
+		{name: "elsewhere", landed: "c", wantElsew: 1},
+		{name: "back on the source", landed: "a", wantElsew: 1},
+		{name: "not running yet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := balance.NewStore()
+			s.Lock()
+			defer s.Unlock()
+			s.Remember(w, "uid-web-1", "a", "b", t0, nil, nil)
+			podsOn := func(node string) []*v1.Pod {
+				if node != tc.landed {
+					return nil
+				}
+				p := balancetest.Pod("web-2", node, "web", 40)
+				p.CreationTimestamp = metav1.NewTime(t0.Add(time.Minute))
+				return []*v1.Pod{p}
+			}
+			for round := range 2 {
+				got := s.Follow([]string{"a", "b", "c"}, podsOn)
+				want := [2]int{tc.wantPlanned, tc.wantElsew}
+				if round == 1 {
+					// Each replacement is counted once.
+					want = [2]int{}
+				}
+				if g := [2]int{got.AsPlanned, got.Elsewhere}; g != want {
+					t.Errorf("round %d: as planned, elsewhere = %v, want %v", round, g, want)
+				}
+			}
+		})
 	}
 }

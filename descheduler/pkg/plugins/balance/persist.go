@@ -3,7 +3,6 @@ package balance
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -15,10 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
-)
 
-// MovesKey is the key of the ConfigMap's data that holds the moves.
-const MovesKey = "moves.json"
+	"github.com/ballast-sched/ballast/core/moves"
+)
 
 // maxKeptMoves bounds what is written: the newest moves, far more than any
 // cooldown needs on a homelab (five evictions a cycle, a cycle every five
@@ -50,7 +48,7 @@ func (m MovesConfigMap) Load(ctx context.Context) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("reading ConfigMap %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	return []byte(cm.Data[MovesKey]), cm.ResourceVersion, nil
+	return []byte(cm.Data[moves.Key]), cm.ResourceVersion, nil
 }
 
 // Save implements Persistence.
@@ -66,37 +64,12 @@ func (m MovesConfigMap) Save(ctx context.Context, data []byte, version string) (
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
 	}
-	cm.Data[MovesKey] = string(data)
+	cm.Data[moves.Key] = string(data)
 	out, err := cms.Update(ctx, cm, metav1.UpdateOptions{})
 	if err != nil {
 		return "", fmt.Errorf("writing ConfigMap %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	return out.ResourceVersion, nil
-}
-
-// savedMoves is the format of the moves in the cluster.
-type savedMoves struct {
-	Moves []savedMove `json:"moves"`
-}
-
-type savedMove struct {
-	Workload        Workload    `json:"workload"`
-	Pod             types.UID   `json:"pod,omitempty"`
-	Source          string      `json:"source"`
-	Destination     string      `json:"destination"`
-	At              time.Time   `json:"at"`
-	SourceLoad      NodeLoad    `json:"sourceLoad,omitempty"`
-	DestinationLoad NodeLoad    `json:"destinationLoad,omitempty"`
-	Replacement     types.UID   `json:"replacement,omitempty"`
-	LandedOn        string      `json:"landedOn,omitempty"`
-	LandedBack      []types.UID `json:"landedBack,omitempty"`
-	Hot             bool        `json:"hot,omitempty"`
-	// Why the pod was moved, both nodes' usage then, and the source's
-	// usage once the replacement ran.
-	Why              string   `json:"why,omitempty"`
-	SourceUsage      NodeLoad `json:"sourceUsage,omitempty"`
-	DestinationUsage NodeLoad `json:"destinationUsage,omitempty"`
-	SourceAfter      NodeLoad `json:"sourceAfter,omitempty"`
 }
 
 // encode writes the newest maxKeptMoves moves, oldest first; nothing at
@@ -105,29 +78,26 @@ func (s *Store) encode() ([]byte, error) {
 	if len(s.moves) == 0 {
 		return nil, nil
 	}
-	moves := s.moves[max(0, len(s.moves)-maxKeptMoves):]
-	out := savedMoves{Moves: make([]savedMove, 0, len(moves))}
-	for _, m := range moves {
+	kept := s.moves[max(0, len(s.moves)-maxKeptMoves):]
+	out := make([]moves.Saved, 0, len(kept))
+	for _, m := range kept {
 		back := m.landedBack.UnsortedList()
 		slices.Sort(back)
-		out.Moves = append(out.Moves, savedMove{Workload: m.workload, Pod: m.pod, Source: m.source, Destination: m.destination,
+		out = append(out, moves.Saved{Workload: m.workload, Pod: m.pod, Source: m.source, Destination: m.destination,
 			At: m.at.UTC(), SourceLoad: m.sourceLoad, DestinationLoad: m.destinationLoad,
 			Replacement: m.replacement, LandedOn: m.landedOn, LandedBack: back, Hot: m.hot,
 			Why: m.why, SourceUsage: m.sourceUsage, DestinationUsage: m.destinationUsage, SourceAfter: m.sourceAfter})
 	}
-	return json.Marshal(out)
+	return moves.Encode(out)
 }
 
 // merge adds the moves in data that the Store does not hold; for one it
 // holds, it keeps whichever knows where the replacement landed. Moves stay
 // in the order they were made.
 func (s *Store) merge(data []byte) (int, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return 0, nil
-	}
-	var in savedMoves
-	if err := json.Unmarshal(data, &in); err != nil {
-		return 0, fmt.Errorf("decoding the remembered moves: %w", err)
+	saved, err := moves.Decode(data)
+	if err != nil {
+		return 0, err
 	}
 	type key struct {
 		w      Workload
@@ -140,7 +110,7 @@ func (s *Store) merge(data []byte) (int, error) {
 		held[key{m.workload, m.pod, m.source, m.at.UTC()}] = m
 	}
 	added := 0
-	for _, sm := range in.Moves {
+	for _, sm := range saved {
 		if m, ok := held[key{sm.Workload, sm.Pod, sm.Source, sm.At.UTC()}]; ok {
 			if m.replacement == "" && sm.Replacement != "" {
 				m.replacement, m.landedOn = sm.Replacement, sm.LandedOn

@@ -16,6 +16,7 @@ import (
 	core "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
 
+	"github.com/ballast-sched/ballast/core/moves"
 	"github.com/ballast-sched/ballast/core/usage"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
@@ -191,8 +192,8 @@ func readMoves(t *testing.T, client *fake.Clientset) []keptMove {
 	var out struct {
 		Moves []keptMove `json:"moves"`
 	}
-	if err := json.Unmarshal([]byte(cm.Data[balance.MovesKey]), &out); err != nil {
-		t.Fatalf("ConfigMap data %q: %v", cm.Data[balance.MovesKey], err)
+	if err := json.Unmarshal([]byte(cm.Data[moves.Key]), &out); err != nil {
+		t.Fatalf("ConfigMap data %q: %v", cm.Data[moves.Key], err)
 	}
 	return out.Moves
 }
@@ -229,11 +230,11 @@ func TestKeptMovesExplainThemselves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	moves, err := balance.DecodeMoves([]byte(cmap.Data[balance.MovesKey]))
-	if err != nil || len(moves) != 1 {
-		t.Fatalf("moves %+v, %v; want one", moves, err)
+	decoded, err := balance.DecodeMoves([]byte(cmap.Data[moves.Key]))
+	if err != nil || len(decoded) != 1 {
+		t.Fatalf("moves %+v, %v; want one", decoded, err)
 	}
-	m := moves[0]
+	m := decoded[0]
 	for _, c := range []struct {
 		what      string
 		got, want any

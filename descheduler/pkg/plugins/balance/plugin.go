@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,6 +14,8 @@ import (
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
+
+	"github.com/ballast-sched/ballast/core/loadmodel"
 )
 
 // Plugin is what every balance plugin holds besides its own args, built
@@ -68,6 +71,33 @@ func (p *Plugin) PodsOn(node string, filter podutil.FilterFunc) ([]*v1.Pod, erro
 	return podutil.ListPodsOnANode(node, p.Handle.GetPodsAssignedToNodeFunc(), func(pod *v1.Pod) bool {
 		return pod.DeletionTimestamp == nil && !p.Deps.Store.Evicted(pod.UID) && (filter == nil || filter(pod))
 	})
+}
+
+// Unsampled is what the pods running on node add to its usage that its
+// window, sampled at sampled, does not show yet: each pod's share times the
+// part of the window it has not run for (loadmodel.Unsampled), as the
+// scheduler adds the pods bound since its sample to a node's usage. A
+// destination judged without them may be one the scheduler rejects. The
+// replacements of remembered moves are left out: InFlight counts them.
+// Callers hold the Store's lock.
+func (p *Plugin) Unsampled(ctx context.Context, node *v1.Node, sampled time.Time, window time.Duration) NodeLoad {
+	pods, err := p.PodsOn(node.Name, nil)
+	if err != nil {
+		p.Logger.Error(err, "Listing pods to count those the usage does not show yet", "node", klog.KObj(node))
+		return nil
+	}
+	out := NodeLoad{}
+	for _, pod := range pods {
+		left := loadmodel.Unsampled(sampled.Sub(loadmodel.UsageSince(pod)), window)
+		if left <= 0 || p.Deps.Store.Replaces(pod.UID) {
+			continue
+		}
+		a, _ := p.Deps.usageOf(ctx, pod)
+		for r, v := range p.Deps.Model.Share(a, node) {
+			out[r] += left * v
+		}
+	}
+	return out
 }
 
 // Builder returns the descheduler's builder of a balance plugin made by

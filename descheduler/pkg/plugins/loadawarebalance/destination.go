@@ -16,14 +16,15 @@ import (
 // low thresholds now when low is set (moves earlier in this cycle included),
 // stay under its limits (the high thresholds, lowered to the mean plus the
 // deviation when set) with the pod on it, judged and scored by the
-// scheduler's load model, and accept the pod the way the scheduler would
+// scheduler's load model on its load and, as the scheduler counts them, the
+// pods that started on it since its window was sampled (unsampled), and accept the pod the way the scheduler would
 // (balance.PickDestination). The best score wins. When none qualifies it
 // returns nil and why each candidate was rejected.
 //
 // narrows, when not nil, must also accept the node: a move for balance alone
 // must leave the two nodes closer together than it found them.
 func pickDestination(ctx context.Context, pod *v1.Pod, amount loadmodel.Amount, source string, cool []*v1.Node, undoes func(node string) bool,
-	narrows func(dest *v1.Node) bool, loads map[string]balance.NodeLoad, limits map[string]balance.ResourceThresholds, low balance.ResourceThresholds, model balance.LoadModel,
+	narrows func(dest *v1.Node) bool, loads, unsampled map[string]balance.NodeLoad, limits map[string]balance.ResourceThresholds, low balance.ResourceThresholds, model balance.LoadModel,
 	podsOn podutil.GetPodsAssignedToNodeFunc) (*balance.Destination, string) {
 	judge := func(n *v1.Node) (int64, []int64, string) {
 		if undoes(n.Name) {
@@ -32,7 +33,7 @@ func pickDestination(ctx context.Context, pod *v1.Pod, amount loadmodel.Amount, 
 		if low != nil && !low.AllBelow(loads[n.Name]) {
 			return 0, nil, "no longer cool"
 		}
-		p := model.Place(amount, n, loads[n.Name], limits[n.Name])
+		p := model.Place(amount, n, loads[n.Name].Add(unsampled[n.Name], 1), limits[n.Name])
 		if !p.Fits {
 			return 0, nil, p.Reason
 		}

@@ -70,7 +70,11 @@ type cycle struct {
 	loads map[string]balance.NodeLoad
 	// limits are the thresholds each node is held under: HighThresholds,
 	// lowered to the cluster mean plus DeviationThresholds when set.
-	limits      map[string]balance.ResourceThresholds
+	limits map[string]balance.ResourceThresholds
+	// unsampled is what the pods that started on each destination add
+	// that its window does not show yet (balance.Plugin.Unsampled): the
+	// scheduler counts them, so a destination is judged with them.
+	unsampled   map[string]balance.NodeLoad
 	evicted     int32
 	byNamespace map[string]int32
 	stopped     bool
@@ -142,6 +146,10 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	}
 	if len(hot) == 0 {
 		return nil
+	}
+	c.unsampled = map[string]balance.NodeLoad{}
+	for _, n := range dests.relief {
+		c.unsampled[n.Name] = p.Unsampled(ctx, n, snap.Nodes[n.Name].SampleTime, window.Duration())
 	}
 	// The hottest node first: it needs the cool capacity most. Names break
 	// ties: the nodes come in the informer's order, which is random.
@@ -349,7 +357,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		if !balancing && len(p.Deps.Model.SchedulerThresholds().Above(c.loads[node.Name])) > 0 {
 			candidates, coolOnly = dests.relief, nil
 		}
-		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, candidates, undoes, narrows, c.loads, c.limits, coolOnly, p.Deps.Model,
+		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, candidates, undoes, narrows, c.loads, c.unsampled, c.limits, coolOnly, p.Deps.Model,
 			p.Handle.GetPodsAssignedToNodeFunc())
 		if dest == nil {
 			p.skip(podLogger, balance.SkipNoDestination, "no node can take the pod", "rejected", why)

@@ -234,6 +234,21 @@ func TestBalanceChoosesTheBestScoredDestination(t *testing.T) {
 	}
 }
 
+// Pods that started on a destination after its window was sampled count
+// on it, as the scheduler counts the pods bound since its sample: cool-a
+// reads 20 % memory but three pods of 10 % each just started there, so
+// 50 %; cool-b, at 30 %, is where the scheduler will place the pod.
+func TestBalanceCountsPodsTheWindowDoesNotShowYet(t *testing.T) {
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, hotPods()...)
+	for _, name := range []string{"fresh-1", "fresh-2", "fresh-3"} {
+		h.Add(pod(name, "cool-a", "rs-fresh", 100, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
+	}
+	h.cycle(hotUsage)
+	if m := h.plugin.Deps.Store.Destinations(); len(m) != 1 || m[0] != "cool-b" {
+		t.Fatalf("moves %+v, want one to cool-b (30 %%; cool-a is at 20 %% + 30 %% just started)", m)
+	}
+}
+
 func TestBalanceStaleUsage(t *testing.T) {
 	t.Run("stale hot node is not hot", func(t *testing.T) {
 		h := newHarness(t, args(eager), threeNodes, hotPods()...)

@@ -26,6 +26,13 @@ const (
 	DefaultUsageAwareFitWindow = 5 * time.Minute
 	// DefaultTermWeight is the weight of each term of LoadAware's score.
 	DefaultTermWeight = loadmodel.DefaultTermWeight
+	// DefaultPlannedMovesValidFor is how long a move's destination is
+	// favoured: one descheduling interval, after which the descheduler
+	// has seen where the replacement runs.
+	DefaultPlannedMovesValidFor = 5 * time.Minute
+	// MaxPlannedMovesValidFor bounds it: past an hour the cluster a move
+	// was planned for has gone.
+	MaxPlannedMovesValidFor = time.Hour
 )
 
 // Default per-container estimates for containers without requests or limits.
@@ -53,6 +60,9 @@ func SetDefaults_LoadAwareArgs(args *LoadAwareArgs) {
 	if args.PlacementEvents == nil {
 		on := true
 		args.PlacementEvents = &on
+	}
+	if m := args.PlannedMoves; m != nil && m.ValidFor == nil {
+		m.ValidFor = &metav1.Duration{Duration: DefaultPlannedMovesValidFor}
 	}
 }
 

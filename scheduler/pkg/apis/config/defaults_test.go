@@ -93,6 +93,14 @@ func TestSetDefaultsLoadAwareArgs(t *testing.T) {
 				a.PodCountBalance = &PodCountBalanceTerm{Weight: 1}
 			}),
 		},
+		{
+			// Planned moves are off unless set; set, a plan holds 5m.
+			name: "planned moves",
+			in:   &LoadAwareArgs{PlannedMoves: &PlannedMoves{Namespace: "ballast", Name: "moves"}},
+			want: defaultLoadAwareArgs(func(a *LoadAwareArgs) {
+				a.PlannedMoves = &PlannedMoves{Namespace: "ballast", Name: "moves", ValidFor: &metav1.Duration{Duration: 5 * time.Minute}}
+			}),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -117,6 +117,25 @@ type LoadAwareArgs struct {
 	// score term by term, and the nodes rejected with why. `kubectl
 	// describe pod` and `ballast explain pod` show it. Defaults to true.
 	PlacementEvents *bool `json:"placementEvents,omitempty"`
+	// PlannedMoves, when set, names the ConfigMap the descheduler keeps
+	// its moves in: for a new pod of a workload the descheduler just moved
+	// a pod of, LoadAware scores the node the move planned highest, as
+	// long as the node's usage still takes the pod, so the replacement
+	// lands where the descheduler expected it. Unset: moves are not read.
+	PlannedMoves *PlannedMoves `json:"plannedMoves,omitempty"`
+}
+
+// PlannedMoves names where the descheduler keeps its moves, and how long
+// LoadAware favours a move's destination.
+type PlannedMoves struct {
+	// Namespace and Name name the ConfigMap (the chart's
+	// <release>-descheduler-moves). Required.
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// ValidFor is how long after a move LoadAware favours its destination
+	// for the workload's new pods, until the descheduler sees the
+	// replacement run; 1s–1h. Defaults to 5m, one descheduling interval.
+	ValidFor *metav1.Duration `json:"validFor,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

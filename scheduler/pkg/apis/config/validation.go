@@ -1,7 +1,11 @@
 package config
 
 import (
+	"strings"
+	"time"
+
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
@@ -24,7 +28,32 @@ func ValidateLoadAwareArgs(path *field.Path, args *LoadAwareArgs) error {
 	if t := args.PodCountBalance; t != nil {
 		errs = append(errs, loadmodel.ValidateWeight(path.Child("podCountBalance", "weight"), t.Weight)...)
 	}
+	if m := args.PlannedMoves; m != nil {
+		errs = append(errs, validatePlannedMoves(path.Child("plannedMoves"), m)...)
+	}
 	return errs.ToAggregate()
+}
+
+// validatePlannedMoves checks the ConfigMap's name and the validity.
+func validatePlannedMoves(path *field.Path, m *PlannedMoves) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range []struct {
+		name, value string
+		valid       func(string) []string
+	}{
+		{"namespace", m.Namespace, validation.IsDNS1123Label},
+		{"name", m.Name, validation.IsDNS1123Subdomain},
+	} {
+		if f.value == "" {
+			errs = append(errs, field.Required(path.Child(f.name), "the descheduler's moves ConfigMap"))
+		} else if msgs := f.valid(f.value); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(path.Child(f.name), f.value, strings.Join(msgs, "; ")))
+		}
+	}
+	if d := m.ValidFor; d != nil && (d.Duration < time.Second || d.Duration > MaxPlannedMovesValidFor) {
+		errs = append(errs, field.Invalid(path.Child("validFor"), d.Duration.String(), "must be between 1s and "+MaxPlannedMovesValidFor.String()))
+	}
+	return errs
 }
 
 // ValidateLoadVariationRiskBalancingArgs checks defaulted

@@ -165,6 +165,40 @@ func TestValidateLoadAwareArgs(t *testing.T) {
 				field.Invalid(field.NewPath("podCountBalance", "weight"), nil, ""),
 			},
 		},
+		{
+			name: "planned moves from a named ConfigMap",
+			args: valid(func(a *LoadAwareArgs) {
+				a.PlannedMoves = &PlannedMoves{Namespace: "ballast", Name: "ballast-descheduler-moves"}
+				SetDefaults_LoadAwareArgs(a)
+			}),
+		},
+		{
+			name: "planned moves without a ConfigMap",
+			args: valid(func(a *LoadAwareArgs) { a.PlannedMoves = &PlannedMoves{} }),
+			want: field.ErrorList{
+				field.Required(field.NewPath("plannedMoves", "namespace"), ""),
+				field.Required(field.NewPath("plannedMoves", "name"), ""),
+			},
+		},
+		{
+			// validFor 0 would favour nothing, 2h a cluster long gone.
+			name: "planned moves with invalid names and validity",
+			args: valid(func(a *LoadAwareArgs) {
+				a.PlannedMoves = &PlannedMoves{Namespace: "Ballast", Name: "moves_", ValidFor: &metav1.Duration{Duration: 2 * time.Hour}}
+			}),
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("plannedMoves", "namespace"), nil, ""),
+				field.Invalid(field.NewPath("plannedMoves", "name"), nil, ""),
+				field.Invalid(field.NewPath("plannedMoves", "validFor"), nil, ""),
+			},
+		},
+		{
+			name: "planned moves valid for nothing",
+			args: valid(func(a *LoadAwareArgs) {
+				a.PlannedMoves = &PlannedMoves{Namespace: "ballast", Name: "moves", ValidFor: &metav1.Duration{}}
+			}),
+			want: field.ErrorList{field.Invalid(field.NewPath("plannedMoves", "validFor"), nil, "")},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -91,6 +92,9 @@ type LoadAware struct {
 	// waiting keeps the pods no node could take because of their usage
 	// until a node cools down.
 	waiting *nodeload.Waiter
+	// planned are the descheduler's moves still waiting for their
+	// replacement (plannedMoves); nil when not read.
+	planned *plannedMoves
 	// last is the state of the newest cycle, found without the cycle
 	// state's lookup for every node.
 	last atomic.Pointer[lastCycle]
@@ -168,6 +172,11 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeloa
 		pl.podCountWeight = float64(t.Weight)
 	}
 	pl.totalWeight = pl.usageWeight + pl.riskWeight + pl.podCountWeight
+	if args.PlannedMoves != nil {
+		if pl.planned, err = newPlannedMoves(ctx, h.ClientSet(), args.PlannedMoves, tracker.Now, tracker.Metrics().PlannedMoves.WithLabelValues(Name)); err != nil {
+			return nil, fmt.Errorf("watching the descheduler's moves: %w", err)
+		}
+	}
 	if len(pl.checked) > 0 {
 		pl.waiting = tracker.NewWaiter(Name, h, pl.window, pl.estimate, pl.passes)
 		tracker.StartWaking(ctx)
@@ -199,6 +208,9 @@ type cycle struct {
 	verbose bool
 	// overloaded are the nodes Filter rejected, for the placement event.
 	overloaded rejections
+	// planned are the nodes the descheduler planned a new pod of the pod's
+	// workload on (plannedMoves.nodes); set at PreScore, nil for most pods.
+	planned []string
 }
 
 // Clone implements fwk.StateData.
@@ -268,8 +280,14 @@ func (pl *LoadAware) prepare(ctx context.Context, cs fwk.CycleState, pod *v1.Pod
 // SignPod lets kube-scheduler batch pods (fwk.SignPlugin): Filter and Score
 // depend on the pod only through its usage estimate and whether the
 // thresholds apply to it (DaemonSet and system-critical pods); the free pod
-// slots do not depend on it at all.
+// slots do not depend on it at all. A pod of a workload with a planned move
+// is not batched.
 func (pl *LoadAware) SignPod(_ context.Context, pod *v1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	if pl.planned != nil && pl.planned.nodes(pod) != nil {
+		// Its score depends on its workload: a planned move's replacement
+		// is scored on its own.
+		return nil, fwk.NewStatus(fwk.Unschedulable, "the pod replaces a planned move")
+	}
 	return []fwk.SignFragment{
 		pl.tracker.SignEstimate(Name, pod, pl.estimate),
 		{Key: Name + ".v1.Pod.ThresholdsExempt()", Value: pl.exempt(pod)},
@@ -374,8 +392,9 @@ func (pl *LoadAware) PostFilter(_ context.Context, cs fwk.CycleState, pod *v1.Po
 }
 
 // PreScore takes the cycle's snapshot if PreFilter did not (score-only use
-// or a pod exempt from the thresholds), and finds the most free pod slots
-// for the podCountBalance term.
+// or a pod exempt from the thresholds), finds the most free pod slots for
+// the podCountBalance term, and the nodes the descheduler planned a pod of
+// the pod's workload on: one lookup per pod, so Score compares node names.
 func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	s, ok := pl.readState(cs)
 	if !ok {
@@ -386,6 +405,9 @@ func (pl *LoadAware) PreScore(ctx context.Context, cs fwk.CycleState, pod *v1.Po
 	}
 	if pl.risk != nil {
 		pl.risk.Prepare(s.risk)
+	}
+	if pl.planned != nil {
+		s.planned = pl.planned.nodes(pod)
 	}
 	s.verbose = klog.FromContext(ctx).V(4).Enabled()
 	return nil
@@ -401,15 +423,23 @@ type nodeScore struct {
 	// each between 0 and 100.
 	usage, risk, pods float64
 	free              int64
-	// total is the weighted mean of the terms, rounded.
+	// total is the weighted mean of the terms, rounded; the highest score
+	// when planned.
 	total int64
+	// planned is set for the node the descheduler planned the pod's
+	// workload on, when its usage still takes the pod.
+	planned bool
 }
 
 // score rates the node of nodeInfo: the predicted usage with the configured
 // strategy, on the same statistic per resource as Filter
 // (thresholdStatistics), so a node is never scored on a different figure
 // from the one it is filtered on, and the terms configured besides. A node
-// without usable usage gets the neutral score for its usage and risk.
+// without usable usage gets the neutral score for its usage and risk. The
+// node a planned move of the pod's workload names gets the highest score,
+// as long as the thresholds still let the pod onto it (Filter rejects it
+// otherwise, unless the pod is exempt): the descheduler evicted a pod
+// expecting its replacement there.
 func (pl *LoadAware) score(buf []loadmodel.Prediction, s *cycle, nodeInfo fwk.NodeInfo, logger klog.Logger) nodeScore {
 	var ns nodeScore
 	alloc := nodeload.Allocatable(nodeInfo)
@@ -437,6 +467,9 @@ func (pl *LoadAware) score(buf []loadmodel.Prediction, s *cycle, nodeInfo fwk.No
 		sum += pl.podCountWeight * ns.pods
 	}
 	ns.total = int64(math.Round(sum / pl.totalWeight))
+	if s.planned != nil && slices.Contains(s.planned, e.Name) && pl.passes(e, alloc, s.PodEst) {
+		ns.planned, ns.total = true, fwk.MaxNodeScore
+	}
 	return ns
 }
 
@@ -457,6 +490,9 @@ func (pl *LoadAware) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, 
 		if pl.risk != nil || pl.podCountWeight > 0 {
 			kv = append(kv, "terms", fmt.Sprintf("usage=%.1f×%g risk=%.1f×%g pods=%.1f×%g (free %d of %d)",
 				ns.usage, pl.usageWeight, ns.risk, pl.riskWeight, ns.pods, pl.podCountWeight, ns.free, s.mostFree))
+		}
+		if ns.planned {
+			kv = append(kv, "planned", true)
 		}
 		logger.Info("Load-aware score", append(kv, "score", ns.total)...)
 	}
@@ -489,12 +525,19 @@ func (pl *LoadAware) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.Pod
 	if pl.waiting != nil {
 		pl.waiting.Forget(pod.UID)
 	}
+	if s, ok := pl.readState(cs); ok && slices.Contains(s.planned, node) {
+		pl.planned.take(pod, node)
+	}
 	return nil
 }
 
-// Unreserve forgets the pod when its placement is abandoned.
+// Unreserve forgets the pod when its placement is abandoned, and gives
+// back the planned move it took.
 func (pl *LoadAware) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
 	pl.tracker.Unreserve(pod)
+	if pl.planned != nil {
+		pl.planned.release(pod.UID)
+	}
 }
 
 // exempt reports whether the thresholds do not apply to pod.

@@ -29,16 +29,26 @@ var sampled = time.Now().Add(-10 * time.Second)
 
 func setup(t *testing.T, args *config.LoadAwareArgs, stats map[string]plugintest.NodeStats, nodes ...string) (*plugintest.Framework, *nodeload.Tracker) {
 	t.Helper()
+	fw, tracker, _ := setupPlugin(t, args, stats, nodes...)
+	return fw, tracker
+}
+
+// setupPlugin is setup, and also returns the plugin the framework runs.
+func setupPlugin(t *testing.T, args *config.LoadAwareArgs, stats map[string]plugintest.NodeStats, nodes ...string) (*plugintest.Framework, *nodeload.Tracker, *LoadAware) {
+	t.Helper()
 	tracker := nodeload.NewTracker(&plugintest.Source{Snap: plugintest.Snapshot(sampled, stats)}, nodeload.Options{Registerer: prometheus.NewRegistry()})
 	var ns []*v1.Node
 	for _, n := range nodes {
 		ns = append(ns, plugintest.Node(n, "4", "8Gi", 110))
 	}
+	var pl *LoadAware
 	factory := func(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		return New(ctx, args, h, tracker)
+		var err error
+		pl, err = New(ctx, args, h, tracker)
+		return pl, err
 	}
 	fw := plugintest.NewFramework(t, Name, factory, []string{"PreFilter", "Filter", "PreScore", "Score", "Reserve"}, ns, nil)
-	return fw, tracker
+	return fw, tracker, pl
 }
 
 // The pod asks for 200m of 4 CPUs (5 %) and 256Mi of 8Gi (3.125 %).

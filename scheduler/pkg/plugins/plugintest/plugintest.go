@@ -99,6 +99,8 @@ type Framework struct {
 	framework.Framework
 	Recorder *events.FakeRecorder
 	Nodes    []fwk.NodeInfo
+	// Client is the plugins' client (fwk.Handle.ClientSet), a fake one.
+	Client *fake.Clientset
 }
 
 // NewFramework runs the plugin built by newPlugin at the given extension
@@ -139,9 +141,11 @@ func NewFrameworkOf(t testing.TB, plugins []Plugin, nodes []*v1.Node, pods []*v1
 	for _, p := range plugins {
 		register = append(register, tf.RegisterPluginAsExtensionsWithWeight(p.Name, p.Weight, p.New, p.Extensions...))
 	}
+	client := fake.NewClientset()
 	fw, err := tf.NewFramework(ctx, register, "test",
 		frameworkruntime.WithSnapshotSharedLister(snapshot),
-		frameworkruntime.WithInformerFactory(informers.NewSharedInformerFactory(fake.NewClientset(), 0)),
+		frameworkruntime.WithClientSet(client),
+		frameworkruntime.WithInformerFactory(informers.NewSharedInformerFactory(client, 0)),
 		frameworkruntime.WithEventRecorder(rec))
 	if err != nil {
 		t.Fatalf("creating framework with %+v: %v", plugins, err)
@@ -150,7 +154,7 @@ func NewFrameworkOf(t testing.TB, plugins []Plugin, nodes []*v1.Node, pods []*v1
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Framework{Framework: fw, Recorder: rec, Nodes: infos}
+	return &Framework{Framework: fw, Recorder: rec, Nodes: infos, Client: client}
 }
 
 // Signature returns the framework's signature of pod, which kube-scheduler

@@ -70,5 +70,5 @@ The ConfigMap the descheduler keeps its recent moves in, so that a restart
 or a new leader undoes none of them.
 */}}
 {{- define "descheduler.movesConfigMap" -}}
-{{- printf "%s-moves" (include "descheduler.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- include "ballast.movesConfigMap" . -}}
 {{- end -}}

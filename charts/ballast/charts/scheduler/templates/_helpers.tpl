@@ -32,6 +32,12 @@
 {{- end }}
 {{- end }}
 
+{{/* Whether LoadAware reads the descheduler's moves (its args' plannedMoves). */}}
+{{- define "scheduler.readsPlannedMoves" -}}
+{{- $la := .Values.plugins.loadAware }}
+{{- if and $la.enabled (($la.plannedMoves).enabled) }}true{{ end }}
+{{- end }}
+
 {{/* Lease the scheduler replicas elect their leader on. */}}
 {{- define "scheduler.leaseName" -}}
 {{- default (include "scheduler.fullname" .) .Values.leaderElection.resourceName }}
@@ -69,7 +75,16 @@ LoadAware, they run as plugins of their own.
 {{- $risk := $p.loadVariationRiskBalancing }}
 {{- $pods := $p.podCountBalance }}
 {{- $terms := and $la.enabled (or $risk.enabled $pods.enabled) }}
-{{- $laArgs := merge (omit $la "enabled" "weight") $stats }}
+{{- $laArgs := merge (omit $la "enabled" "weight" "plannedMoves") $stats }}
+{{- with $la.plannedMoves }}
+{{- if .enabled }}
+{{- $validFor := float64 (include "ballast.seconds" .validFor) }}
+{{- if or (lt $validFor 1.0) (gt $validFor 3600.0) }}
+{{- fail (printf "scheduler.plugins.loadAware.plannedMoves.validFor=%s must be between 1s and 1h" .validFor) }}
+{{- end }}
+{{- $_ := set $laArgs "plannedMoves" (dict "namespace" (include "scheduler.namespace" $) "name" (include "ballast.movesConfigMap" $) "validFor" .validFor) }}
+{{- end }}
+{{- end }}
 {{- $laWeight := int $la.weight }}
 {{- if $terms }}
 {{- $_ := set $laArgs "scoringStrategy" (merge (dict "weight" $la.weight) (default (dict) $la.scoringStrategy)) }}

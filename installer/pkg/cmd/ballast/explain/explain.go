@@ -20,6 +20,7 @@ import (
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/kube"
 	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/core/moves"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
@@ -143,7 +144,7 @@ func recentMoves(ctx context.Context, client kubernetes.Interface, flags *instal
 	if err != nil {
 		return nil, fmt.Errorf("reading the descheduler's moves (ConfigMap %s/%s): %w", flags.Namespace, name, err)
 	}
-	return balance.DecodeMoves([]byte(cm.Data[balance.MovesKey]))
+	return balance.DecodeMoves([]byte(cm.Data[moves.Key]))
 }
 
 // MoveExplanation is one move of the descheduler, as explain shows it.

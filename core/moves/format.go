@@ -1,0 +1,71 @@
+package moves
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ballast-sched/ballast/core/usage"
+)
+
+// Key is the key of the moves ConfigMap's data that holds the moves.
+const Key = "moves.json"
+
+// Load is usage per resource in percent of a node's allocatable.
+type Load = map[usage.Resource]float64
+
+// Saved is one move as the descheduler keeps it in the cluster.
+type Saved struct {
+	Workload Workload  `json:"workload"`
+	Pod      types.UID `json:"pod,omitempty"`
+	// Source is the node the pod was evicted from, Destination the node
+	// its replacement was planned on, LandedOn where the replacement
+	// (Replacement) ran; empty until it did.
+	Source      string    `json:"source"`
+	Destination string    `json:"destination"`
+	At          time.Time `json:"at"`
+	// SourceLoad and DestinationLoad are the pod's estimated share of each
+	// node's allocatable.
+	SourceLoad      Load        `json:"sourceLoad,omitempty"`
+	DestinationLoad Load        `json:"destinationLoad,omitempty"`
+	Replacement     types.UID   `json:"replacement,omitempty"`
+	LandedOn        string      `json:"landedOn,omitempty"`
+	LandedBack      []types.UID `json:"landedBack,omitempty"`
+	Hot             bool        `json:"hot,omitempty"`
+	// Why the pod was moved, both nodes' usage then, and the source's
+	// usage once the replacement ran.
+	Why              string `json:"why,omitempty"`
+	SourceUsage      Load   `json:"sourceUsage,omitempty"`
+	DestinationUsage Load   `json:"destinationUsage,omitempty"`
+	SourceAfter      Load   `json:"sourceAfter,omitempty"`
+}
+
+// document is the format of the moves in the cluster.
+type document struct {
+	Moves []Saved `json:"moves"`
+}
+
+// Encode writes moves, oldest first, as they are kept in the cluster;
+// nothing at all when there are none.
+func Encode(moves []Saved) ([]byte, error) {
+	if len(moves) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(document{Moves: moves})
+}
+
+// Decode reads the moves kept in the cluster (the Key of the moves
+// ConfigMap), in the order they were written; none for empty data.
+func Decode(data []byte) ([]Saved, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	var in document
+	if err := json.Unmarshal(data, &in); err != nil {
+		return nil, fmt.Errorf("decoding the remembered moves: %w", err)
+	}
+	return in.Moves, nil
+}
