@@ -72,13 +72,16 @@ func TestValuesAreTheSchemeDefaults(t *testing.T) {
 		config.SetDefaults_LoadAwareArgs(got)
 		// The chart's choices: LoadVariationRiskBalancing and
 		// PodCountBalance are on, scored as terms of LoadAware's score at
-		// the values' weights, 5, 1 and 1.
+		// the values' weights, 5, 1 and 1; and LoadAware reads the
+		// descheduler's planned moves from the ConfigMap of the release,
+		// which only the chart can name.
 		want := &config.LoadAwareArgs{
 			Settings: loadmodel.Settings{
 				ScoringStrategy: &config.ScoringStrategy{Weight: 5},
 			},
 			VariationRisk:   &config.VariationRiskTerm{},
 			PodCountBalance: &config.PodCountBalanceTerm{},
+			PlannedMoves:    &config.PlannedMoves{Namespace: "ballast-system", Name: "ballast-descheduler-moves"},
 		}
 		config.SetDefaults_LoadAwareArgs(want)
 		if diff := cmp.Diff(want, got, resourceCmp); diff != "" {

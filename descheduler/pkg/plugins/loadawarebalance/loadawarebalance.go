@@ -380,8 +380,11 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		if surge != nil {
 			note += fmt.Sprintf("; by a rollout of Deployment %s, its replacement Ready before the pod stops", surge.Name)
 		}
-		if p.args.DryRun {
-			podLogger.Info("Would move pod (dry run)", "reason", reason, "destination", dest.Node.Name, "score", dest.Score, "why", note)
+		if p.args.DryRun && surge != nil {
+			podLogger.Info("Would move pod by a rollout of its Deployment (dry run)", "deployment", klog.KObj(surge), "destination", dest.Node.Name,
+				"score", dest.Score, "why", note)
+		} else if p.args.DryRun {
+			podLogger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Node.Name, "score", dest.Score, "why", note)
 		} else if surge != nil {
 			if err := balance.Surge(ctx, p.Handle.ClientSet(), surge, c.now); err != nil {
 				p.skip(podLogger, balance.SkipEvictionError, "rollout failed; trying the next pod", "err", err.Error())
