@@ -292,8 +292,7 @@ func checkSurgeMove(ctx context.Context, t *testing.T, f *faultEnv, nodes []stri
 	t.Helper()
 	hogged, other := nodes[0], nodes[1]
 	cordon := func(node string, on bool) {
-		patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)
-		if _, err := f.client.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		if err := cluster.SetUnschedulable(ctx, f.client, node, on); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -208,9 +208,14 @@ func (c *Cluster) RemoveNode(ctx context.Context, name string) error {
 
 // SetUnschedulable cordons (true) or uncordons (false) a node.
 func (c *Cluster) SetUnschedulable(ctx context.Context, name string, unschedulable bool) error {
+	return SetUnschedulable(ctx, c.Client, name, unschedulable)
+}
+
+// SetUnschedulable cordons (true) or uncordons (false) a node of any
+// cluster client reaches, as kubectl cordon does.
+func SetUnschedulable(ctx context.Context, client kubernetes.Interface, name string, unschedulable bool) error {
 	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, unschedulable)
-	_, err := c.Client.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
-	if err != nil {
+	if _, err := client.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("setting unschedulable=%t on node %s: %w", unschedulable, name, err)
 	}
 	return nil

@@ -310,10 +310,12 @@ func (e *env) waitWorkloadsReady() {
 		if err != nil {
 			return false, err
 		}
+		want := int32(0)
 		for _, rs := range rss.Items {
 			if rs.Status.ReadyReplicas != *rs.Spec.Replicas || rs.Status.ObservedGeneration != rs.Generation {
 				return false, nil
 			}
+			want += *rs.Spec.Replicas
 		}
 		// A Deployment's rollout, until its new ReplicaSet has it all.
 		ds, err := e.c.Client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
@@ -336,7 +338,10 @@ func (e *env) waitWorkloadsReady() {
 				return false, nil
 			}
 		}
-		return true, nil
+		// A ReplicaSet's status lags its pods: right after an eviction it
+		// still counts the evicted pod Ready before the controller has
+		// created the replacement.
+		return int32(len(pods.Items)) == want, nil
 	})
 	if err != nil {
 		e.t.Fatalf("workloads did not settle: %v", err)

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
@@ -40,6 +39,9 @@ var _ frameworktypes.BalancePlugin = &LoadAwareBalance{}
 type LoadAwareBalance struct {
 	balance.Plugin
 	args *LoadAwareBalanceArgs
+	// replicas counts a candidate's siblings when SurgeSingleReplica is
+	// on; nil otherwise.
+	replicas *balance.ReplicaCounter
 }
 
 // NewBuilder returns the descheduler plugin builder for LoadAwareBalance
@@ -58,7 +60,13 @@ func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle, 
 	if err != nil {
 		return nil, err
 	}
-	return &LoadAwareBalance{Plugin: base, args: args}, nil
+	p := &LoadAwareBalance{Plugin: base, args: args}
+	if *args.SurgeSingleReplica && handle.SharedInformerFactory() != nil {
+		if p.replicas, err = balance.NewReplicaCounter(handle.SharedInformerFactory().Core().V1().Pods().Informer()); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // Name returns the plugin name.
@@ -448,20 +456,13 @@ func (p *LoadAwareBalance) surgeTarget(ctx context.Context, logger klog.Logger, 
 // onlyPod reports whether pod is the only pod of its controller, as the
 // descheduler's minReplicas counts them.
 func (p *LoadAwareBalance) onlyPod(logger klog.Logger, pod *v1.Pod) bool {
-	ref := metav1.GetControllerOf(pod)
-	if ref == nil || p.Handle.SharedInformerFactory() == nil {
+	if p.replicas == nil || metav1.GetControllerOf(pod) == nil {
 		return false
 	}
-	pods, err := p.Handle.SharedInformerFactory().Core().V1().Pods().Lister().Pods(pod.Namespace).List(labels.Everything())
+	n, err := p.replicas.Replicas(pod)
 	if err != nil {
 		logger.Error(err, "Counting the pods of the pod's controller")
 		return true
-	}
-	n := 0
-	for _, other := range pods {
-		if r := metav1.GetControllerOf(other); r != nil && r.UID == ref.UID {
-			n++
-		}
 	}
 	return n <= 1
 }
