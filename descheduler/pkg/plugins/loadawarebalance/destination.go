@@ -2,6 +2,8 @@ package loadawarebalance
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
@@ -11,36 +13,74 @@ import (
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
 
-// pickDestination returns the best of candidates for pod: it must not be a
-// node the workload was moved off within the cooldown (undoes), be under the
-// low thresholds now when low is set (moves earlier in this cycle included),
-// stay under its limits (the high thresholds, lowered to the mean plus the
-// deviation when set) with the pod on it, judged and scored by the
-// scheduler's load model on its load and, as the scheduler counts them, the
-// pods that started on it since its window was sampled (unsampled), and accept the pod the way the scheduler would
-// (balance.PickDestination). The best score wins. When none qualifies it
-// returns nil and why each candidate was rejected.
-//
-// narrows, when not nil, must also accept the node: a move for balance alone
-// must leave the two nodes closer together than it found them.
-func pickDestination(ctx context.Context, pod *v1.Pod, amount loadmodel.Amount, source string, cool []*v1.Node, undoes func(node string) bool,
-	narrows func(dest *v1.Node) bool, loads, unsampled map[string]balance.NodeLoad, limits map[string]balance.ResourceThresholds, low balance.ResourceThresholds, model balance.LoadModel,
-	podsOn podutil.GetPodsAssignedToNodeFunc) (*balance.Destination, string) {
+// destinationRules are what a destination is judged by, besides the
+// scheduler's own view of it (balance.PickDestination).
+type destinationRules struct {
+	// undoes reports whether the workload was moved off node within the
+	// cooldown: the move would undo it.
+	undoes func(node string) bool
+	// low, when set, is what a destination must be under now (moves
+	// earlier in this cycle included): cool.
+	low balance.ResourceThresholds
+	// high is what a destination must stay under with the pod on it: the
+	// high thresholds, where a destination would be a hot node itself;
+	// balance.LoadModel.Place adds the scheduler's thresholds.
+	high balance.ResourceThresholds
+	// source, when set, is what a destination of a move for balance alone
+	// must stay under with the pod on it: the cluster's mean plus the
+	// deviation, over which the destination would be a source itself
+	// next cycle. The source's own limit says nothing about a destination
+	// of a move off a node over its high thresholds.
+	source balance.ResourceThresholds
+	// narrows, when set, must also accept the node: a move for balance
+	// alone must leave the two nodes closer together than it found them.
+	narrows func(dest *v1.Node) bool
+}
+
+// pickDestination returns the best of candidates for pod: it must pass
+// rules, judged and scored by the scheduler's load model on its load and,
+// as the scheduler counts them, the pods that started on it since its
+// window was sampled (unsampled), and accept the pod the way the scheduler
+// would (balance.PickDestination). The best score wins. When none qualifies
+// it returns nil and why each candidate was rejected.
+func pickDestination(ctx context.Context, pod *v1.Pod, amount loadmodel.Amount, source string, candidates []*v1.Node, rules destinationRules,
+	loads, unsampled map[string]balance.NodeLoad, model balance.LoadModel, podsOn podutil.GetPodsAssignedToNodeFunc) (*balance.Destination, string) {
 	judge := func(n *v1.Node) (int64, []int64, string) {
-		if undoes(n.Name) {
+		if rules.undoes(n.Name) {
 			return 0, nil, "the workload was moved off it within the cooldown"
 		}
-		if low != nil && !low.AllBelow(loads[n.Name]) {
+		if rules.low != nil && !rules.low.AllBelow(loads[n.Name]) {
 			return 0, nil, "no longer cool"
 		}
-		p := model.Place(amount, n, loads[n.Name].Add(unsampled[n.Name], 1), limits[n.Name])
+		load := loads[n.Name].Add(unsampled[n.Name], 1)
+		p := model.Place(amount, n, load, rules.high)
 		if !p.Fits {
 			return 0, nil, p.Reason
 		}
-		if narrows != nil && !narrows(n) {
+		if rules.source != nil {
+			if why := overWithPod(rules.source, load.Add(model.Share(amount, n), 1)); why != "" {
+				return 0, nil, why + ": it would be a node to balance itself next cycle"
+			}
+		}
+		if rules.narrows != nil && !rules.narrows(n) {
 			return 0, nil, "the move would leave it and the source further apart, or it holds as many of the workload's replicas"
 		}
 		return p.Score, []int64{-p.Score}, ""
 	}
-	return balance.PickDestination(ctx, pod, source, cool, podsOn, judge, "no node with fresh usage that is not hot")
+	return balance.PickDestination(ctx, pod, source, candidates, podsOn, judge, "no node with fresh usage that is not hot")
+}
+
+// overWithPod says which resources of after, a destination's usage with the
+// pod on it, are over limit (the cluster's mean plus the deviation), or ""
+// when none is.
+func overWithPod(limit balance.ResourceThresholds, after balance.NodeLoad) string {
+	over := limit.Above(after)
+	if len(over) == 0 {
+		return ""
+	}
+	parts := make([]string, len(over))
+	for i, r := range over {
+		parts[i] = fmt.Sprintf("%s %.1f%% over the cluster's mean plus its deviation %.1f%%", r, after[r], limit[r])
+	}
+	return "with the pod " + strings.Join(parts, ", ")
 }

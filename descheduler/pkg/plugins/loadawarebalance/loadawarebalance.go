@@ -175,9 +175,8 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 }
 
 // destinations are the nodes a pod may move to this cycle. A pod moved off a
-// node over the scheduler's thresholds may go to any node under its own
-// limits that stays under them with the pod (relief): a node that is not hot
-// and will not be. Any other move goes only to a cool node: under the low
+// node over the scheduler's thresholds may go to any node that is not hot
+// and stays under the high thresholds with the pod (relief). Any other move goes only to a cool node: under the low
 // thresholds and below the cluster's mean (cool), so that relieving or
 // balancing one node does not warm another towards hot.
 type destinations struct {
@@ -361,11 +360,20 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		// pods suffer: they may go to any node that stays under its limits.
 		// Otherwise to cool nodes only, so that relieving one node does not
 		// warm another towards hot.
-		candidates, coolOnly := dests.cool, p.args.LowThresholds
-		if !balancing && len(p.Deps.Model.SchedulerThresholds().Above(c.loads[node.Name])) > 0 {
-			candidates, coolOnly = dests.relief, nil
+		// Wherever it goes, a destination must stay under the high
+		// thresholds with the pod: the source's limit, lowered to the mean
+		// plus the deviation, is the source's, not the destination's. A move
+		// for balance alone must also leave the destination within the
+		// deviation, or the next cycle would balance the destination.
+		rules := destinationRules{undoes: undoes, low: p.args.LowThresholds, high: p.args.HighThresholds, narrows: narrows}
+		if balancing {
+			rules.source = c.limits[node.Name]
 		}
-		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, candidates, undoes, narrows, c.loads, c.unsampled, c.limits, coolOnly, p.Deps.Model,
+		candidates := dests.cool
+		if !balancing && len(p.Deps.Model.SchedulerThresholds().Above(c.loads[node.Name])) > 0 {
+			candidates, rules.low = dests.relief, nil
+		}
+		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, candidates, rules, c.loads, c.unsampled, p.Deps.Model,
 			p.Handle.GetPodsAssignedToNodeFunc())
 		if dest == nil {
 			p.skip(podLogger, balance.SkipNoDestination, "no node can take the pod", "rejected", why)

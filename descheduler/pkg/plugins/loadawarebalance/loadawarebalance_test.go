@@ -787,3 +787,58 @@ func TestMoveNoteNamesTheLimitsCrossed(t *testing.T) {
 		}
 	}
 }
+
+// A move off a node over its high threshold is judged at the destination by
+// what it does there: the destination must stay under the high thresholds
+// with the pod, not under the source's limit lowered to the mean plus the
+// deviation. The 450 MiB pod puts cool-a at 65 %, over the mean plus the
+// deviation (44.3 + 20) but far under 85: the hot node is relieved.
+func TestBalanceRelievesAHotNodeUpToTheDestinationsHighThreshold(t *testing.T) {
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
+		unlimited(a)
+		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
+	}), threeNodes, pod("big", "hot", "rs-big", 450))
+	h.cycle(loads("hot", 40, 88, "cool-a", 10, 20, "cool-b", 10, 25))
+	if diff := cmp.Diff([]string{"big"}, h.evictedSorted()); diff != "" {
+		t.Fatalf("evicted (-want +got):\n%s", diff)
+	}
+	if m := h.plugin.Deps.Store.Destinations(); len(m) != 1 || m[0] != "cool-a" {
+		t.Errorf("moves %+v, want one to cool-a", m)
+	}
+	// Over the high threshold at the destination, it stays.
+	h = newHarness(t, args(func(a *LoadAwareBalanceArgs) {
+		unlimited(a)
+		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
+	}), threeNodes, pod("big", "hot", "rs-big", 450))
+	h.cycle(loads("hot", 40, 88, "cool-a", 10, 45, "cool-b", 10, 45))
+	if len(h.Evicted) != 0 {
+		t.Errorf("evicted %v to a node the pod would put over 85 %%", h.Evicted)
+	}
+}
+
+// A move for balance alone must not make its destination a node to balance
+// next cycle: with the pod, the destination stays within the cluster's mean
+// plus the deviation (33.3 + 10), even when the move narrows the gap.
+func TestBalanceKeepsABalanceDestinationWithinTheDeviation(t *testing.T) {
+	deviation := func(a *LoadAwareBalanceArgs) {
+		unlimited(a)
+		a.DeviationThresholds = balance.ResourceThresholds{"memory": 10}
+	}
+	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
+	// 250 MiB: cool-a would be at 45 %, over 43.3, though the gap narrows
+	// from 40 to 10 points.
+	h := newHarness(t, args(deviation), threeNodes, pod("wide", "hot", "rs-wide", 250))
+	h.cycle(usage)
+	if len(h.Evicted) != 0 {
+		t.Fatalf("evicted %v: the destination would be over the mean plus the deviation", h.Evicted)
+	}
+	if h.skipped("no-destination") == 0 {
+		t.Error("no skipped{reason=no-destination}")
+	}
+	// 200 MiB leaves it at 40 %: the pod moves.
+	h = newHarness(t, args(deviation), threeNodes, pod("narrow", "hot", "rs-narrow", 200))
+	h.cycle(usage)
+	if len(h.Evicted) != 1 {
+		t.Fatalf("evicted %v, want the pod that keeps the destination within the deviation", h.Evicted)
+	}
+}

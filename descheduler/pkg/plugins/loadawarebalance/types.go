@@ -24,8 +24,9 @@ type LoadAwareBalanceArgs struct {
 	// DeviationThresholds: a node using more than the cluster's mean usage
 	// of a resource plus this many percentage points counts as hot too, even
 	// under HighThresholds; its pods move to nodes below the mean (and cool)
-	// until it is back within the deviation, and no destination is pushed
-	// past it. Pods placed in a burst, when nothing was known of their real
+	// until it is back within the deviation, and no destination of such a
+	// move is pushed past it (a pod moved off a node over HighThresholds may
+	// take its destination up to HighThresholds). Pods placed in a burst, when nothing was known of their real
 	// usage, end up on the nodes that can hold them. Unset moves pods off
 	// nodes above HighThresholds only.
 	DeviationThresholds balance.ResourceThresholds `json:"deviationThresholds,omitempty"`
