@@ -656,7 +656,7 @@ func TestThresholdStatisticsReachBothComponents(t *testing.T) {
 
 func TestDeviationThresholds(t *testing.T) {
 	policy := deschedulerPolicy(t, render(t, nil))
-	if diff := cmp.Diff(map[string]any{"cpu": float64(20), "memory": float64(20)}, policy["ballast"]["LoadAwareBalance"]["deviationThresholds"]); diff != "" {
+	if diff := cmp.Diff(map[string]any{"cpu": float64(10), "memory": float64(10)}, policy["ballast"]["LoadAwareBalance"]["deviationThresholds"]); diff != "" {
 		t.Errorf("default deviationThresholds (-want,+got):\n%s", diff)
 	}
 	policy = deschedulerPolicy(t, render(t, valuesFromYAML(t, `descheduler: {loadAwareBalance: {deviationThresholds: {cpu: 20, memory: 25}}}`)))

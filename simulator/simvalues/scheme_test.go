@@ -110,7 +110,7 @@ func TestValuesAreTheSchemeDefaults(t *testing.T) {
 		// The chart's choices: it balances around the mean, which the
 		// plugin leaves off unless asked (docs/descheduler.md), and its
 		// descheduler scope is rendered from descheduler-level values.
-		want.DeviationThresholds = balance.ResourceThresholds{usage.CPU: 20, usage.Memory: 20}
+		want.DeviationThresholds = balance.ResourceThresholds{usage.CPU: 10, usage.Memory: 10}
 		want.Namespaces, got.Namespaces = nil, nil
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("values.yaml descheduler.loadAwareBalance differs from the scheme's defaults (-scheme,+values):\n%s", diff)

@@ -64,7 +64,7 @@ func TestBalanceArgsAreTheDeschedulersOwn(t *testing.T) {
 		t.Fatalf("args %v, %v", args, err)
 	}
 	// Set by the shipped policy, and defaulted.
-	if args.DeviationThresholds["cpu"] != 20 || args.HighThresholds["memory"] != 85 || args.Window == nil {
+	if args.DeviationThresholds["cpu"] != 10 || args.HighThresholds["memory"] != 85 || args.Window == nil {
 		t.Errorf("args %+v: want the policy's deviation and the defaults", args)
 	}
 	if _, err := BalanceArgs([]byte("apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles: [{name: x, pluginConfig: [{name: LoadAwareBalance, args: {lowThresholds: {cpu: 0}}}]}]\n")); err == nil {
