@@ -24,22 +24,27 @@ import (
 // average nor at the window peaks, so replicas follow node sizes instead of
 // pulling against LoadAwareBalance, and do not move onto a node whose load
 // comes and goes (a backup job) from one whose load does not.
+// Every node is judged with the pods that started on it since its window
+// was sampled (unsampledOn), as the scheduler counts the pods bound since.
 // The fewest replicas win, then the best score.
 func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w balance.Workload, r *replicas, pod *v1.Pod, amount loadmodel.Amount, src *v1.Node, nodes []*v1.Node) (*v1.Node, string) {
 	source := src.Name
-	sourceScore, sourceKnown := p.reportedScore(c, pod, src)
+	sourceScore, sourceKnown := p.reportedScore(ctx, c, pod, src)
+	srcLoad, srcKnown := p.loadOf(ctx, c, c.loads, src)
+	srcPeak, srcPeakKnown := p.loadOf(ctx, c, c.peaks, src)
 	judge := func(n *v1.Node) (int64, []int64, string) {
 		if r.count[n.Name] > r.count[source]-minDifference {
 			return 0, nil, fmt.Sprintf("holds %d replicas, source %d", r.count[n.Name], r.count[source])
 		}
-		load, ok := c.loads[n.Name]
+		load, ok := p.loadOf(ctx, c, c.loads, n)
 		if !ok {
 			return 0, nil, "no fresh usage"
 		}
 		if over := p.args.HighThresholds.Above(load); len(over) > 0 {
 			return 0, nil, fmt.Sprintf("hot (%v)", over)
 		}
-		if over := p.args.HighThresholds.Above(c.peaks[n.Name]); len(over) > 0 {
+		peak, _ := p.loadOf(ctx, c, c.peaks, n)
+		if over := p.args.HighThresholds.Above(peak); len(over) > 0 {
 			return 0, nil, fmt.Sprintf("hot at its peak in the window (%v)", over)
 		}
 		if p.Deps.Store.MovedOff(w, n.Name, c.now, p.args.BalanceCooldown.Duration) {
@@ -49,13 +54,13 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w balanc
 		if !pl.Fits {
 			return 0, nil, pl.Reason
 		}
-		if srcLoad, ok := c.loads[source]; ok && !p.evensOut(amount, src, srcLoad, n, load) {
+		if srcKnown && !p.evensOut(amount, src, srcLoad, n, load) {
 			return 0, nil, "it would end more loaded than the source"
 		}
-		if srcPeak, ok := c.peaks[source]; ok && !p.evensOut(amount, src, srcPeak, n, c.peaks[n.Name]) {
+		if srcPeakKnown && !p.evensOut(amount, src, srcPeak, n, peak) {
 			return 0, nil, "at its peak in the window it would end more loaded than the source at its peak"
 		}
-		if score, _ := p.reportedScore(c, pod, n); sourceKnown && score < sourceScore {
+		if score, _ := p.reportedScore(ctx, c, pod, n); sourceKnown && score < sourceScore {
 			return 0, nil, fmt.Sprintf("the scheduler would score it %d for the pod, the source %d", score, sourceScore)
 		}
 		return pl.Score, []int64{int64(r.count[n.Name]), -pl.Score}, ""
@@ -78,12 +83,35 @@ func (p *SpreadReplicas) evensOut(amount loadmodel.Amount, src *v1.Node, srcLoad
 }
 
 // reportedScore is how the scheduler's load model scores node for pod on
-// the usage load-watcher reports, with the scheduler's estimate of the pod;
-// false when that usage is unknown.
-func (p *SpreadReplicas) reportedScore(c *cycle, pod *v1.Pod, node *v1.Node) (int64, bool) {
-	load, ok := c.reported[node.Name]
+// the usage load-watcher reports and the pods started since (the scheduler
+// counts those bound since the sample), with the scheduler's estimate of
+// the pod; false when that usage is unknown.
+func (p *SpreadReplicas) reportedScore(ctx context.Context, c *cycle, pod *v1.Pod, node *v1.Node) (int64, bool) {
+	load, ok := p.loadOf(ctx, c, c.reported, node)
 	if !ok {
 		return 0, false
 	}
 	return p.Deps.Model.Place(p.Deps.Model.EstimatePod(pod), node, load, nil).Score, true
+}
+
+// loadOf returns node's load in loads with what the pods that started on it
+// since its window was sampled add; false when loads does not hold it.
+func (p *SpreadReplicas) loadOf(ctx context.Context, c *cycle, loads map[string]balance.NodeLoad, node *v1.Node) (balance.NodeLoad, bool) {
+	load, ok := loads[node.Name]
+	if !ok {
+		return nil, false
+	}
+	return load.Add(p.unsampledOn(ctx, c, node), 1), true
+}
+
+// unsampledOn is what the pods that started on node since its window was
+// sampled add to its usage (balance.Plugin.Unsampled), worked out once per
+// cycle and node: moves of this cycle are in loads already.
+func (p *SpreadReplicas) unsampledOn(ctx context.Context, c *cycle, node *v1.Node) balance.NodeLoad {
+	if l, ok := c.unsampled[node.Name]; ok {
+		return l
+	}
+	l := p.Unsampled(ctx, node, c.sampled[node.Name], c.window)
+	c.unsampled[node.Name] = l
+	return l
 }

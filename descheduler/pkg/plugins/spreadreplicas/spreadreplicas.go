@@ -70,7 +70,13 @@ type cycle struct {
 	// reported is what load-watcher reports, as the scheduler sees it.
 	loads, reported map[string]balance.NodeLoad
 	// peaks are the window maxima, corrected like loads.
-	peaks       map[string]balance.NodeLoad
+	peaks map[string]balance.NodeLoad
+	// sampled is when each node's window was sampled; unsampled, filled
+	// as nodes are judged, is what the pods that started on a node since
+	// add (see unsampledOn).
+	sampled     map[string]time.Time
+	window      time.Duration
+	unsampled   map[string]balance.NodeLoad
 	evicted     int32
 	fromNode    map[string]int32
 	byNamespace map[string]int32
@@ -100,7 +106,8 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 	p.Deps.Recall(ctx, logger)
 	defer p.Deps.Keep(ctx, logger)
 
-	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, reported: map[string]balance.NodeLoad{}, peaks: map[string]balance.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
+	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, reported: map[string]balance.NodeLoad{}, peaks: map[string]balance.NodeLoad{},
+		sampled: map[string]time.Time{}, window: p.args.Window.Duration, unsampled: map[string]balance.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
 	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
 
@@ -117,6 +124,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 		inFlight := s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration())
 		c.reported[n.Name] = load
 		c.loads[n.Name] = load.Add(inFlight, 1)
+		c.sampled[n.Name] = snap.Nodes[n.Name].SampleTime
 		if peak, ok := balance.ReadPeak(snap, n.Name, window, p.args.HighThresholds); ok {
 			c.peaks[n.Name] = peak.Add(inFlight, 1)
 		}

@@ -9,11 +9,13 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
 )
 
 // args returns defaulted args changed by edit.
@@ -148,6 +150,30 @@ func TestEvictsNothingWithoutAGoodDestination(t *testing.T) {
 			h := newHarness(t, args(nil), tc.nodes, tc.pods...)
 			if got := h.cycle(tc.loads, tc.stale...); len(got) != 0 {
 				t.Fatalf("evicted %v", got)
+			}
+		})
+	}
+}
+
+// A pod that started on node-b after its window was sampled counts there,
+// as the scheduler counts the pods bound since its sample: node-b reads 10 %
+// memory, but with the 800 MiB (80 %) pod that just started it is over the
+// 85 % threshold, so web stays. The same pod started long before the
+// sample is in the usage already, and web spreads.
+func TestCountsPodsTheWindowDoesNotShowYet(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		started time.Time
+		want    int
+	}{
+		{name: "just started", started: time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC), want: 0},
+		{name: "in the usage", started: created, want: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fresh := balancetest.Pod("fresh", "node-b", "fresh", 800, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(tc.started) })
+			h := newHarness(t, args(nil), twoNodes, append(replicaPods("web", "node-a", 6), fresh)...)
+			if got := h.cycle(quiet); len(got) != tc.want {
+				t.Fatalf("evicted %v, want %d pods of web", got, tc.want)
 			}
 		})
 	}
