@@ -176,9 +176,10 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 
 // destinations are the nodes a pod may move to this cycle. A pod moved off a
 // node over the scheduler's thresholds may go to any node that is not hot
-// and stays under the high thresholds with the pod (relief). Any other move goes only to a cool node: under the low
-// thresholds and below the cluster's mean (cool), so that relieving or
-// balancing one node does not warm another towards hot.
+// and stays under the high thresholds with the pod (relief). Any other move
+// goes only to a cool node: under the low thresholds and below the
+// cluster's mean (cool), so that relieving or balancing one node does not
+// warm another towards hot.
 type destinations struct {
 	relief, cool []*v1.Node
 }

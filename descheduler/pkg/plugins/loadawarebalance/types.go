@@ -26,9 +26,9 @@ type LoadAwareBalanceArgs struct {
 	// under HighThresholds; its pods move to nodes below the mean (and cool)
 	// until it is back within the deviation, and no destination of such a
 	// move is pushed past it (a pod moved off a node over HighThresholds may
-	// take its destination up to HighThresholds). Pods placed in a burst, when nothing was known of their real
-	// usage, end up on the nodes that can hold them. Unset moves pods off
-	// nodes above HighThresholds only.
+	// take its destination up to HighThresholds). Pods placed in a burst,
+	// when nothing was known of their real usage, end up on the nodes that
+	// can hold them. Unset moves pods off nodes above HighThresholds only.
 	DeviationThresholds balance.ResourceThresholds `json:"deviationThresholds,omitempty"`
 	// ConsecutiveHotCycles is how many descheduling cycles in a row a node
 	// must be above a high threshold before it counts as hot. Defaults to 1:
