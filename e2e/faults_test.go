@@ -260,13 +260,26 @@ func TestFaults(t *testing.T) {
 // when the node needs none (under 100 MiB).
 func startHog(ctx context.Context, t *testing.T, c kubernetes.Interface, name string, pct float64, extraMiB int64, since time.Time) int64 {
 	t.Helper()
+	used, allocMiB := memoryUse(ctx, t, c, since)
+	return hogUpTo(ctx, t, c, name, pct, used, allocMiB, extraMiB)
+}
+
+// memoryUse returns the first node's memory use, in percent of its
+// allocatable, from a sample load-watcher took after since, and its
+// allocatable memory in MiB.
+func memoryUse(ctx context.Context, t *testing.T, c kubernetes.Interface, since time.Time) (float64, int64) {
+	t.Helper()
 	node, err := c.CoreV1().Nodes().Get(ctx, lane.NodeName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	allocMiB := node.Status.Allocatable.Memory().Value() >> 20
 	u := waitUsage(ctx, t, c, func(n lwv1.NodeUsage) bool { return n.SampleTime.After(since) })
-	used := u.Nodes[lane.NodeName].Windows["1m"][usage.Memory].Latest
+	return u.Nodes[lane.NodeName].Windows["1m"][usage.Memory].Latest, node.Status.Allocatable.Memory().Value() >> 20
+}
+
+// hogUpTo is startHog on the node's use as memoryUse read it.
+func hogUpTo(ctx context.Context, t *testing.T, c kubernetes.Interface, name string, pct, used float64, allocMiB, extraMiB int64) int64 {
+	t.Helper()
 	mib := int64((pct-used)/100*float64(allocMiB)) - extraMiB
 	if mib < 100 {
 		t.Logf("%s: none; %s is at %.1f%% of its %d MiB allocatable memory, %d MiB more to come", name, lane.NodeName, used, allocMiB, extraMiB)
@@ -309,14 +322,18 @@ func checkSurgeMove(ctx context.Context, t *testing.T, f *faultEnv, nodes []stri
 		}
 		return len(pods.Items) == 0, fmt.Sprintf("%d pods", len(pods.Items))
 	})
-	// solo, with what the node uses now, takes it to the hog's target (a
-	// second hog makes up the difference, should the first one be smaller
-	// than it needs now).
-	const soloMiB = 800
+	// solo, with what the node uses now, takes it to the hog's target: 800
+	// MiB and a second hog making up the difference, should the first one
+	// be smaller than it needs now; less when the first hog left less room
+	// (it was sized for the pods on the node then), for a node past its
+	// allocatable has the kubelet evict; never under 200 MiB, a node that
+	// close to the target goes past it by that much at most.
 	if _, err := f.client.CoreV1().Pods(faultsNS).Get(ctx, "hog", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the hog is gone (%v): the setup did not hold", err)
 	}
-	startHog(ctx, t, f.client, "hog-2", hogTarget, soloMiB, time.Now())
+	used, allocMiB := memoryUse(ctx, t, f.client, time.Now())
+	soloMiB := max(min(800, int64((hogTarget-used)/100*float64(allocMiB))), 200)
+	hogUpTo(ctx, t, f.client, "hog-2", hogTarget, used, allocMiB, soloMiB)
 	// Placed while the other node is cordoned: the scheduler would not put
 	// it on the hogged node by choice.
 	cordon(other, true)
@@ -340,6 +357,15 @@ func checkSurgeMove(ctx context.Context, t *testing.T, f *faultEnv, nodes []stri
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the descheduler's log about solo:\n%s", podLogs(ctx, f.client, ballastNamespace, "app.kubernetes.io/name=descheduler", "solo"))
+			lines := strings.Split(strings.TrimSpace(podLogs(ctx, f.client, ballastNamespace, "app.kubernetes.io/name=descheduler", hogged)), "\n")
+			t.Logf("the descheduler's last lines about %s:\n%s", hogged, strings.Join(lines[max(0, len(lines)-40):], "\n"))
+			if raw, err := proxyGet(ctx, f.client, lwv1.Path); err == nil {
+				var u lwv1.UsageList
+				if json.Unmarshal(raw, &u) == nil {
+					t.Logf("load-watcher's usage of %s: %+v", hogged, u.Nodes[hogged])
+				}
+			}
+			t.Logf("pods and events in %s:\n%s", faultsNS, describeNamespace(ctx, f.client, faultsNS))
 		}
 	})
 	moved := waitPodsIn(ctx, t, f.client, faultsNS, "app=solo", 1, func(p corev1.Pod) bool { return p.Spec.NodeName == other && podReady(p) })[0]
