@@ -435,10 +435,7 @@ func TestBalanceSkipsDestinationsThatPeak(t *testing.T) {
 // two 4 % pods move to the cool nodes (60 → 56 → 52).
 func TestBalanceMovesPodsOffANodeFarAboveTheMean(t *testing.T) {
 	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
-	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
-		unlimited(a)
-		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
-	}), threeNodes, hotPods()...)
+	h := newHarness(t, args(memoryDeviation(20)), threeNodes, hotPods()...)
 	h.cycle(usage)
 	if len(h.Evicted) != 2 {
 		t.Fatalf("evicted %v, want 2 pods", h.Evicted)
@@ -491,10 +488,7 @@ func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
 // replicas than the source: kube-scheduler spreads replicas over nodes and
 // would place the replacement back.
 func TestBalanceMovesOnlyTowardsFewerReplicas(t *testing.T) {
-	deviation := func(a *LoadAwareBalanceArgs) {
-		unlimited(a)
-		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
-	}
+	deviation := memoryDeviation(20)
 	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
 	siblings := []*v1.Pod{pod("web-1", "hot", "rs-web", 40),
 		pod("web-2", "cool-a", "rs-web", 40), pod("web-3", "cool-b", "rs-web", 40)}
@@ -516,10 +510,7 @@ func TestBalanceMovesOnlyTowardsFewerReplicas(t *testing.T) {
 func TestBalanceMovesOnlyToNodesBelowTheMean(t *testing.T) {
 	cordonedCool := node("cool", func(n *v1.Node) { n.Spec.Unschedulable = true })
 	nodes := []*v1.Node{node("hot"), node("mid"), cordonedCool}
-	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
-		unlimited(a)
-		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
-	}), nodes, hotPods()...)
+	h := newHarness(t, args(memoryDeviation(20)), nodes, hotPods()...)
 	// Mean memory 46.7 %: hot (70) is over 66.7; mid (50) is under the low
 	// thresholds but above the mean; the cool node is cordoned.
 	h.cycle(loads("hot", 40, 70, "mid", 10, 50, "cool", 10, 20))
@@ -794,10 +785,7 @@ func TestMoveNoteNamesTheLimitsCrossed(t *testing.T) {
 // deviation. The 450 MiB pod puts cool-a at 65 %, over the mean plus the
 // deviation (44.3 + 20) but far under 85: the hot node is relieved.
 func TestBalanceRelievesAHotNodeUpToTheDestinationsHighThreshold(t *testing.T) {
-	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
-		unlimited(a)
-		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
-	}), threeNodes, pod("big", "hot", "rs-big", 450))
+	h := newHarness(t, args(memoryDeviation(20)), threeNodes, pod("big", "hot", "rs-big", 450))
 	h.cycle(loads("hot", 40, 88, "cool-a", 10, 20, "cool-b", 10, 25))
 	if diff := cmp.Diff([]string{"big"}, h.evictedSorted()); diff != "" {
 		t.Fatalf("evicted (-want +got):\n%s", diff)
@@ -806,10 +794,7 @@ func TestBalanceRelievesAHotNodeUpToTheDestinationsHighThreshold(t *testing.T) {
 		t.Errorf("moves %+v, want one to cool-a", m)
 	}
 	// Over the high threshold at the destination, it stays.
-	h = newHarness(t, args(func(a *LoadAwareBalanceArgs) {
-		unlimited(a)
-		a.DeviationThresholds = balance.ResourceThresholds{"memory": 20}
-	}), threeNodes, pod("big", "hot", "rs-big", 450))
+	h = newHarness(t, args(memoryDeviation(20)), threeNodes, pod("big", "hot", "rs-big", 450))
 	h.cycle(loads("hot", 40, 88, "cool-a", 10, 45, "cool-b", 10, 45))
 	if len(h.Evicted) != 0 {
 		t.Errorf("evicted %v to a node the pod would put over 85 %%", h.Evicted)
@@ -820,10 +805,7 @@ func TestBalanceRelievesAHotNodeUpToTheDestinationsHighThreshold(t *testing.T) {
 // next cycle: with the pod, the destination stays within the cluster's mean
 // plus the deviation (33.3 + 10), even when the move narrows the gap.
 func TestBalanceKeepsABalanceDestinationWithinTheDeviation(t *testing.T) {
-	deviation := func(a *LoadAwareBalanceArgs) {
-		unlimited(a)
-		a.DeviationThresholds = balance.ResourceThresholds{"memory": 10}
-	}
+	deviation := memoryDeviation(10)
 	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
 	// 250 MiB: cool-a would be at 45 %, over 43.3, though the gap narrows
 	// from 40 to 10 points.
@@ -840,5 +822,14 @@ func TestBalanceKeepsABalanceDestinationWithinTheDeviation(t *testing.T) {
 	h.cycle(usage)
 	if len(h.Evicted) != 1 {
 		t.Fatalf("evicted %v, want the pod that keeps the destination within the deviation", h.Evicted)
+	}
+}
+
+// memoryDeviation sets no eviction limits and a memory deviation of points
+// over the cluster's mean.
+func memoryDeviation(points float64) func(*LoadAwareBalanceArgs) {
+	return func(a *LoadAwareBalanceArgs) {
+		unlimited(a)
+		a.DeviationThresholds = balance.ResourceThresholds{"memory": points}
 	}
 }
