@@ -2,7 +2,6 @@ package loadawarebalance
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -80,7 +79,7 @@ func overWithPod(limit balance.ResourceThresholds, after balance.NodeLoad) strin
 	}
 	parts := make([]string, len(over))
 	for i, r := range over {
-		parts[i] = fmt.Sprintf("%s %.1f%% over the cluster's mean plus its deviation %.1f%%", r, after[r], limit[r])
+		parts[i] = overDeviation(r, after[r], limit[r])
 	}
 	return "with the pod " + strings.Join(parts, ", ")
 }

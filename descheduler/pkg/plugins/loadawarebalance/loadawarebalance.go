@@ -576,7 +576,7 @@ func moveNote(over []usage.Resource, load balance.NodeLoad, limit, high balance.
 		h, ok := high[r]
 		switch {
 		case !ok || load[r] <= h:
-			parts[i] = fmt.Sprintf("%s %.1f%% over the cluster's mean plus its deviation %.1f%%", r, load[r], limit[r])
+			parts[i] = overDeviation(r, load[r], limit[r])
 		case limit[r] < h:
 			parts[i] = fmt.Sprintf("%s %.1f%% over its high threshold %.1f%% and the cluster's mean plus its deviation %.1f%%", r, load[r], h, limit[r])
 		default:
@@ -592,6 +592,12 @@ func moveNote(over []usage.Resource, load balance.NodeLoad, limit, high balance.
 	}
 	return fmt.Sprintf("Moved off %s by LoadAwareBalance: %s; expected destination %s; expected after the move: %s",
 		source, strings.Join(parts, ", "), dest, strings.Join(after, ", "))
+}
+
+// overDeviation says that resource r, at v percent, is over the cluster's
+// mean plus its deviation, limit.
+func overDeviation(r usage.Resource, v, limit float64) string {
+	return fmt.Sprintf("%s %.1f%% over the cluster's mean plus its deviation %.1f%%", r, v, limit)
 }
 
 // evictionReason is the reason label of an eviction: hot-<resources> when a
