@@ -28,7 +28,8 @@ type EvictionArgs struct {
 	// under every high threshold: within it no such move takes a workload's
 	// pod off a node that received a moved pod of that workload, nor sends
 	// one back to a node it was moved off, so balancing never undoes an
-	// earlier move. At least EvictionCooldown. Defaults to 1h, or
+	// earlier move, and balancing moves a workload off other nodes at most
+	// BalanceMoves times. At least EvictionCooldown. Defaults to 1h, or
 	// EvictionCooldown when that is longer.
 	BalanceCooldown *metav1.Duration `json:"balanceCooldown,omitempty"`
 	// MaxEvictionsPerNode caps the plugin's evictions per node and cycle.

@@ -265,7 +265,7 @@ func (s *Store) RememberCooling(w Workload, pod types.UID, source, destination s
 // answered a heat that has gone (the process outside Kubernetes stopped, the
 // spike ended): the cluster changed since, and undoing or following up that
 // move is a new decision, not a loop, so the cooldowns that guard against
-// loops (MovedElsewhere, MovedOff) no longer count it. A node cool only
+// loops (MovesElsewhere, MovedOff) no longer count it. A node cool only
 // because its pods left is not enough: the move itself made it so.
 func (s *Store) SetCool(loads map[string]NodeLoad, low ResourceThresholds) {
 	s.loads, s.low = loads, low
@@ -330,20 +330,37 @@ func (s *Store) Bounced(w Workload, node string, now time.Time, cooldown time.Du
 	return false
 }
 
-// MovedElsewhere reports whether an earlier cycle, within cooldown, moved a
-// pod of w off a node other than node. Balancing moves a workload once per
-// balanceCooldown at most, since every move restarts a pod; a move off the
-// same node again finishes that one move (a cycle's eviction limits may
-// spread it over several cycles), while a move off another node would be a
-// second one, or an undo. Moves of the current cycle (made at now) do not
-// count.
-func (s *Store) MovedElsewhere(w Workload, node string, now time.Time, cooldown time.Duration) bool {
+// ReplicasPerBalanceMove is how many of a workload's replicas buy
+// balancing one move of the workload per balanceCooldown: a quarter of them
+// may be restarted, as a Deployment's rolling update takes down at once by
+// default (maxUnavailable 25%).
+const ReplicasPerBalanceMove = 4
+
+// BalanceMoves is how many moves balancing may make of a workload that runs
+// replicas pods within balanceCooldown: a quarter of its replicas, at least
+// one. Every move restarts a pod: a three-replica workload moved twice in
+// twenty minutes is what a user notices first, while a seventy-replica one
+// spread by requests over nodes of four sizes needs more than one of its
+// pods moved before the big nodes carry their share, and loses no more to
+// those restarts than to its own rollout.
+func BalanceMoves(replicas int) int {
+	return max(1, replicas/ReplicasPerBalanceMove)
+}
+
+// MovesElsewhere counts the moves an earlier cycle made, within cooldown,
+// of pods of w off nodes other than node. Balancing moves a workload at most
+// BalanceMoves times per balanceCooldown; a move off the same node again
+// finishes one of those (a cycle's eviction limits may spread it over
+// several cycles), while a move off another node is one more, or an undo.
+// Moves of the current cycle (made at now) do not count.
+func (s *Store) MovesElsewhere(w Workload, node string, now time.Time, cooldown time.Duration) int {
+	n := 0
 	for _, m := range s.moves {
 		if m.workload == w && m.source != node && m.at.Before(now) && now.Sub(m.at) < cooldown && !s.outdated(m) {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // MovedOff reports whether, within cooldown, a pod of w was moved off

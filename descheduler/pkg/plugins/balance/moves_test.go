@@ -43,6 +43,17 @@ func TestInFlight(t *testing.T) {
 	}
 }
 
+func TestBalanceMovesGrowWithTheWorkload(t *testing.T) {
+	for _, tc := range []struct{ replicas, want int }{
+		{replicas: 0, want: 1}, {replicas: 1, want: 1}, {replicas: 3, want: 1}, {replicas: 7, want: 1},
+		{replicas: 8, want: 2}, {replicas: 70, want: 17},
+	} {
+		if got := balance.BalanceMoves(tc.replicas); got != tc.want {
+			t.Errorf("BalanceMoves(%d) = %d, want %d", tc.replicas, got, tc.want)
+		}
+	}
+}
+
 func TestCooldownAndExpiry(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	w := balance.Workload{Namespace: "default", Kind: "Deployment", Name: "web"}
@@ -72,19 +83,29 @@ func TestCooldownAndExpiry(t *testing.T) {
 		w    balance.Workload
 		node string
 		now  time.Time
-		want bool
+		want int
 	}{
-		{name: "same cycle does not count", w: w, node: "b", now: t0, want: false},
-		{name: "off another node, within cooldown", w: w, node: "b", now: t0.Add(9 * time.Minute), want: true},
-		{name: "off another node, after cooldown", w: w, node: "b", now: t0.Add(10 * time.Minute), want: false},
-		{name: "off a third node", w: w, node: "c", now: t0.Add(time.Minute), want: true},
+		{name: "same cycle does not count", w: w, node: "b", now: t0, want: 0},
+		{name: "off another node, within cooldown", w: w, node: "b", now: t0.Add(9 * time.Minute), want: 1},
+		{name: "off another node, after cooldown", w: w, node: "b", now: t0.Add(10 * time.Minute), want: 0},
+		{name: "off a third node", w: w, node: "c", now: t0.Add(time.Minute), want: 1},
 		// Moving off the same node again finishes the move.
-		{name: "off the same node", w: w, node: "a", now: t0.Add(time.Minute), want: false},
-		{name: "other workload", w: balance.Workload{Namespace: "default", Kind: "Deployment", Name: "db"}, node: "b", now: t0.Add(time.Minute), want: false},
+		{name: "off the same node", w: w, node: "a", now: t0.Add(time.Minute), want: 0},
+		{name: "other workload", w: balance.Workload{Namespace: "default", Kind: "Deployment", Name: "db"}, node: "b", now: t0.Add(time.Minute), want: 0},
 	} {
-		if got := s.MovedElsewhere(tc.w, tc.node, tc.now, 10*time.Minute); got != tc.want {
-			t.Errorf("%s: MovedElsewhere = %v, want %v", tc.name, got, tc.want)
+		if got := s.MovesElsewhere(tc.w, tc.node, tc.now, 10*time.Minute); got != tc.want {
+			t.Errorf("%s: MovesElsewhere = %d, want %d", tc.name, got, tc.want)
 		}
+	}
+	// Every move counts: a second one off another node makes two.
+	more := balance.NewStore()
+	more.Remember(w, "", "a", "b", t0, nil, nil)
+	more.Remember(w, "", "c", "b", t0.Add(5*time.Minute), nil, nil)
+	if got := more.MovesElsewhere(w, "d", t0.Add(6*time.Minute), time.Hour); got != 2 {
+		t.Errorf("two moves off a and c: MovesElsewhere from d = %d, want 2", got)
+	}
+	if got := more.MovesElsewhere(w, "c", t0.Add(6*time.Minute), time.Hour); got != 1 {
+		t.Errorf("two moves off a and c: MovesElsewhere from c = %d, want 1", got)
 	}
 	s.Expire(t0.Add(11*time.Minute), 10*time.Minute)
 	if n := len(s.Destinations()); n != 0 {
@@ -261,10 +282,10 @@ func TestAMoveWhoseHeatWentNoLongerGuards(t *testing.T) {
 		if got := s.MovedOff(hot, "nuc-1", now, time.Hour); got == tc.freed {
 			t.Errorf("%s: MovedOff = %v, want %v", tc.name, got, !tc.freed)
 		}
-		if got := s.MovedElsewhere(hot, "nuc-2", now, time.Hour); got == tc.freed {
-			t.Errorf("%s: MovedElsewhere = %v, want %v", tc.name, got, !tc.freed)
+		if got := s.MovesElsewhere(hot, "nuc-2", now, time.Hour) > 0; got == tc.freed {
+			t.Errorf("%s: MovesElsewhere counts the cooling move = %v, want %v", tc.name, got, !tc.freed)
 		}
-		if !s.MovedOff(even, "nuc-1", now, time.Hour) || !s.MovedElsewhere(even, "pi-1", now, time.Hour) {
+		if !s.MovedOff(even, "nuc-1", now, time.Hour) || s.MovesElsewhere(even, "pi-1", now, time.Hour) != 1 {
 			t.Errorf("%s: a balancing move lost its cooldown", tc.name)
 		}
 	}

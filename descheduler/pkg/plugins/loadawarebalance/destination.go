@@ -2,6 +2,7 @@ package loadawarebalance
 
 import (
 	"context"
+	"math"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -62,7 +63,7 @@ func pickDestination(ctx context.Context, pod *v1.Pod, amount loadmodel.Amount, 
 			}
 		}
 		if rules.narrows != nil && !rules.narrows(n) {
-			return 0, nil, "the move would leave it and the source further apart, or it holds as many of the workload's replicas"
+			return 0, nil, "the move would leave it and the source further apart, or it would hold more of the workload's replicas for its size than the source"
 		}
 		return p.Score, []int64{-p.Score}, ""
 	}
@@ -82,4 +83,46 @@ func overWithPod(limit balance.ResourceThresholds, after balance.NodeLoad) strin
 		parts[i] = overDeviation(r, after[r], limit[r])
 	}
 	return "with the pod " + strings.Join(parts, ", ")
+}
+
+// takesReplica reports whether a balance move may add one of a workload's
+// replicas to a destination holding onDest of them, off a source holding
+// onSource: when the destination holds fewer than the source, as
+// kube-scheduler's replica spreading counts them, or when with the pod it
+// holds no more than its share of the cluster's size (share, sizeShares)
+// of the workload's replicas, rounded up. Without the second, a move off a
+// small node could never go to a big one, which holds more of every
+// workload; without the first, a node failing would take more of a
+// workload with it than its size says.
+func takesReplica(onDest, onSource, replicas int, share float64) bool {
+	return onDest < onSource || float64(onDest+1) <= math.Ceil(float64(replicas)*share)
+}
+
+// sizeShares returns each node's share of the nodes' allocatable CPU and
+// memory, the mean of the two shares.
+func sizeShares(nodes []*v1.Node) map[string]float64 {
+	resources := []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory}
+	totals := make([]float64, len(resources))
+	for _, n := range nodes {
+		for i, r := range resources {
+			q := n.Status.Allocatable[r]
+			totals[i] += q.AsApproximateFloat64()
+		}
+	}
+	out := make(map[string]float64, len(nodes))
+	for _, n := range nodes {
+		var sum float64
+		var k int
+		for i, r := range resources {
+			if totals[i] > 0 {
+				q := n.Status.Allocatable[r]
+				sum += q.AsApproximateFloat64() / totals[i]
+				k++
+			}
+		}
+		if k > 0 {
+			out[n.Name] = sum / float64(k)
+		}
+	}
+	return out
 }

@@ -39,8 +39,10 @@ var _ frameworktypes.BalancePlugin = &LoadAwareBalance{}
 type LoadAwareBalance struct {
 	balance.Plugin
 	args *LoadAwareBalanceArgs
-	// replicas counts a candidate's siblings when SurgeSingleReplica is
-	// on; nil otherwise.
+	// replicas counts a candidate's siblings: how many moves balancing may
+	// make of its workload, and whether it is its controller's only pod.
+	// nil without an informer factory (then every workload counts as one
+	// pod).
 	replicas *balance.ReplicaCounter
 }
 
@@ -61,7 +63,7 @@ func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle, 
 		return nil, err
 	}
 	p := &LoadAwareBalance{Plugin: base, args: args}
-	if *args.SurgeSingleReplica && handle.SharedInformerFactory() != nil {
+	if handle.SharedInformerFactory() != nil {
 		if p.replicas, err = balance.NewReplicaCounter(handle.SharedInformerFactory().Core().V1().Pods().Informer()); err != nil {
 			return nil, err
 		}
@@ -82,7 +84,9 @@ type cycle struct {
 	// unsampled is what the pods that started on each destination add
 	// that its window does not show yet (balance.Plugin.Unsampled): the
 	// scheduler counts them, so a destination is judged with them.
-	unsampled   map[string]balance.NodeLoad
+	unsampled map[string]balance.NodeLoad
+	// shares are each node's share of the cluster's size (sizeShares).
+	shares      map[string]float64
 	evicted     int32
 	byNamespace map[string]int32
 	stopped     bool
@@ -100,7 +104,8 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	p.Deps.Recall(ctx, logger)
 	defer p.Deps.Keep(ctx, logger)
 
-	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{}, byNamespace: map[string]int32{}}
+	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{}, byNamespace: map[string]int32{},
+		shares: sizeShares(nodes)}
 	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
 	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
 
@@ -230,9 +235,10 @@ func (p *LoadAwareBalance) narrows(source, dest, fromSource, toDest balance.Node
 }
 
 // replicasOn counts the pods of workload w on node. A balance move goes
-// only to a node with fewer of them than the source: kube-scheduler spreads
-// a workload's replicas over nodes (PodTopologySpread's system default), so
-// the replacement of a pod moved towards more of its siblings is pulled back.
+// only to a node holding fewer of them than the source, or no more than
+// its size's share (takesReplica): kube-scheduler spreads a workload's
+// replicas over nodes (PodTopologySpread's system default), and a node that
+// fails takes its replicas with it.
 func (p *LoadAwareBalance) replicasOn(node string, w balance.Workload) int {
 	pods, err := p.PodsOn(node, func(pod *v1.Pod) bool {
 		pw, ok := balance.WorkloadOf(pod)
@@ -337,13 +343,16 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 				"cooldown", guard)
 			continue
 		}
-		// Every move restarts a pod: balancing moves a workload once per
-		// balanceCooldown at most; a node over a high threshold sheds its
-		// pods whenever they must go.
-		if balancing && s.MovedElsewhere(wl, node.Name, c.now, p.args.BalanceCooldown.Duration) {
-			p.skip(podLogger, balance.SkipCooldown, "workload was moved off another node within the balance cooldown; balancing moves it once per cooldown", "workload", wl,
-				"cooldown", p.args.BalanceCooldown.Duration)
-			continue
+		replicas := p.replicaCount(podLogger, pod)
+		// Every move restarts a pod: balancing moves a workload
+		// balance.BalanceMoves times per balanceCooldown at most; a node
+		// over a high threshold sheds its pods whenever they must go.
+		if balancing {
+			if moved, budget := s.MovesElsewhere(wl, node.Name, c.now, p.args.BalanceCooldown.Duration), balance.BalanceMoves(replicas); moved >= budget {
+				p.skip(podLogger, balance.SkipCooldown, "workload was moved off other nodes within the balance cooldown as often as balancing moves it", "workload", wl,
+					"cooldown", p.args.BalanceCooldown.Duration, "moves", moved, "perCooldown", budget)
+				continue
+			}
 		}
 		undoes := func(dest string) bool { return s.MovedOff(wl, dest, c.now, guard) }
 		var narrows func(*v1.Node) bool
@@ -354,7 +363,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			onSource := p.replicasOn(node.Name, wl)
 			narrows = func(dest *v1.Node) bool {
 				return p.narrows(c.loads[node.Name], c.loads[dest.Name], p.Deps.Model.Share(amounts[pod], node), p.Deps.Model.Share(amounts[pod], dest)) &&
-					p.replicasOn(dest.Name, wl) < onSource
+					takesReplica(p.replicasOn(dest.Name, wl), onSource, replicas, c.shares[dest.Name])
 			}
 		}
 		// A node over the scheduler's thresholds gets no new pod and its
@@ -474,6 +483,20 @@ func (p *LoadAwareBalance) onlyPod(logger klog.Logger, pod *v1.Pod) bool {
 		return true
 	}
 	return n <= 1
+}
+
+// replicaCount returns how many pods pod's controller runs, pod included,
+// or 1 when they cannot be counted: the fewest moves balancing may make.
+func (p *LoadAwareBalance) replicaCount(logger klog.Logger, pod *v1.Pod) int {
+	if p.replicas == nil {
+		return 1
+	}
+	n, err := p.replicas.Replicas(pod)
+	if err != nil {
+		logger.Error(err, "Counting the pods of the pod's controller")
+		return 1
+	}
+	return n
 }
 
 // goal is what a hot node is brought under: its limit, except for a resource

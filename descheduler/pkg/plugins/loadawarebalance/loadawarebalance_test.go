@@ -1,11 +1,13 @@
 package loadawarebalance
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -18,6 +20,7 @@ import (
 	"github.com/ballast-sched/ballast/core/usage"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
 )
 
 // args returns defaulted args changed by edit.
@@ -388,6 +391,42 @@ func TestBalanceMovesAWorkloadOncePerBalanceCooldown(t *testing.T) {
 	}
 }
 
+// A larger workload may be moved more often: a quarter of its replicas per
+// balanceCooldown (balance.BalanceMoves), here two of nine, each off a
+// different node in a different cycle; the third waits.
+func TestBalanceMovesALargeWorkloadAQuarterOfItsReplicasPerCooldown(t *testing.T) {
+	nodes := []*v1.Node{node("a"), node("b"), node("c"), node("d"), node("e"), node("f")}
+	pods := []*v1.Pod{pod("web-1", "a", "web", 40), pod("web-2", "b", "web", 40), pod("web-3", "c", "web", 40)}
+	for i := 4; i <= 9; i++ {
+		pods = append(pods, pod(fmt.Sprintf("web-%d", i), "f", "web", 10))
+	}
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
+		unlimited(a)
+		a.DeviationThresholds = balance.ResourceThresholds{usage.Memory: 20}
+	}), nodes, pods...)
+	// Mean 34.2: the node at 60 is over 54.2; d and e, below the mean,
+	// take its pod.
+	hotOne := func(hot string) map[string]balance.NodeLoad {
+		l := loads("a", 10, 35, "b", 10, 35, "c", 10, 35, "d", 10, 20, "e", 10, 20, "f", 10, 35)
+		l[hot] = balance.NodeLoad{usage.CPU: 10, usage.Memory: 60}
+		return l
+	}
+	h.cycle(hotOne("a"))
+	h.clock.Step(10 * time.Minute)
+	h.cycle(hotOne("b"))
+	if diff := cmp.Diff([]string{"web-1", "web-2"}, h.evictedSorted()); diff != "" {
+		t.Fatalf("two cycles evicted (-want,+got):\n%s", diff)
+	}
+	h.clock.Step(10 * time.Minute)
+	h.cycle(hotOne("c"))
+	if len(h.Evicted) != 2 {
+		t.Fatalf("balancing evicted %v: a third move of a nine-replica workload within balanceCooldown", h.Evicted)
+	}
+	if got := h.skipped(balance.SkipCooldown); got != 1 {
+		t.Errorf("skipped{reason=cooldown} = %v, want 1", got)
+	}
+}
+
 func TestBalanceProjectsWithMeasuredPodUsage(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
 	// The pods ask for 40 MiB (4 %) and use 80 MiB (8 %): 95 → 87 → 79.
@@ -485,8 +524,9 @@ func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
 }
 
 // A balance move goes only to a node holding fewer of the workload's
-// replicas than the source: kube-scheduler spreads replicas over nodes and
-// would place the replacement back.
+// replicas than the source, or no more than its size's share of them with
+// the pod: kube-scheduler spreads replicas over nodes, and a node that fails
+// takes its replicas with it.
 func TestBalanceMovesOnlyTowardsFewerReplicas(t *testing.T) {
 	deviation := memoryDeviation(20)
 	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
@@ -502,6 +542,49 @@ func TestBalanceMovesOnlyTowardsFewerReplicas(t *testing.T) {
 	h.cycle(usage)
 	if len(h.Evicted) != 1 {
 		t.Fatalf("evicted %v, want web-1 moved to the node without a replica", h.Evicted)
+	}
+	// cool-b is four times the size of the others, so two thirds of the
+	// cluster: its share of three replicas is two, and it may hold a second.
+	big := node("cool-b", func(n *v1.Node) {
+		n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("16")
+		n.Status.Allocatable[v1.ResourceMemory] = *resource.NewQuantity(4000*balancetest.MiB, resource.BinarySI)
+	})
+	h = newHarness(t, args(deviation), []*v1.Node{node("hot"), node("cool-a"), big}, siblings...)
+	h.cycle(usage)
+	if len(h.Evicted) != 1 {
+		t.Fatalf("evicted %v, want web-1 moved to the big node holding one replica", h.Evicted)
+	}
+}
+
+func TestTakesReplica(t *testing.T) {
+	for _, tc := range []struct {
+		name                       string
+		onDest, onSource, replicas int
+		share                      float64
+		want                       bool
+	}{
+		{name: "fewer than the source", onDest: 0, onSource: 1, replicas: 3, share: 0.1, want: true},
+		{name: "as many as the source, over its share", onDest: 1, onSource: 1, replicas: 3, share: 0.25, want: false},
+		{name: "as many as the source, within its share", onDest: 1, onSource: 1, replicas: 3, share: 0.5, want: true},
+		{name: "a big node's share of seventy", onDest: 3, onSource: 1, replicas: 70, share: 0.045, want: true},
+		{name: "past a big node's share of seventy", onDest: 4, onSource: 1, replicas: 70, share: 0.045, want: false},
+	} {
+		if got := takesReplica(tc.onDest, tc.onSource, tc.replicas, tc.share); got != tc.want {
+			t.Errorf("%s: takesReplica(%d, %d, %d, %g) = %v, want %v", tc.name, tc.onDest, tc.onSource, tc.replicas, tc.share, got, tc.want)
+		}
+	}
+}
+
+func TestSizeShares(t *testing.T) {
+	big := node("big", func(n *v1.Node) {
+		n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("12")
+		n.Status.Allocatable[v1.ResourceMemory] = *resource.NewQuantity(1000*balancetest.MiB, resource.BinarySI)
+	})
+	got := sizeShares([]*v1.Node{node("small"), big})
+	// CPU 4 and 12 of 16, memory half each: (0.25+0.5)/2 and (0.75+0.5)/2.
+	want := map[string]float64{"small": 0.375, "big": 0.625}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("sizeShares (-want,+got):\n%s", diff)
 	}
 }
 

@@ -94,6 +94,15 @@ type replicas struct {
 	ordered map[string]bool
 }
 
+// total is how many replicas run, on every node.
+func (r *replicas) total() int {
+	n := 0
+	for _, k := range r.count {
+		n += k
+	}
+	return n
+}
+
 // Balance runs one descheduling cycle.
 func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.Status {
 	nodes = balance.ByName(nodes)
@@ -224,11 +233,11 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 				break
 			}
 			// Spreading is balancing: it never undoes a move within
-			// balanceCooldown, and moves a workload once per cooldown at
-			// most (every move restarts a pod).
+			// balanceCooldown, and moves a workload balance.BalanceMoves
+			// times per cooldown at most (every move restarts a pod).
 			if s.Bounced(w, src.Name, c.now, p.args.EvictionCooldown.Duration) || s.MovedOnto(w, src.Name, c.now, p.args.BalanceCooldown.Duration) ||
-				s.MovedElsewhere(w, src.Name, c.now, p.args.BalanceCooldown.Duration) {
-				p.skip(logger, balance.SkipCooldown, "the workload was moved onto this node or off another one, or a replacement landed back on it, within the cooldown",
+				s.MovesElsewhere(w, src.Name, c.now, p.args.BalanceCooldown.Duration) >= balance.BalanceMoves(r.total()) {
+				p.skip(logger, balance.SkipCooldown, "the workload was moved onto this node, or off other nodes as often as balancing moves it, or a replacement landed back on it, within the cooldown",
 					"node", klog.KObj(src))
 				break
 			}

@@ -380,8 +380,9 @@ func TestNewRejects(t *testing.T) {
 	}
 }
 
-// Spreading moves a workload once per balanceCooldown: a workload moved off
-// another node within it stays where it is, and spreads once it is over.
+// Spreading moves a workload a quarter of its replicas' times per
+// balanceCooldown, once for six: a workload moved off another node within
+// it stays where it is, and spreads once it is over.
 func TestMovesAWorkloadOncePerBalanceCooldown(t *testing.T) {
 	nodes := []*v1.Node{node("node-a"), node("node-b"), node("node-c")}
 	h := newHarness(t, args(nil), nodes, replicaPods("web", "node-a", 6)...)
