@@ -363,6 +363,13 @@ func (s *Store) MovesElsewhere(w Workload, node string, now time.Time, cooldown 
 	return n
 }
 
+// OutOfBalanceMoves reports whether balancing has moved w, a workload of
+// replicas pods, off nodes other than node as often as it may within
+// cooldown (MovesElsewhere against BalanceMoves).
+func (s *Store) OutOfBalanceMoves(w Workload, replicas int, node string, now time.Time, cooldown time.Duration) bool {
+	return s.MovesElsewhere(w, node, now, cooldown) >= BalanceMoves(replicas)
+}
+
 // MovedOff reports whether, within cooldown, a pod of w was moved off
 // node: sending it back there would undo that move.
 func (s *Store) MovedOff(w Workload, node string, now time.Time, cooldown time.Duration) bool {

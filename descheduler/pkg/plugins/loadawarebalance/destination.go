@@ -63,7 +63,7 @@ func pickDestination(ctx context.Context, pod *v1.Pod, amount loadmodel.Amount, 
 			}
 		}
 		if rules.narrows != nil && !rules.narrows(n) {
-			return 0, nil, "the move would leave it and the source further apart, or it would hold more of the workload's replicas for its size than the source"
+			return 0, nil, "the move would leave it and the source further apart, or with the pod it would hold more of the workload's replicas than the source and than its size's share"
 		}
 		return p.Score, []int64{-p.Score}, ""
 	}

@@ -343,14 +343,15 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 				"cooldown", guard)
 			continue
 		}
-		replicas := p.replicaCount(podLogger, pod)
 		// Every move restarts a pod: balancing moves a workload
 		// balance.BalanceMoves times per balanceCooldown at most; a node
 		// over a high threshold sheds its pods whenever they must go.
+		var replicas int
 		if balancing {
-			if moved, budget := s.MovesElsewhere(wl, node.Name, c.now, p.args.BalanceCooldown.Duration), balance.BalanceMoves(replicas); moved >= budget {
+			replicas = p.replicaCount(podLogger, pod)
+			if s.OutOfBalanceMoves(wl, replicas, node.Name, c.now, p.args.BalanceCooldown.Duration) {
 				p.skip(podLogger, balance.SkipCooldown, "workload was moved off other nodes within the balance cooldown as often as balancing moves it", "workload", wl,
-					"cooldown", p.args.BalanceCooldown.Duration, "moves", moved, "perCooldown", budget)
+					"cooldown", p.args.BalanceCooldown.Duration, "perCooldown", balance.BalanceMoves(replicas))
 				continue
 			}
 		}
@@ -472,31 +473,36 @@ func (p *LoadAwareBalance) surgeTarget(ctx context.Context, logger klog.Logger, 
 }
 
 // onlyPod reports whether pod is the only pod of its controller, as the
-// descheduler's minReplicas counts them.
+// descheduler's minReplicas counts them; true when they cannot be counted.
 func (p *LoadAwareBalance) onlyPod(logger klog.Logger, pod *v1.Pod) bool {
 	if p.replicas == nil || metav1.GetControllerOf(pod) == nil {
 		return false
 	}
-	n, err := p.replicas.Replicas(pod)
-	if err != nil {
-		logger.Error(err, "Counting the pods of the pod's controller")
-		return true
-	}
-	return n <= 1
+	n, ok := p.countReplicas(logger, pod)
+	return !ok || n <= 1
 }
 
 // replicaCount returns how many pods pod's controller runs, pod included,
 // or 1 when they cannot be counted: the fewest moves balancing may make.
 func (p *LoadAwareBalance) replicaCount(logger klog.Logger, pod *v1.Pod) int {
+	if n, ok := p.countReplicas(logger, pod); ok {
+		return n
+	}
+	return 1
+}
+
+// countReplicas counts the pods of pod's controller from the informer's
+// owner index, and reports whether it could.
+func (p *LoadAwareBalance) countReplicas(logger klog.Logger, pod *v1.Pod) (int, bool) {
 	if p.replicas == nil {
-		return 1
+		return 0, false
 	}
 	n, err := p.replicas.Replicas(pod)
 	if err != nil {
 		logger.Error(err, "Counting the pods of the pod's controller")
-		return 1
+		return 0, false
 	}
-	return n
+	return n, true
 }
 
 // goal is what a hot node is brought under: its limit, except for a resource
