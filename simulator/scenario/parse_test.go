@@ -13,7 +13,7 @@ import (
 )
 
 func TestBuiltinScenariosParse(t *testing.T) {
-	want := []string{"flapping-hog", "fleet-50", "hog-on-biggest", "homelab-mixed", "leaky-cache", "memory-hog", "mixed-arch", "new-node",
+	want := []string{"flapping-hog", "fleet-50", "gaming-pc", "hog-on-biggest", "homelab-mixed", "leaky-cache", "memory-hog", "mixed-arch", "new-node",
 		"request-skew", "scale-out", "server-maintenance", "vm-on-mini", "waves-and-scaling"}
 	if diff := cmp.Diff(want, BuiltinNames()); diff != "" {
 		t.Fatalf("BuiltinNames() mismatch (-want,+got):\n%s", diff)

@@ -86,8 +86,13 @@ type cycle struct {
 	// scheduler counts them, so a destination is judged with them.
 	unsampled map[string]balance.NodeLoad
 	// shares are each node's share of the cluster's size (sizeShares).
-	shares      map[string]float64
+	shares map[string]float64
+	// mean is the cluster's mean usage when the cycle began.
+	mean balance.NodeLoad
+	// swings are how far each cool node's window peak is above its load.
+	swings      map[string]balance.NodeLoad
 	evicted     int32
+	byNode      map[string]int32
 	byNamespace map[string]int32
 	stopped     bool
 }
@@ -104,8 +109,8 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	p.Deps.Recall(ctx, logger)
 	defer p.Deps.Keep(ctx, logger)
 
-	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{}, byNamespace: map[string]int32{},
-		shares: sizeShares(nodes)}
+	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{},
+		byNode: map[string]int32{}, byNamespace: map[string]int32{}, shares: sizeShares(nodes), swings: map[string]balance.NodeLoad{}}
 	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
 	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
 
@@ -127,6 +132,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		c.loads[n.Name] = load.Add(inFlight[n.Name], 1)
 	}
 	mean := meanLoad(c.loads)
+	c.mean = mean
 	var hot []*v1.Node
 	var dests destinations
 	for _, n := range nodes {
@@ -142,10 +148,15 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 			hot = append(hot, n)
 		case streak > 0:
 			logger.V(2).Info("Node above a high threshold, not hot yet", "node", klog.KObj(n), "cycles", streak, "needed", *p.args.ConsecutiveHotCycles, "usage", load)
-		case p.calmAtPeak(snap, n.Name, window, inFlight[n.Name]):
+		default:
+			peak, calm := p.calmAtPeak(snap, n.Name, window, inFlight[n.Name])
+			if !calm {
+				continue
+			}
 			dests.relief = append(dests.relief, n)
 			if p.args.LowThresholds.AllBelow(load) && p.belowMean(load, mean) {
 				dests.cool = append(dests.cool, n)
+				c.swings[n.Name] = peak.Add(load, -1)
 			}
 		}
 	}
@@ -157,7 +168,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		logger.Info("Usage is stale or missing for every node; evicting nothing this cycle", "nodes", len(nodes))
 		return nil
 	}
-	if len(hot) == 0 {
+	if len(hot) == 0 && !p.anyFarBelow(c, dests.cool) {
 		return nil
 	}
 	c.unsampled = map[string]balance.NodeLoad{}
@@ -174,9 +185,102 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		if c.stopped {
 			break
 		}
-		p.balanceNode(ctx, logger, c, n, dests)
+		p.balanceNode(ctx, logger, c, n, shedding{limit: c.limits[n.Name], to: dests})
 	}
+	p.pull(ctx, logger, c, nodes, dests)
 	return nil
+}
+
+// shedding is what one node sheds pods towards this cycle.
+type shedding struct {
+	// limit is what the node is brought under: its limit, or for a pull
+	// the cluster's mean on the pulled resources.
+	limit balance.ResourceThresholds
+	to    destinations
+	// pulledBy, when set, are the nodes far below the mean that pull the
+	// node's pods: the moves' only destinations, each kept under limit
+	// with the pod.
+	pulledBy []*v1.Node
+}
+
+// pull is the band's lower edge: a node more than the deviation below the
+// cluster's mean on some resource (a node back from maintenance, one that
+// joined, a big node beside many small ones) takes pods from the nodes above
+// the mean on that resource, busiest first, until they reach the mean or it
+// does. Nodes above the mean plus the deviation have shed first; a pull moves
+// pods for balance, under the same rules and budget.
+func (p *LoadAwareBalance) pull(ctx context.Context, logger klog.Logger, c *cycle, nodes []*v1.Node, dests destinations) {
+	if c.stopped {
+		return
+	}
+	var under []*v1.Node
+	pulled := map[usage.Resource]bool{}
+	for _, n := range dests.cool {
+		rs := p.farBelow(c, n)
+		if len(rs) == 0 {
+			continue
+		}
+		under = append(under, n)
+		for _, r := range rs {
+			pulled[r] = true
+		}
+	}
+	if len(under) == 0 {
+		return
+	}
+	limit := p.limit(c.mean)
+	for r := range pulled {
+		limit[r] = min(limit[r], c.mean[r])
+	}
+	var sources []*v1.Node
+	for _, n := range nodes {
+		load, ok := c.loads[n.Name]
+		// A node over its own limit is hot, or on its way to be: it
+		// sheds as such, not by a pull.
+		if !ok || len(c.limits[n.Name].Above(load)) > 0 || len(limit.Above(load)) == 0 || slices.Contains(under, n) {
+			continue
+		}
+		sources = append(sources, n)
+	}
+	slices.SortStableFunc(sources, func(a, b *v1.Node) int {
+		return cmp.Or(cmp.Compare(maxExcess(limit, c.loads[b.Name]), maxExcess(limit, c.loads[a.Name])), cmp.Compare(a.Name, b.Name))
+	})
+	logger.V(2).Info("Nodes far below the cluster's mean pull pods from nodes above it", "pulling", klog.KObjSlice(under), "mean", c.mean,
+		"sources", len(sources))
+	for _, n := range sources {
+		if c.stopped {
+			return
+		}
+		p.balanceNode(ctx, logger, c, n, shedding{limit: limit, to: dests, pulledBy: under})
+	}
+}
+
+// farBelow returns the resources on which node is more than its deviation
+// below the cluster's mean, even at its window peak, if it can take pods
+// (not cordoned) and its peak on no resource is above the mean plus the
+// deviation. A node whose load comes and goes (a backup job outside
+// Kubernetes) is not underused between two peaks: its room is taken again
+// at the next, and the pods it would pull raise those peaks.
+func (p *LoadAwareBalance) farBelow(c *cycle, node *v1.Node) []usage.Resource {
+	swing, ok := c.swings[node.Name]
+	if node.Spec.Unschedulable || !ok {
+		return nil
+	}
+	load := c.loads[node.Name]
+	var out []usage.Resource
+	for _, r := range slices.Sorted(maps.Keys(p.args.DeviationThresholds)) {
+		if load[r]+swing[r] > c.mean[r]+p.args.DeviationThresholds[r] {
+			return nil
+		}
+		if load[r]+swing[r] < c.mean[r]-p.args.DeviationThresholds[r] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (p *LoadAwareBalance) anyFarBelow(c *cycle, nodes []*v1.Node) bool {
+	return slices.ContainsFunc(nodes, func(n *v1.Node) bool { return len(p.farBelow(c, n)) > 0 })
 }
 
 // destinations are the nodes a pod may move to this cycle. A pod moved off a
@@ -263,17 +367,22 @@ func meanLoad(loads map[string]balance.NodeLoad) balance.NodeLoad {
 	return out
 }
 
-// calmAtPeak reports whether node's window maximum, corrected for moves in
-// flight, stays under every high threshold: a node whose load comes and
-// goes (a backup job, a cron) is no destination between two peaks.
-func (p *LoadAwareBalance) calmAtPeak(snap *usage.Snapshot, node string, window usage.Window, inFlight balance.NodeLoad) bool {
-	peak, ok := balance.ReadPeak(snap, node, window, p.args.HighThresholds)
-	return ok && len(p.args.HighThresholds.Above(peak.Add(inFlight, 1))) == 0
+// calmAtPeak returns node's window maximum, corrected for moves in flight,
+// and whether it stays under every high threshold: a node whose load comes
+// and goes (a backup job, a cron) is no destination between two peaks.
+func (p *LoadAwareBalance) calmAtPeak(snap *usage.Snapshot, node string, window usage.Window, inFlight balance.NodeLoad) (balance.NodeLoad, bool) {
+	peak, ok := balance.ReadPeak(snap, node, window, p.args.HighThresholds, p.args.DeviationThresholds)
+	if !ok {
+		return nil, false
+	}
+	peak = peak.Add(inFlight, 1)
+	return peak, len(p.args.HighThresholds.Above(peak)) == 0
 }
 
-// balanceNode evicts pods from one hot node until its projected usage is
-// under every high threshold, a limit is reached or no candidate can move.
-func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, c *cycle, node *v1.Node, dests destinations) {
+// balanceNode evicts pods from one node until its projected usage is under
+// job's limit (for a hot node, its goal), a limit is reached or no
+// candidate can move.
+func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, c *cycle, node *v1.Node, job shedding) {
 	s := p.Deps.Store
 	logger = logger.WithValues("node", klog.KObj(node))
 	pods, err := p.PodsOn(node.Name, p.PodFilter)
@@ -281,9 +390,14 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		logger.Error(err, "Listing pods of a hot node")
 		return
 	}
-	limit := c.limits[node.Name]
+	limit := job.limit
 	hotResources := limit.Above(c.loads[node.Name])
-	logger.Info("Node is hot", "resources", hotResources, "usage", c.loads[node.Name], "evictable", len(pods))
+	if job.pulledBy != nil {
+		logger.Info("Node above the cluster's mean while nodes far below it pull pods", "resources", hotResources, "usage", c.loads[node.Name],
+			"mean", c.mean, "evictable", len(pods))
+	} else {
+		logger.Info("Node is hot", "resources", hotResources, "usage", c.loads[node.Name], "evictable", len(pods))
+	}
 	// A pod whose memory keeps growing stays: it would heat any node, and
 	// what the node cannot shed counts in its goal.
 	pods = p.WithoutGrowing(logger, PluginName, pods)
@@ -300,14 +414,13 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		}
 		return sum
 	})
-	var fromNode int32
 	for _, pod := range pods {
 		over := limit.Above(c.loads[node.Name])
 		if len(over) == 0 {
 			logger.V(2).Info("Projected usage under the high thresholds", "usage", c.loads[node.Name])
 			return
 		}
-		if fromNode >= *p.args.MaxEvictionsPerNode {
+		if c.byNode[node.Name] >= *p.args.MaxEvictionsPerNode {
 			logger.V(2).Info("Eviction limit per node reached", "limit", *p.args.MaxEvictionsPerNode)
 			return
 		}
@@ -378,11 +491,14 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		// deviation, or the next cycle would balance the destination.
 		rules := destinationRules{undoes: undoes, low: p.args.LowThresholds, high: p.args.HighThresholds, narrows: narrows}
 		if balancing {
-			rules.source = c.limits[node.Name]
+			rules.source = job.limit
 		}
-		candidates := dests.cool
-		if !balancing && len(p.Deps.Model.SchedulerThresholds().Above(c.loads[node.Name])) > 0 {
-			candidates, rules.low = dests.relief, nil
+		candidates := job.to.cool
+		switch {
+		case job.pulledBy != nil:
+			candidates = job.pulledBy
+		case !balancing && len(p.Deps.Model.SchedulerThresholds().Above(c.loads[node.Name])) > 0:
+			candidates, rules.low = job.to.relief, nil
 		}
 		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, candidates, rules, c.loads, c.unsampled, p.Deps.Model,
 			p.Handle.GetPodsAssignedToNodeFunc())
@@ -394,10 +510,14 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			p.skip(podLogger, balance.SkipFiltered, "pre-eviction filter refused the pod")
 			continue
 		}
-		reason := eventReason(over, c.loads[node.Name], c.limits[node.Name], node.Name, dest.Node.Name)
+		reason := eventReason(over, c.loads[node.Name], job.limit, node.Name, dest.Node.Name)
 		sourceLoad := p.Deps.Model.Share(amounts[pod], node)
 		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.Node)
-		note := moveNote(over, c.loads[node.Name], c.limits[node.Name], p.args.HighThresholds, node.Name, dest.Node.Name,
+		because := overLimits(over, c.loads[node.Name], job.limit, p.args.HighThresholds)
+		if job.pulledBy != nil {
+			because = pulledBy(over, c.loads[node.Name], c.loads[dest.Node.Name], c.mean, p.args.DeviationThresholds, dest.Node.Name)
+		}
+		note := moveNote(because, over, c.loads[node.Name], node.Name, dest.Node.Name,
 			c.loads[node.Name].Add(sourceLoad, -1), c.loads[dest.Node.Name].Add(destinationLoad, 1))
 		surge, only := p.surgeTarget(ctx, podLogger, pod)
 		if only && surge == nil {
@@ -438,7 +558,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		sourceUsage, destinationUsage := c.loads[node.Name], c.loads[dest.Node.Name]
 		c.loads[node.Name] = c.loads[node.Name].Add(sourceLoad, -1)
 		c.loads[dest.Node.Name] = c.loads[dest.Node.Name].Add(destinationLoad, 1)
-		fromNode++
+		c.byNode[node.Name]++
 		c.evicted++
 		c.byNamespace[pod.Namespace]++
 		if !p.args.DryRun {
@@ -593,13 +713,26 @@ func eventReason(over []usage.Resource, load balance.NodeLoad, high balance.Reso
 	return s
 }
 
-// moveNote says why a pod moves off source and what the move is expected to
-// make of both nodes: the usage over each limit it crossed — its high
-// threshold, and the cluster's mean plus its deviation when that is lower
-// (the node is brought under both) or the node is only above the mean —,
-// the expected destination, and both nodes' usage expected after.
-func moveNote(over []usage.Resource, load balance.NodeLoad, limit, high balance.ResourceThresholds, source, dest string,
-	sourceAfter, destAfter balance.NodeLoad) string {
+// moveNote says why a pod moves off source (why: overLimits or pulledBy)
+// and what the move is expected to make of both nodes: the expected
+// destination, and both nodes' usage of the resources in over after.
+func moveNote(why []string, over []usage.Resource, load balance.NodeLoad, source, dest string, sourceAfter, destAfter balance.NodeLoad) string {
+	after := make([]string, 0, 2*len(over))
+	for _, r := range over {
+		after = append(after, fmt.Sprintf("%s %s %.1f%% → %.1f%%", source, r, load[r], sourceAfter[r]))
+	}
+	for _, r := range over {
+		after = append(after, fmt.Sprintf("%s %s %.1f%%", dest, r, destAfter[r]))
+	}
+	return fmt.Sprintf("Moved off %s by LoadAwareBalance: %s; expected destination %s; expected after the move: %s",
+		source, strings.Join(why, ", "), dest, strings.Join(after, ", "))
+}
+
+// overLimits says, for each resource in over, which limits load crossed:
+// its high threshold, and the cluster's mean plus its deviation when that
+// is lower (the node is brought under both) or the node is only above the
+// mean.
+func overLimits(over []usage.Resource, load balance.NodeLoad, limit, high balance.ResourceThresholds) []string {
 	parts := make([]string, len(over))
 	for i, r := range over {
 		h, ok := high[r]
@@ -612,15 +745,20 @@ func moveNote(over []usage.Resource, load balance.NodeLoad, limit, high balance.
 			parts[i] = fmt.Sprintf("%s %.1f%% over its high threshold %.1f%%", r, load[r], h)
 		}
 	}
-	after := make([]string, 0, 2*len(over))
-	for _, r := range over {
-		after = append(after, fmt.Sprintf("%s %s %.1f%% → %.1f%%", source, r, load[r], sourceAfter[r]))
+	return parts
+}
+
+// pulledBy says, for each resource in over, that the source is above the
+// cluster's mean while dest is more than the deviation below it.
+func pulledBy(over []usage.Resource, load, destLoad, mean balance.NodeLoad, deviation balance.ResourceThresholds, dest string) []string {
+	parts := make([]string, len(over))
+	for i, r := range over {
+		parts[i] = fmt.Sprintf("%s %.1f%% over the cluster's mean %.1f%%", r, load[r], mean[r])
+		if d, ok := deviation[r]; ok && destLoad[r] < mean[r]-d {
+			parts[i] += fmt.Sprintf(" while %s at %.1f%% is under the mean minus its deviation %.1f%%", dest, destLoad[r], mean[r]-d)
+		}
 	}
-	for _, r := range over {
-		after = append(after, fmt.Sprintf("%s %s %.1f%%", dest, r, destAfter[r]))
-	}
-	return fmt.Sprintf("Moved off %s by LoadAwareBalance: %s; expected destination %s; expected after the move: %s",
-		source, strings.Join(parts, ", "), dest, strings.Join(after, ", "))
+	return parts
 }
 
 // overDeviation says that resource r, at v percent, is over the cluster's

@@ -490,6 +490,75 @@ func TestBalanceMovesPodsOffANodeFarAboveTheMean(t *testing.T) {
 	}
 }
 
+// The band around the mean is two-sided: a node more than the deviation
+// below the mean (back from maintenance, new, or big beside small ones)
+// pulls pods from the nodes above the mean, even when none is above the mean
+// plus the deviation, until they reach the mean or it does.
+func TestBalancePullsPodsTowardsANodeFarBelowTheMean(t *testing.T) {
+	nodes := func(edit ...func(*v1.Node)) []*v1.Node {
+		return []*v1.Node{node("a"), node("b"), node("c"), node("empty", edit...)}
+	}
+	// Mean memory 31.25 %: nobody is over 41.25, empty is under 21.25.
+	base := loads("a", 10, 40, "b", 10, 40, "c", 10, 40, "empty", 5, 5)
+	fourOnA := func(mib int64) []*v1.Pod {
+		var pods []*v1.Pod
+		for i := range 4 {
+			name := string(rune('a' + i))
+			pods = append(pods, pod("p-"+name, "a", "rs-"+name, mib))
+		}
+		return pods
+	}
+	for _, tc := range []struct {
+		name  string
+		nodes []*v1.Node
+		usage map[string]balance.NodeLoad
+		peaks map[string]balance.NodeLoad
+		mib   int64
+		want  int
+	}{
+		// 40 → 36 → 32 → 28: a sheds until it is at the mean.
+		{name: "small pods move until the source is at the mean", nodes: nodes(), usage: base, mib: 40, want: 3},
+		// 40 → 30 after one pod of 10 %.
+		{name: "one larger pod takes the source to the mean", nodes: nodes(), usage: base, mib: 100, want: 1},
+		// With a 30 % pod empty would end at 35 %, over the mean.
+		{name: "the destination stays under the mean with the pod", nodes: nodes(), usage: base, mib: 300, want: 0},
+		{name: "a cordoned node pulls nothing", nodes: nodes(cordon), usage: base, mib: 40, want: 0},
+		// A backup outside Kubernetes takes empty to 60 % now and then:
+		// between two runs it is not underused.
+		{name: "a node that peaks above the mean pulls nothing", nodes: nodes(), usage: base,
+			peaks: map[string]balance.NodeLoad{"empty": {usage.Memory: 60}}, mib: 40, want: 0},
+		// Far below on memory, but its CPU comes and goes past the mean.
+		{name: "a node that peaks above the mean on another resource pulls nothing", nodes: nodes(),
+			usage: loads("a", 10, 40, "b", 10, 40, "c", 10, 40, "empty", 5, 5), peaks: map[string]balance.NodeLoad{"empty": {usage.CPU: 60}},
+			mib: 40, want: 0},
+		// Mean 37.5: empty at 30 is below the mean, not by the deviation.
+		{name: "a node less than the deviation below the mean pulls nothing", nodes: nodes(),
+			usage: loads("a", 10, 40, "b", 10, 40, "c", 10, 40, "empty", 5, 30), mib: 40, want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, args(cpuAndMemoryDeviation(10)), tc.nodes, fourOnA(tc.mib)...)
+			h.source.Peaks = tc.peaks
+			h.cycle(tc.usage)
+			if len(h.Evicted) != tc.want {
+				t.Fatalf("evicted %v, want %d pods", h.Evicted, tc.want)
+			}
+			for _, d := range h.plugin.Deps.Store.Destinations() {
+				if d != "empty" {
+					t.Errorf("a pod moved to %s, want only to the node far below the mean", d)
+				}
+			}
+			if v := h.Counter(h.metrics.Evictions, PluginName, "above-mean-memory", "a"); v != float64(tc.want) {
+				t.Errorf("evictions{reason=above-mean-memory} = %v, want %d", v, tc.want)
+			}
+			if tc.want > 0 {
+				if got := strings.Join(h.RecordedEvents(), "\n"); !strings.Contains(got, "memory 40.0% over the cluster's mean 31.2% while empty at 5.0% is under the mean minus its deviation 21.2%") {
+					t.Errorf("events %s lack the pull's reason", got)
+				}
+			}
+		})
+	}
+}
+
 // Balance moves must bring the source and the destination closer: a pod
 // that takes more of one resource than the gap between the two nodes would
 // only make the destination the busier one, and the next cycle would move
@@ -854,8 +923,8 @@ func TestMoveNoteNamesTheLimitsCrossed(t *testing.T) {
 		{"over both", 94.6, 79.8, "memory 94.6% over its high threshold 85.0% and the cluster's mean plus its deviation 79.8%;"},
 		{"over the mean only", 82, 79.8, "memory 82.0% over the cluster's mean plus its deviation 79.8%;"},
 	} {
-		got := moveNote([]usage.Resource{usage.Memory}, balance.NodeLoad{usage.Memory: tc.load}, balance.ResourceThresholds{usage.Memory: tc.limit},
-			high, "a", "b", after, dest)
+		over, load := []usage.Resource{usage.Memory}, balance.NodeLoad{usage.Memory: tc.load}
+		got := moveNote(overLimits(over, load, balance.ResourceThresholds{usage.Memory: tc.limit}, high), over, load, "a", "b", after, dest)
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q lacks %q", tc.name, got, tc.want)
 		}
@@ -910,6 +979,13 @@ func TestBalanceKeepsABalanceDestinationWithinTheDeviation(t *testing.T) {
 
 // memoryDeviation sets no eviction limits and a memory deviation of points
 // over the cluster's mean.
+func cpuAndMemoryDeviation(points float64) func(*LoadAwareBalanceArgs) {
+	return func(a *LoadAwareBalanceArgs) {
+		unlimited(a)
+		a.DeviationThresholds = balance.ResourceThresholds{"cpu": points, "memory": points}
+	}
+}
+
 func memoryDeviation(points float64) func(*LoadAwareBalanceArgs) {
 	return func(a *LoadAwareBalanceArgs) {
 		unlimited(a)
