@@ -149,6 +149,10 @@ type Client struct {
 	mu      sync.Mutex
 	lastOK  time.Time
 	lastErr error
+	// etag is the entity tag of the answer the cache holds: asked with it,
+	// load-watcher answers 304 Not Modified until its next round, and the
+	// cache, its snapshot and what callers built on it stay as they are.
+	etag string
 	// refused maps the nodes of the latest answer whose data was refused
 	// (invalid or dropped) to why, to log only changes.
 	refused map[string]string
@@ -218,7 +222,10 @@ func backoff(base, limit time.Duration, failures int) time.Duration {
 // nodes whose data is refused are marked stale, with the reason in
 // usage.NodeUsage.Invalid.
 func (c *Client) Refresh(ctx context.Context) error {
-	a, err := c.fetch(ctx)
+	c.mu.Lock()
+	etag := c.etag
+	c.mu.Unlock()
+	a, err := c.fetch(ctx, etag)
 	now := c.cfg.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -228,7 +235,11 @@ func (c *Client) Refresh(ctx context.Context) error {
 	}
 	c.lastErr = nil
 	c.lastOK = now
+	if a == nil {
+		return nil // not modified: the cache holds the answer
+	}
 	c.cache.store(a.list, a.invalid, now)
+	c.etag = a.etag
 	c.logRefused(a)
 	return nil
 }
@@ -268,7 +279,9 @@ func (c *Client) logRefused(a *answer) {
 	c.refused = now
 }
 
-func (c *Client) fetch(ctx context.Context) (*answer, error) {
+// fetch asks for the usage; with etag, the tag of the answer the cache
+// holds, it returns nil when that answer is still current.
+func (c *Client) fetch(ctx context.Context, etag string) (*answer, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
@@ -276,11 +289,17 @@ func (c *Client) fetch(ctx context.Context) (*answer, error) {
 		return nil, fmt.Errorf("building request: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", c.url, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified && etag != "" {
+		return nil, nil
+	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct{ Message string }
 		_ = json.NewDecoder(io.LimitReader(resp.Body, maxErrorBody)).Decode(&e)
@@ -290,6 +309,7 @@ func (c *Client) fetch(ctx context.Context) (*answer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", c.url, err)
 	}
+	a.etag = resp.Header.Get("ETag")
 	return a, nil
 }
 

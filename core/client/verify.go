@@ -56,6 +56,8 @@ type answer struct {
 	invalid map[string]string
 	// dropped maps node names left out of list to why.
 	dropped map[string]string
+	// etag is the answer's entity tag, "" when the server sent none.
+	etag string
 }
 
 // decode reads at most maxBytes from r and verifies the answer against the

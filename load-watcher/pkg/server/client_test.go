@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -161,5 +162,90 @@ func TestFetchAnswersOnce(t *testing.T) {
 	}
 	if b := snap.Nodes["b"]; !b.Stale || b.Windows[usage.Window1m][usage.CPU].Latest != 70 {
 		t.Errorf("node b = %+v; want its data, stale at a 30 s threshold", b)
+	}
+}
+
+// Between two rounds the server answers 304 Not Modified to the client's
+// If-None-Match: the client keeps its cache and the snapshot it built, and
+// counts the request as a successful refresh. A new round is answered in
+// full.
+func TestClientKeepsAnUnchangedRound(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
+	p := static.New(static.WithClock(clk.Now))
+	p.Set("a", 30, 40)
+	col, err := collector.New(collector.Config{Provider: p, Nodes: p, Period: 15 * time.Second, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := server.NewHandler(server.Options{Source: col, Now: clk.Now})
+	var mu sync.Mutex
+	var statuses []int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		api.ServeHTTP(rec, r)
+		mu.Lock()
+		defer mu.Unlock()
+		statuses = append(statuses, rec.status)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.New(client.Config{Address: srv.URL, StaleAfter: 30 * time.Second, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := col.Collect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	refresh := func() {
+		t.Helper()
+		if err := c.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refresh()
+	first := c.Snapshot()
+	clk.Step(5 * time.Second)
+	refresh()
+	if got := c.Snapshot(); got != first {
+		t.Errorf("after an unchanged round: a new snapshot, want the one the client had")
+	}
+	if age, ok := c.Age(); !ok || age != 0 {
+		t.Errorf("Age after a 304 = %v, %v; want 0, the refresh succeeded", age, ok)
+	}
+	// The cached answer still ages into staleness on the client's clock.
+	clk.Step(26 * time.Second)
+	refresh()
+	if n := c.Snapshot().Nodes["a"]; !n.Stale {
+		t.Errorf("31s after the sample: node a fresh, want stale")
+	}
+	// A new round is answered in full.
+	p.Set("a", 60, 40)
+	if err := col.Collect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	refresh()
+	n := c.Snapshot().Nodes["a"]
+	if n.Stale || n.Windows[usage.Window1m][usage.CPU].Latest != 60 {
+		t.Errorf("after a new round: got %+v, want the new sample, fresh", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]int{http.StatusOK, http.StatusNotModified, http.StatusNotModified, http.StatusOK}, statuses); diff != "" {
+		t.Errorf("statuses (-want,+got):\n%s", diff)
+	}
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
 	}
 }

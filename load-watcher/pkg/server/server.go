@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,9 @@ type server struct {
 	windowNames []string // windows' String forms
 	period      time.Duration
 	staleAfter  time.Duration
+	// epoch tells this server's rounds from another process's: the
+	// entity tags of /api/v1/usage carry it with the round's number.
+	epoch string
 
 	// answers is what /api/v1/usage serves: the newest round encoded.
 	answers  atomic.Pointer[answers]
@@ -146,6 +150,7 @@ func NewHandler(opts Options) *Handler {
 		windows:    sortedWindows(cfg.Windows),
 		period:     cfg.Period,
 		staleAfter: cfg.StaleAfter,
+		epoch:      strconv.FormatInt(time.Now().UnixNano(), 36),
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -11,7 +11,8 @@ import (
 
 // usage serves GET /api/v1/usage[?node=<node>][&window=<window>]: every
 // node with samples, stale ones flagged rather than hidden, cut from the
-// round's encoded answers.
+// round's encoded answers; 304 Not Modified to a request whose
+// If-None-Match names the round (etag.go).
 func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 	q, e := parseUsageQuery(r.URL.RawQuery, s.windows)
 	if e != nil {
@@ -42,6 +43,12 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 	if q.window != 0 {
 		wi = slices.Index(s.windows, q.window)
 		wnames = wnames[wi : wi+1]
+	}
+	tag := entityTag(s.epoch, nodes.Seq())
+	w.Header().Set("ETag", tag)
+	if inm := r.Header.Get("If-None-Match"); inm != "" && noneMatch(inm, tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
 	}
 	now := s.now()
 	b := make([]byte, 0, 256)
