@@ -44,11 +44,15 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 		wi = slices.Index(s.windows, q.window)
 		wnames = wnames[wi : wi+1]
 	}
-	tag := entityTag(s.epoch, nodes.Seq())
-	w.Header().Set("ETag", tag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && noneMatch(inm, tag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
+	// A round of another source than a Collector (collector.RoundOf) has
+	// no number: it gets no tag, and every request is answered in full.
+	if seq := nodes.Seq(); seq != 0 {
+		tag := entityTag(s.epoch, seq)
+		w.Header().Set("ETag", tag)
+		if inm := r.Header.Get("If-None-Match"); inm != "" && noneMatch(inm, tag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
 	}
 	now := s.now()
 	b := make([]byte, 0, 256)
