@@ -187,7 +187,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		}
 		p.balanceNode(ctx, logger, c, n, shedding{limit: c.limits[n.Name], to: dests})
 	}
-	p.pull(ctx, logger, c, nodes, dests)
+	p.pull(ctx, logger, c, nodes, dests.cool)
 	return nil
 }
 
@@ -196,11 +196,11 @@ type shedding struct {
 	// limit is what the node is brought under: its limit, or for a pull
 	// the cluster's mean on the pulled resources.
 	limit balance.ResourceThresholds
-	to    destinations
-	// pulledBy, when set, are the nodes far below the mean that pull the
-	// node's pods: the moves' only destinations, each kept under limit
-	// with the pod.
-	pulledBy []*v1.Node
+	// to are the destinations; for a pull, the nodes far below the mean
+	// that pull the pods, each kept under limit with the pod.
+	to destinations
+	// pull says the node sheds because nodes far below the mean pull.
+	pull bool
 }
 
 // pull is the band's lower edge: a node more than the deviation below the
@@ -209,13 +209,13 @@ type shedding struct {
 // the mean on that resource, busiest first, until they reach the mean or it
 // does. Nodes above the mean plus the deviation have shed first; a pull moves
 // pods for balance, under the same rules and budget.
-func (p *LoadAwareBalance) pull(ctx context.Context, logger klog.Logger, c *cycle, nodes []*v1.Node, dests destinations) {
+func (p *LoadAwareBalance) pull(ctx context.Context, logger klog.Logger, c *cycle, nodes []*v1.Node, cool []*v1.Node) {
 	if c.stopped {
 		return
 	}
 	var under []*v1.Node
 	pulled := map[usage.Resource]bool{}
-	for _, n := range dests.cool {
+	for _, n := range cool {
 		rs := p.farBelow(c, n)
 		if len(rs) == 0 {
 			continue
@@ -251,7 +251,7 @@ func (p *LoadAwareBalance) pull(ctx context.Context, logger klog.Logger, c *cycl
 		if c.stopped {
 			return
 		}
-		p.balanceNode(ctx, logger, c, n, shedding{limit: limit, to: dests, pulledBy: under})
+		p.balanceNode(ctx, logger, c, n, shedding{limit: limit, to: destinations{cool: under}, pull: true})
 	}
 }
 
@@ -392,7 +392,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 	}
 	limit := job.limit
 	hotResources := limit.Above(c.loads[node.Name])
-	if job.pulledBy != nil {
+	if job.pull {
 		logger.Info("Node above the cluster's mean while nodes far below it pull pods", "resources", hotResources, "usage", c.loads[node.Name],
 			"mean", c.mean, "evictable", len(pods))
 	} else {
@@ -494,10 +494,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			rules.source = job.limit
 		}
 		candidates := job.to.cool
-		switch {
-		case job.pulledBy != nil:
-			candidates = job.pulledBy
-		case !balancing && len(p.Deps.Model.SchedulerThresholds().Above(c.loads[node.Name])) > 0:
+		if !balancing && len(p.Deps.Model.SchedulerThresholds().Above(c.loads[node.Name])) > 0 {
 			candidates, rules.low = job.to.relief, nil
 		}
 		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, candidates, rules, c.loads, c.unsampled, p.Deps.Model,
@@ -514,7 +511,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		sourceLoad := p.Deps.Model.Share(amounts[pod], node)
 		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.Node)
 		because := overLimits(over, c.loads[node.Name], job.limit, p.args.HighThresholds)
-		if job.pulledBy != nil {
+		if job.pull {
 			because = pulledBy(over, c.loads[node.Name], c.loads[dest.Node.Name], c.mean, p.args.DeviationThresholds, dest.Node.Name)
 		}
 		note := moveNote(because, over, c.loads[node.Name], node.Name, dest.Node.Name,
