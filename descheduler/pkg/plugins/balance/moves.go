@@ -347,16 +347,17 @@ func BalanceMoves(replicas int) int {
 	return max(1, replicas/ReplicasPerBalanceMove)
 }
 
-// MovesElsewhere counts the moves an earlier cycle made, within cooldown,
-// of pods of w off nodes other than node. Balancing moves a workload at most
-// BalanceMoves times per balanceCooldown; a move off the same node again
-// finishes one of those (a cycle's eviction limits may spread it over
-// several cycles), while a move off another node is one more, or an undo.
-// Moves of the current cycle (made at now) do not count.
+// MovesElsewhere counts the moves made within cooldown, this cycle's
+// included, of pods of w off nodes other than node. Balancing moves a
+// workload at most BalanceMoves times per balanceCooldown; a move off the
+// same node again finishes one of those (a cycle's eviction limits may
+// spread it over several cycles), while a move off another node is one
+// more, or an undo. This cycle's moves count so that two nodes shedding in
+// one cycle cannot take down more of a workload than its budget allows.
 func (s *Store) MovesElsewhere(w Workload, node string, now time.Time, cooldown time.Duration) int {
 	n := 0
 	for _, m := range s.moves {
-		if m.workload == w && m.source != node && m.at.Before(now) && now.Sub(m.at) < cooldown && !s.outdated(m) {
+		if m.workload == w && m.source != node && !m.at.After(now) && now.Sub(m.at) < cooldown && !s.outdated(m) {
 			n++
 		}
 	}

@@ -85,7 +85,8 @@ func TestCooldownAndExpiry(t *testing.T) {
 		now  time.Time
 		want int
 	}{
-		{name: "same cycle does not count", w: w, node: "b", now: t0, want: 0},
+		// Two nodes shedding in one cycle share the workload's budget.
+		{name: "same cycle counts", w: w, node: "b", now: t0, want: 1},
 		{name: "off another node, within cooldown", w: w, node: "b", now: t0.Add(9 * time.Minute), want: 1},
 		{name: "off another node, after cooldown", w: w, node: "b", now: t0.Add(10 * time.Minute), want: 0},
 		{name: "off a third node", w: w, node: "c", now: t0.Add(time.Minute), want: 1},

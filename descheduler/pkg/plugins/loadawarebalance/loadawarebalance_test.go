@@ -391,6 +391,26 @@ func TestBalanceMovesAWorkloadOncePerBalanceCooldown(t *testing.T) {
 	}
 }
 
+// Two nodes far above the mean in one cycle share a workload's budget: a
+// three-replica workload with a pod on each loses one pod to balancing,
+// not two at once.
+func TestBalanceMovesAWorkloadOnceInACycleOfTwoSources(t *testing.T) {
+	nodes := []*v1.Node{node("a"), node("b"), node("c"), node("d"), node("e")}
+	pods := []*v1.Pod{pod("web-1", "a", "web", 40), pod("web-2", "b", "web", 40), pod("web-3", "c", "web", 10)}
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
+		unlimited(a)
+		a.DeviationThresholds = balance.ResourceThresholds{usage.Memory: 20}
+	}), nodes, pods...)
+	// Mean 36: a and b (60) are both over 56.
+	h.cycle(loads("a", 10, 60, "b", 10, 60, "c", 10, 20, "d", 10, 20, "e", 10, 20))
+	if len(h.Evicted) != 1 {
+		t.Fatalf("one cycle evicted %v: two pods of a three-replica workload at once", h.Evicted)
+	}
+	if got := h.skipped(balance.SkipCooldown); got != 1 {
+		t.Errorf("skipped{reason=cooldown} = %v, want 1", got)
+	}
+}
+
 // A larger workload may be moved more often: a quarter of its replicas per
 // balanceCooldown (balance.BalanceMoves), here two of nine, each off a
 // different node in a different cycle; the third waits.
