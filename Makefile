@@ -118,7 +118,7 @@ bench-load-watcher: ## load-watcher at 1 000 and 5 000 nodes: request latency, i
 	for i in 1 2 3; do hack/load-watcher-rss.sh _output/bench/load-watcher || exit 1; done
 
 .PHONY: bench-scheduler
-bench-scheduler: ## Scheduling throughput at 500 and 5 000 nodes: kube-scheduler's default profile and ballast-scheduler side by side, each a process of its own, interleaved rounds, pods/s and CPU per pod; then the plugin micro-benchmark at both sizes (docs/performance.md; ~1 h).
+bench-scheduler: ## Scheduling throughput at 500 and 5 000 nodes: kube-scheduler's default profile, the same with a plugin that does nothing, and ballast-scheduler side by side, each a process of its own, interleaved rounds, pods/s and CPU per pod; then the plugin micro-benchmark at both sizes (docs/performance.md; ~1 h).
 	cd scheduler && $(GO) test -c -o $(CURDIR)/_output/bench/scheduler-integration.test ./test/integration/
 	cd scheduler/test/integration && $(CURDIR)/_output/bench/scheduler-integration.test -test.run '^$$' \
 		-test.bench BenchmarkSchedulingThroughput -test.benchtime 1x -test.timeout 180m

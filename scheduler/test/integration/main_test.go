@@ -47,10 +47,10 @@ func runCommand() int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if os.Getenv(noOpScoreEnv) == "1" {
-		// The command as app.NewCommand builds it, with one more plugin.
+	if os.Getenv(noOpPluginsEnv) == "1" {
+		// The command as app.NewCommand builds it, with the no-op plugins.
 		o := app.NewOptions()
-		cmd := schedapp.NewSchedulerCommand(append(app.Plugins(app.FlagSource(o)), noOpScorePlugin())...)
+		cmd := schedapp.NewSchedulerCommand(append(app.Plugins(app.FlagSource(o)), noOpPlugins()...)...)
 		o.AddFlags(cmd.Flags())
 		return cli.Run(cmd)
 	}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/ballast-sched/ballast/core/client"
 	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/inprocess"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
@@ -45,8 +46,9 @@ const (
 	// on a colder or warmer machine; the ratio of medians then cancels most
 	// of what other processes on the machine do to single rounds.
 	benchRounds = 5
-	// noOpScoreEnv makes the scheduler process add noOpScore to its plugins.
-	noOpScoreEnv = "BALLAST_BENCH_NOOP_SCORE"
+	// noOpPluginsEnv makes the scheduler process add noOpScore and
+	// noOpLoad to its plugins, for the profiles that enable them.
+	noOpPluginsEnv = "BALLAST_BENCH_NOOP_PLUGINS"
 )
 
 // benchSizes are the cluster sizes measured by default
@@ -82,11 +84,67 @@ func (noOpScore) Score(context.Context, fwk.CycleState, *corev1.Pod, fwk.NodeInf
 
 func (noOpScore) ScoreExtensions() fwk.ScoreExtensions { return nil }
 
-// noOpScorePlugin registers noOpScore.
-func noOpScorePlugin() schedapp.Option {
-	return schedapp.WithPlugin("NoOpScore", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
-		return noOpScore{}, nil
-	})
+// noOpLoad runs at every extension point LoadAware runs at in the shipped
+// profile (PreFilter, Filter, PostFilter, PreScore, Score, Reserve), signs
+// pods as LoadAware does, and does nothing at any of them: what
+// kube-scheduler's framework spends on one more such plugin, the least any
+// load-aware plugin costs whatever it computes.
+type noOpLoad struct{}
+
+var (
+	_ fwk.PreFilterPlugin  = noOpLoad{}
+	_ fwk.FilterPlugin     = noOpLoad{}
+	_ fwk.PostFilterPlugin = noOpLoad{}
+	_ fwk.PreScorePlugin   = noOpLoad{}
+	_ fwk.ScorePlugin      = noOpLoad{}
+	_ fwk.ReservePlugin    = noOpLoad{}
+	_ fwk.SignPlugin       = noOpLoad{}
+)
+
+func (noOpLoad) Name() string { return "NoOpLoad" }
+
+func (noOpLoad) SignPod(context.Context, *corev1.Pod) ([]fwk.SignFragment, *fwk.Status) {
+	return nil, nil
+}
+
+func (noOpLoad) PreFilter(context.Context, fwk.CycleState, *corev1.Pod, []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	return nil, nil
+}
+
+func (noOpLoad) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+func (noOpLoad) Filter(context.Context, fwk.CycleState, *corev1.Pod, fwk.NodeInfo) *fwk.Status {
+	return nil
+}
+
+func (noOpLoad) PostFilter(context.Context, fwk.CycleState, *corev1.Pod, fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	return nil, fwk.NewStatus(fwk.Unschedulable)
+}
+
+func (noOpLoad) PreScore(context.Context, fwk.CycleState, *corev1.Pod, []fwk.NodeInfo) *fwk.Status {
+	return nil
+}
+
+func (noOpLoad) Score(context.Context, fwk.CycleState, *corev1.Pod, fwk.NodeInfo) (int64, *fwk.Status) {
+	return 0, nil
+}
+
+func (noOpLoad) ScoreExtensions() fwk.ScoreExtensions { return nil }
+
+func (noOpLoad) Reserve(context.Context, fwk.CycleState, *corev1.Pod, string) *fwk.Status { return nil }
+
+func (noOpLoad) Unreserve(context.Context, fwk.CycleState, *corev1.Pod, string) {}
+
+// noOpPlugins registers noOpScore and noOpLoad.
+func noOpPlugins() []schedapp.Option {
+	return []schedapp.Option{
+		schedapp.WithPlugin("NoOpScore", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+			return noOpScore{}, nil
+		}),
+		schedapp.WithPlugin("NoOpLoad", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+			return noOpLoad{}, nil
+		}),
+	}
 }
 
 // throughputProfile is one scheduler configuration the benchmark times.
@@ -98,7 +156,8 @@ type throughputProfile struct {
 }
 
 // throughputProfiles are the profiles BALLAST_BENCH_PROFILES (a
-// comma-separated list) names; by default default and ballast.
+// comma-separated list) names; by default default, default+no-op and
+// ballast.
 func throughputProfiles(b *testing.B) []throughputProfile {
 	ballast, err := os.ReadFile("../../config/ballast-scheduler.yaml")
 	if err != nil {
@@ -108,17 +167,22 @@ func throughputProfiles(b *testing.B) []throughputProfile {
 		{name: "default", scheduler: "default-scheduler", profile: "- schedulerName: default-scheduler\n"},
 		{name: "default+unsigned", scheduler: "default-scheduler",
 			profile: "- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled:\n      - name: NoOpScore\n",
-			env:     []string{noOpScoreEnv + "=1"}},
+			env:     []string{noOpPluginsEnv + "=1"}},
+		// The default profile plus a plugin at LoadAware's extension points
+		// that does nothing (noOpLoad).
+		{name: "default+no-op", scheduler: "default-scheduler",
+			profile: "- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n      enabled:\n      - name: NoOpLoad\n",
+			env:     []string{noOpPluginsEnv + "=1"}},
 		{name: "ballast", scheduler: "ballast-scheduler", profile: string(ballast[strings.Index(string(ballast), "- schedulerName:"):])},
 		// Ballast without the LoadAwarePlaced event of every placement.
 		{name: "ballast-no-events", scheduler: "ballast-scheduler",
 			profile: strings.Replace(string(ballast[strings.Index(string(ballast), "- schedulerName:"):]), "  - name: LoadAware\n    args:\n",
 				"  - name: LoadAware\n    args:\n      placementEvents: false\n", 1)},
 	}
-	if !strings.Contains(all[3].profile, "placementEvents: false") {
+	if !strings.Contains(all[4].profile, "placementEvents: false") {
 		b.Fatalf("ballast-no-events: config/ballast-scheduler.yaml has no LoadAware args to turn the events off in")
 	}
-	want := "default,ballast"
+	want := "default,default+no-op,ballast"
 	if v := os.Getenv("BALLAST_BENCH_PROFILES"); v != "" {
 		want = v
 	}
@@ -126,7 +190,7 @@ func throughputProfiles(b *testing.B) []throughputProfile {
 	for _, name := range strings.Split(want, ",") {
 		i := slices.IndexFunc(all, func(p throughputProfile) bool { return p.name == name })
 		if i < 0 {
-			b.Fatalf("BALLAST_BENCH_PROFILES names %q; known: default, default+unsigned, ballast, ballast-no-events", name)
+			b.Fatalf("BALLAST_BENCH_PROFILES names %q; known: default, default+unsigned, default+no-op, ballast, ballast-no-events", name)
 		}
 		out = append(out, all[i])
 	}
@@ -141,13 +205,17 @@ func throughputProfiles(b *testing.B) []throughputProfile {
 // 500 and 5 000 nodes. Each profile runs as ballast-scheduler does: a
 // process of its own (this test binary, run as the command), reading the
 // cluster's API server and, for Ballast, load-watcher's API, which serves a
-// collector fed by the static provider. Each round creates 5 000 pods while
-// no scheduler runs, starts the scheduler and times from the first binding
-// to the last, as a watch sees them; it reads the scheduler process's CPU
-// time at both, which gives the CPU per scheduled pod. A third profile,
+// collector fed by the static provider at load-watcher's default period.
+// Each round creates 5 000 pods while no scheduler runs, starts the
+// scheduler and times from the first binding to the last, as a watch sees
+// them; it reads the scheduler process's CPU time at both, which gives the
+// CPU per scheduled pod. A third profile,
 // default+unsigned (the default one plus a score plugin that does nothing
 // and does not sign pods), shows what losing opportunistic batching alone
-// costs; BALLAST_BENCH_PROFILES=default,default+unsigned,ballast adds it.
+// costs; default+no-op (the default one plus a plugin at LoadAware's
+// extension points that signs pods and does nothing) is the least any
+// load-aware plugin could cost. BALLAST_BENCH_PROFILES picks the profiles
+// (default,default+no-op,ballast unless set).
 // ballast-no-events is Ballast without its placement events
 // (placementEvents: false), to measure what they cost.
 // Run with -benchtime=1x: one iteration is one full comparison of
@@ -215,7 +283,10 @@ func benchmarkThroughput(b *testing.B, nodes, rounds int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	address := serveStaticUsage(b, ctx, c, usage, 5*time.Second)
+	// load-watcher samples at its own default period, as the chart runs it:
+	// the scheduler's client asks every 5 s and, between two rounds, is
+	// answered that nothing changed.
+	address := serveStaticUsage(b, ctx, c, usage, collector.DefaultPeriod)
 	dir := b.TempDir()
 	profiles := throughputProfiles(b)
 	configs := map[string]string{}
