@@ -30,7 +30,7 @@ type nodeList struct {
 	// infos is the list the index was built from; keeping it keeps its
 	// array from being reused for another list.
 	infos []fwk.NodeInfo
-	pos   map[*framework.NodeInfo]int32
+	pos   nodeIndex
 	names []string
 	// byName finds a node whose pending pods changed.
 	byName map[string]int32
@@ -43,23 +43,24 @@ type nodeList struct {
 func newNodeList(nodes []fwk.NodeInfo) *nodeList {
 	l := &nodeList{
 		infos:  nodes,
-		pos:    make(map[*framework.NodeInfo]int32, len(nodes)),
 		names:  make([]string, len(nodes)),
 		byName: make(map[string]int32, len(nodes)),
 		alloc:  make([]loadmodel.Amount, len(nodes)),
 	}
+	indexed := make([]*framework.NodeInfo, len(nodes))
 	for i, n := range nodes {
 		node := n.Node()
 		if node == nil {
 			continue
 		}
 		if fi, ok := n.(*framework.NodeInfo); ok {
-			l.pos[fi] = int32(i)
+			indexed[i] = fi
 		}
 		l.names[i] = node.Name
 		l.byName[node.Name] = int32(i)
 		l.alloc[i] = Allocatable(n)
 	}
+	l.pos = newNodeIndex(indexed)
 	return l
 }
 
@@ -310,11 +311,7 @@ func (tb *Table) Pos(nodeInfo fwk.NodeInfo) int {
 	if !ok {
 		return -1
 	}
-	i, ok := tb.list.pos[fi]
-	if !ok {
-		return -1
-	}
-	return int(i)
+	return tb.list.pos.find(fi)
 }
 
 // Len returns how many nodes the table holds.
