@@ -98,8 +98,16 @@ type Table struct {
 
 // NodeEntry is one node in a Table.
 //
-// Its fields are laid out for Filter and Score, which read the first ones
-// for every node and pod: those they read share one or two cache lines.
+// Its fields are laid out for Filter and Score, which read some of them for
+// every node and pod, mostly from memory the scheduler has not touched
+// since the last pod: an entry is a whole number of cache lines (entries
+// of a table are allocated together, large enough to start on a page, or
+// one by one in a size class of whole lines), and its statistics are held
+// statistic by statistic rather than resource by resource, so that the
+// figures the shipped thresholds read (the mean of cpu, the newest sample
+// of memory) share the first line with the pending pods and the flags, and
+// the variation risk's standard deviations and the cause come in the
+// second.
 type NodeEntry struct {
 	// validUntil is when, in Unix nanoseconds, the first pod Pending
 	// counts expires.
@@ -111,14 +119,20 @@ type NodeEntry struct {
 	Fresh bool
 	has   [2]bool
 	valid [2]bool
+	// The statistics of each resource (by resourceIndex), a usage.Stats
+	// split by field.
+	avg, latest [2]float64
+	std, p95    [2]float64
 	// node is the cause that does not depend on the resource: no usage,
 	// stale or refused data.
-	node  Cause
-	stats [2]usage.Stats // by resourceIndex
+	node    Cause
+	max     [2]float64
+	samples [2]int
 	// Name is the node's name.
 	Name string
 	// SampleTime is when the node's newest sample was taken.
 	SampleTime time.Time
+	_          [8]byte // to a whole number of lines
 }
 
 // fill reads node's usage in window from snap.
@@ -140,7 +154,8 @@ func (e *NodeEntry) fill(snap *usage.Snapshot, node string, window usage.Window)
 	e.Fresh, e.SampleTime = !nu.Stale, nu.SampleTime
 	for i, r := range usage.Resources {
 		st, ok := nu.Get(window, r)
-		e.stats[i], e.has[i] = st, ok
+		e.has[i] = ok
+		e.avg[i], e.latest[i], e.std[i], e.p95[i], e.max[i], e.samples[i] = st.Avg, st.Latest, st.Std, st.P95, st.Max, st.Samples
 		e.valid[i] = loadmodel.Valid(st.Avg) && loadmodel.Valid(st.Std) && loadmodel.Valid(st.P95)
 	}
 }
@@ -166,14 +181,34 @@ func (e *NodeEntry) Stats(r usage.Resource) (usage.Stats, bool) {
 	if i < 0 || !e.has[i] {
 		return usage.Stats{}, false
 	}
-	return e.stats[i], true
+	return e.StatsAt(i)
 }
 
 // StatsAt returns the statistics of the resource at index i of
 // usage.Resources (see ResourceIndex), and false when the window has no
 // samples of it.
 func (e *NodeEntry) StatsAt(i int) (usage.Stats, bool) {
-	return e.stats[i], e.has[i]
+	return usage.Stats{Avg: e.avg[i], Std: e.std[i], Max: e.max[i], P95: e.p95[i], Latest: e.latest[i], Samples: e.samples[i]}, e.has[i]
+}
+
+// Figure returns what stat picks of the statistics of the resource at
+// index i of usage.Resources (loadmodel.Statistic.Of), and false when the
+// window has no samples of it; it reads only that figure.
+func (e *NodeEntry) Figure(i int, stat loadmodel.Statistic) (float64, bool) {
+	switch stat {
+	case loadmodel.Latest:
+		return e.latest[i], e.has[i]
+	case loadmodel.P95:
+		return e.p95[i], e.has[i]
+	}
+	return e.avg[i], e.has[i]
+}
+
+// MeanAndStd returns the mean and standard deviation of the resource at
+// index i of usage.Resources; what they are when the window has no samples
+// of it is undefined (see Cause).
+func (e *NodeEntry) MeanAndStd(i int) (avg, std float64) {
+	return e.avg[i], e.std[i]
 }
 
 // Cause says why the node's usage cannot be used for resources, as Lookup

@@ -62,13 +62,17 @@ type LoadAware struct {
 	weights []loadmodel.ResourceWeight
 	// scored are the resources scored, in the weights' order, and figures
 	// the same, each with what Score reads of it.
-	scored   []usage.Resource
-	figures  []resourceFigure
-	scorer   loadmodel.ResourceScorer
-	strategy config.ScoringStrategyType
-	combine  loadmodel.Combination
-	window   usage.Window
-	estimate loadmodel.EstimateOptions
+	scored  []usage.Resource
+	figures []resourceFigure
+	// scoresChecks is set when Score predicts the same figures as Filter
+	// (the same resources and statistics, in the same order), so Filter's
+	// predictions serve both.
+	scoresChecks bool
+	scorer       loadmodel.ResourceScorer
+	strategy     config.ScoringStrategyType
+	combine      loadmodel.Combination
+	window       usage.Window
+	estimate     loadmodel.EstimateOptions
 	// filterCriticalPods applies the thresholds to system-critical pods too.
 	filterCriticalPods bool
 	// placementEvents records the figures a pod was placed by in an Event,
@@ -98,6 +102,9 @@ type LoadAware struct {
 	// last is the state of the newest cycle, found without the cycle
 	// state's lookup for every node.
 	last atomic.Pointer[lastCycle]
+	// memos holds the terms Filter works out for Score (see memo), one
+	// cycle's at a time.
+	memos memos
 }
 
 // resourceFigure is what LoadAware reads of one resource: its place in
@@ -164,6 +171,9 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeloa
 		pl.scored = append(pl.scored, r.Name)
 		pl.figures = append(pl.figures, figure(r.Name))
 	}
+	pl.scoresChecks = slices.EqualFunc(pl.checks, pl.figures, func(c, f resourceFigure) bool {
+		return c.resource == f.resource && c.stat == f.stat
+	})
 	if t := args.VariationRisk; t != nil {
 		settings := t.Settings()
 		pl.risk, pl.riskWeight = loadvariationriskbalancing.NewScorer(&settings), float64(t.Weight)
@@ -211,6 +221,9 @@ type cycle struct {
 	// planned are the nodes the descheduler planned a new pod of the pod's
 	// workload on (plannedMoves.nodes); set at PreScore, nil for most pods.
 	planned []string
+	// memo keeps the terms Filter worked out for Score; nil when Filter
+	// does not run in the cycle.
+	memo *memo
 }
 
 // Clone implements fwk.StateData.
@@ -299,7 +312,8 @@ func (pl *LoadAware) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.P
 	if len(pl.checked) == 0 || pl.exempt(pod) {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
-	pl.prepare(ctx, cs, pod, nodes, pl.checked)
+	s := pl.prepare(ctx, cs, pod, nodes, pl.checked)
+	s.memo = pl.memos.next(s.Table.Len())
 	return nil, nil
 }
 
@@ -316,8 +330,13 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	}
 	s := pl.state(ctx, cs, pod, nodeInfo)
 	var buf [2]loadmodel.Prediction
-	preds, ok := pl.predict(buf[:0], s.Table.Node(nodeInfo, s.NowNano), nodeload.Allocatable(nodeInfo), s.PodEst, pl.checks)
+	i, e := s.Table.Find(nodeInfo, s.NowNano)
+	alloc := nodeload.Allocatable(nodeInfo)
+	preds, ok := pl.predict(buf[:0], e, alloc, s.PodEst, pl.checks)
 	if !ok || !pl.exceeds(preds) {
+		if s.memo != nil && i >= 0 {
+			pl.remember(s, i, e, alloc, preds, ok)
+		}
 		return nil
 	}
 	s.rejected.Store(true)
@@ -363,11 +382,11 @@ func (pl *LoadAware) predict(buf []loadmodel.Prediction, e *nodeload.NodeEntry, 
 		return nil, false
 	}
 	for _, f := range resources {
-		st, ok := e.StatsAt(f.at)
+		current, ok := e.Figure(f.at, f.stat)
 		if !ok {
 			return nil, false
 		}
-		p, ok := loadmodel.PredictResource(f.resource, f.stat.Of(st), e.Pending, est, alloc)
+		p, ok := loadmodel.PredictResource(f.resource, current, e.Pending, est, alloc)
 		if !ok {
 			return nil, false
 		}
@@ -445,11 +464,26 @@ func (pl *LoadAware) score(buf []loadmodel.Prediction, s *cycle, nodeInfo fwk.No
 	alloc := nodeload.Allocatable(nodeInfo)
 	i, e := s.Table.Find(nodeInfo, s.NowNano)
 	preds, ok := pl.predict(buf, e, alloc, s.PodEst, pl.figures)
-	ns.usage = nodeload.NeutralScore
 	if ok {
-		ns.preds, ns.usage = preds, pl.combine.Value(preds, pl.weights, pl.scorer)
+		ns.preds = preds
 	}
-	sum := pl.usageWeight * ns.usage
+	ns.usage, ns.risk = pl.terms(s, i, e, alloc, preds, ok, logger)
+	pl.total(&ns, s, nodeInfo)
+	if s.planned != nil && slices.Contains(s.planned, e.Name) && pl.passes(e, alloc, s.PodEst) {
+		ns.planned, ns.total = true, fwk.MaxNodeScore
+	}
+	return ns
+}
+
+// terms works out the usage and risk terms of the score of the node of e,
+// at place i of the cycle's table (-1 when it has none), with allocatable
+// alloc, from preds, its predictions of the scored resources (ok is false
+// when its usage is unavailable: the usage term is then neutral).
+func (pl *LoadAware) terms(s *cycle, i int, e *nodeload.NodeEntry, alloc loadmodel.Amount, preds []loadmodel.Prediction, ok bool, logger klog.Logger) (usage, risk float64) {
+	usage = nodeload.NeutralScore
+	if ok {
+		usage = pl.combine.Value(preds, pl.weights, pl.scorer)
+	}
 	if pl.risk != nil {
 		// The risk's table holds the same nodes in the same places.
 		var re *nodeload.NodeEntry
@@ -458,7 +492,16 @@ func (pl *LoadAware) score(buf []loadmodel.Prediction, s *cycle, nodeInfo fwk.No
 		} else {
 			re = s.risk.ByName(e.Name, s.NowNano)
 		}
-		ns.risk, _ = pl.risk.Score(s.risk, i, re, s.PodEst, alloc, logger)
+		risk, _ = pl.risk.Score(s.risk, i, re, s.PodEst, alloc, logger)
+	}
+	return usage, risk
+}
+
+// total adds the free pod slots' term of the node of nodeInfo to ns's
+// usage and risk, and weighs the three into ns.total.
+func (pl *LoadAware) total(ns *nodeScore, s *cycle, nodeInfo fwk.NodeInfo) {
+	sum := pl.usageWeight * ns.usage
+	if pl.risk != nil {
 		sum += pl.riskWeight * ns.risk
 	}
 	if pl.podCountWeight > 0 {
@@ -467,15 +510,19 @@ func (pl *LoadAware) score(buf []loadmodel.Prediction, s *cycle, nodeInfo fwk.No
 		sum += pl.podCountWeight * ns.pods
 	}
 	ns.total = int64(math.Round(sum / pl.totalWeight))
-	if s.planned != nil && slices.Contains(s.planned, e.Name) && pl.passes(e, alloc, s.PodEst) {
-		ns.planned, ns.total = true, fwk.MaxNodeScore
-	}
-	return ns
 }
 
-// Score rates a node by the weighted mean of its terms (see score).
+// Score rates a node by the weighted mean of its terms (see score), from
+// the terms Filter kept when it kept them (see memo).
 func (pl *LoadAware) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s := pl.state(ctx, cs, pod, nodeInfo)
+	if !s.verbose && s.planned == nil {
+		if usage, risk, ok := s.memo.recall(s.Table.Pos(nodeInfo)); ok {
+			ns := nodeScore{usage: usage, risk: risk}
+			pl.total(&ns, s, nodeInfo)
+			return ns.total, nil
+		}
+	}
 	var logger klog.Logger
 	if s.verbose {
 		logger = klog.FromContext(ctx).V(4)

@@ -94,8 +94,8 @@ func (s *Scorer) Prepare(table *nodeload.Table) {
 			continue
 		}
 		for j, at := range s.at {
-			st, _ := e.StatsAt(at)
-			c.sigma[i][j] = loadmodel.RiskSigma(st.Std, s.margin, s.sensitivity)
+			_, std := e.MeanAndStd(at)
+			c.sigma[i][j] = loadmodel.RiskSigma(std, s.margin, s.sensitivity)
 		}
 	}
 	s.sigmas.Store(c)
@@ -119,19 +119,19 @@ func (s *Scorer) Score(table *nodeload.Table, i int, e *nodeload.NodeEntry, pod,
 	added := pod.Add(e.Pending)
 	var sum, total float64
 	for j, w := range s.weights {
-		st, _ := e.StatsAt(s.at[j])
+		avg, std := e.MeanAndStd(s.at[j])
 		addedPercent := loadmodel.Percent(added.Of(w.Resource), alloc.Of(w.Resource))
 		var sg float64
 		if sigma != nil {
 			sg = sigma[j]
 		} else {
-			sg = loadmodel.RiskSigma(st.Std, s.margin, s.sensitivity)
+			sg = loadmodel.RiskSigma(std, s.margin, s.sensitivity)
 		}
-		risk := loadmodel.RiskOf(st.Avg, addedPercent, sg)
+		risk := loadmodel.RiskOf(avg, addedPercent, sg)
 		sum += float64(w.Weight) * loadmodel.RiskScore(risk)
 		total += float64(w.Weight)
 		if logger.Enabled() {
-			logger.Info("Risk score", "node", e.Name, "resource", w.Resource, "avg", st.Avg, "std", st.Std, "added", addedPercent, "risk", risk)
+			logger.Info("Risk score", "node", e.Name, "resource", w.Resource, "avg", avg, "std", std, "added", addedPercent, "risk", risk)
 		}
 	}
 	return sum / total, true

@@ -187,11 +187,17 @@ func (f *Framework) NodeInfo(t testing.TB, name string) fwk.NodeInfo {
 // node's score from the plugin.
 func (f *Framework) Scores(t testing.TB, state fwk.CycleState, pod *v1.Pod) map[string]int64 {
 	t.Helper()
+	return f.ScoresOn(t, state, pod, f.Nodes)
+}
+
+// ScoresOn is Scores over nodes alone: those a filter let through.
+func (f *Framework) ScoresOn(t testing.TB, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) map[string]int64 {
+	t.Helper()
 	ctx := context.Background()
-	if st := f.RunPreScorePlugins(ctx, state, pod, f.Nodes); !st.IsSuccess() && !st.IsSkip() {
+	if st := f.RunPreScorePlugins(ctx, state, pod, nodes); !st.IsSuccess() && !st.IsSkip() {
 		t.Fatalf("PreScore: %v", st)
 	}
-	scores, st := f.RunScorePlugins(ctx, state, pod, f.Nodes)
+	scores, st := f.RunScorePlugins(ctx, state, pod, nodes)
 	if !st.IsSuccess() {
 		t.Fatalf("Score: %v", st)
 	}
