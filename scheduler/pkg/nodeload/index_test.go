@@ -2,6 +2,7 @@ package nodeload
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -15,19 +16,54 @@ func newInfos(n int) []*framework.NodeInfo {
 	return out
 }
 
-// Every NodeInfo indexed is found at its place, whatever the size (the
-// slots fill to two thirds at most, so probes wrap and collide); one not
-// indexed, a copy of an indexed one, a nil one and a nil entry are not.
+// Every NodeInfo indexed is found at its place, whatever the size and
+// however its address lies among the others (allocated one after the
+// other, spread unevenly, most of them in a crowd and one far away, in the
+// reverse of the list's order); one not indexed, a copy of an indexed one,
+// a nil one and a nil entry are not.
 func TestNodeIndexFindsEveryNodeInfo(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 3, 5, 64, 1000, 5000} {
-		infos := newInfos(n)
+	layouts := map[string]func(n int) []*framework.NodeInfo{
+		"in order": newInfos,
+		// Gaps growing with the place: most in a crowd at the start.
+		"spread unevenly": func(n int) []*framework.NodeInfo {
+			out := make([]*framework.NodeInfo, n)
+			backing := make([]framework.NodeInfo, n*n/8+n)
+			for i := range out {
+				out[i] = &backing[i*i/8+i]
+				*out[i] = *framework.NewNodeInfo()
+			}
+			return out
+		},
+		"crowd and one far away": func(n int) []*framework.NodeInfo {
+			out := newInfos(n)
+			if n > 1 {
+				_ = make([]byte, 64<<20)
+				out[n/2] = framework.NewNodeInfo()
+			}
+			return out
+		},
+		"reversed": func(n int) []*framework.NodeInfo {
+			out := newInfos(n)
+			slices.Reverse(out)
+			return out
+		},
+	}
+	for name, layout := range layouts {
+		for _, n := range []int{0, 1, 2, 3, 5, 64, 1000, 5000} {
+			t.Run(fmt.Sprintf("%s/%d", name, n), func(t *testing.T) {
+				testNodeIndexFinds(t, layout(n))
+			})
+		}
+	}
+}
+
+func testNodeIndexFinds(t *testing.T, infos []*framework.NodeInfo) {
+	n := len(infos)
+	{
 		if n > 2 {
 			infos[1] = nil // a list entry without a node
 		}
 		ix := newNodeIndex(infos)
-		if len(ix.slots)*2 < 3*n {
-			t.Errorf("%d NodeInfos in %d slots: more than two thirds full", n, len(ix.slots))
-		}
 		for i, fi := range infos {
 			if fi == nil {
 				continue

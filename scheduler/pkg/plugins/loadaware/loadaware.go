@@ -221,9 +221,9 @@ type cycle struct {
 	// planned are the nodes the descheduler planned a new pod of the pod's
 	// workload on (plannedMoves.nodes); set at PreScore, nil for most pods.
 	planned []string
-	// memo keeps the terms Filter worked out for Score; nil when Filter
-	// does not run in the cycle.
-	memo *memo
+	// memo keeps the terms Filter worked out for Score; without slots when
+	// Filter does not run in the cycle.
+	memo memo
 }
 
 // Clone implements fwk.StateData.
@@ -334,7 +334,7 @@ func (pl *LoadAware) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	alloc := nodeload.Allocatable(nodeInfo)
 	preds, ok := pl.predict(buf[:0], e, alloc, s.PodEst, pl.checks)
 	if !ok || !pl.exceeds(preds) {
-		if s.memo != nil && i >= 0 {
+		if s.memo.slots != nil && i >= 0 {
 			pl.remember(s, i, e, alloc, preds, ok)
 		}
 		return nil

@@ -53,7 +53,7 @@ func (pl *LoadAware) remember(s *cycle, i int, e *nodeload.NodeEntry, alloc load
 // cycle's table, and false when it kept none (i is -1 for a node the
 // table does not index).
 func (m *memo) recall(i int) (usage, risk float64, ok bool) {
-	if m == nil || i < 0 || i >= len(m.slots) {
+	if i < 0 || i >= len(m.slots) {
 		return 0, 0, false
 	}
 	sl := &m.slots[i]
@@ -73,12 +73,12 @@ type memos struct {
 }
 
 // next returns the memo of a new cycle over a table of n nodes.
-func (ms *memos) next(n int) *memo {
+func (ms *memos) next(n int) memo {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.cycles++
 	if len(ms.slots) < n {
 		ms.slots = make([]memoSlot, n)
 	}
-	return &memo{cycle: ms.cycles, slots: ms.slots[:n]}
+	return memo{cycle: ms.cycles, slots: ms.slots[:n]}
 }

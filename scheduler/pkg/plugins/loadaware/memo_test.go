@@ -72,7 +72,7 @@ func TestScoreFromFilterIsScoreWorkedOut(t *testing.T) {
 				t.Fatalf("%d of %d nodes passed: the test wants some rejected", len(passed), len(fw.Nodes))
 			}
 			s, ok := pl.readState(filtered)
-			if !ok || s.memo == nil {
+			if !ok || s.memo.slots == nil {
 				t.Fatal("PreFilter gave the cycle no memo")
 			}
 			for _, n := range passed {
@@ -107,7 +107,7 @@ func TestMemoIsOneCycles(t *testing.T) {
 			t.Errorf("the next cycle recalls slot %d", i)
 		}
 	}
-	var none *memo
+	var none memo
 	if _, _, ok := none.recall(0); ok {
 		t.Error("a cycle without memo recalls")
 	}
