@@ -3,19 +3,17 @@ package loadaware
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
-	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/plugintest"
 )
 
@@ -113,25 +111,16 @@ func TestMemoIsOneCycles(t *testing.T) {
 	}
 }
 
-// memoFramework runs LoadAware with args at every extension point over
-// stats' nodes (4 CPUs, 8Gi each), with two pods bound to each node since
-// its sample.
+// memoFramework is setupPlugin over stats' nodes, with two pods bound to
+// each node since its sample.
 func memoFramework(t *testing.T, args *config.LoadAwareArgs, stats map[string]plugintest.NodeStats) (*plugintest.Framework, *LoadAware) {
 	t.Helper()
-	tracker := nodeload.NewTracker(&plugintest.Source{Snap: plugintest.Snapshot(sampled, stats)}, nodeload.Options{Registerer: prometheus.NewRegistry()})
-	var nodes []*v1.Node
-	for name := range stats {
-		nodes = append(nodes, plugintest.Node(name, "4", "8Gi", 110))
+	names := slices.Collect(maps.Keys(stats))
+	fw, tracker, pl := setupPlugin(t, args, stats, names...)
+	for _, name := range names {
 		for i := range 2 {
 			tracker.Reserve(context.Background(), plugintest.Pod(fmt.Sprintf("%s-%d", name, i), "", "300m", "512Mi"), name)
 		}
 	}
-	var pl *LoadAware
-	factory := func(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		p, err := New(ctx, args, h, tracker)
-		pl = p
-		return p, err
-	}
-	fw := plugintest.NewFramework(t, Name, factory, []string{"PreFilter", "Filter", "PreScore", "Score", "Reserve"}, nodes, nil)
 	return fw, pl
 }
