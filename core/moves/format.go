@@ -34,7 +34,10 @@ type Saved struct {
 	Replacement     types.UID   `json:"replacement,omitempty"`
 	LandedOn        string      `json:"landedOn,omitempty"`
 	LandedBack      []types.UID `json:"landedBack,omitempty"`
-	Hot             bool        `json:"hot,omitempty"`
+	// Hot is set for a move that cooled a node over its high thresholds,
+	// Pull for one that a node far below the cluster's mean pulled.
+	Hot  bool `json:"hot,omitempty"`
+	Pull bool `json:"pull,omitempty"`
 	// Why the pod was moved, both nodes' usage then, and the source's
 	// usage once the replacement ran.
 	Why              string `json:"why,omitempty"`

@@ -31,8 +31,9 @@ type move struct {
 	replacement types.UID
 	landedOn    string
 	// hot is set when the pod was moved to cool its source, a node over
-	// its high thresholds.
-	hot bool
+	// its high thresholds; pull when a node far below the cluster's mean,
+	// the destination, pulled it.
+	hot, pull bool
 	// why says why the pod was moved; sourceUsage and destinationUsage are
 	// both nodes' usage when it was (Note), and sourceAfter the source's
 	// usage in the first cycle after the replacement ran (SetCool).
@@ -276,6 +277,27 @@ func (s *Store) SetCool(loads map[string]NodeLoad, low ResourceThresholds) {
 	}
 }
 
+// RememberPull records a move like Remember, pulled by destination, a node
+// far below the cluster's mean.
+func (s *Store) RememberPull(w Workload, pod types.UID, source, destination string, at time.Time, sourceLoad, destinationLoad NodeLoad) {
+	s.remember(&move{workload: w, pod: pod, source: source, destination: destination, at: at,
+		sourceLoad: sourceLoad, destinationLoad: destinationLoad, pull: true})
+}
+
+// Pulling reports whether node pulled a pod within the last `within`
+// before now: a node that began to pull, far below the cluster's mean, goes
+// on pulling until it reaches the mean, not only until it is back within
+// the deviation, where the band's lower edge would leave it as far below
+// the mean as the deviation.
+func (s *Store) Pulling(node string, now time.Time, within time.Duration) bool {
+	for _, m := range s.moves {
+		if m.pull && m.destination == node && m.at.Before(now) && now.Sub(m.at) <= within {
+			return true
+		}
+	}
+	return false
+}
+
 // Note records why the move of pod was made and both nodes' usage when it
 // was, for those who ask afterwards (`ballast explain`).
 func (s *Store) Note(pod types.UID, why string, sourceUsage, destinationUsage NodeLoad) {
@@ -354,10 +376,13 @@ func BalanceMoves(replicas int) int {
 // spread it over several cycles), while a move off another node is one
 // more, or an undo. This cycle's moves count so that two nodes shedding in
 // one cycle cannot take down more of a workload than its budget allows.
+// Pulls do not: a node that joined or came back is a change that lasts,
+// paced by MovesNow, and the workload it pulled from may still have to
+// leave the node furthest above the mean.
 func (s *Store) MovesElsewhere(w Workload, node string, now time.Time, cooldown time.Duration) int {
 	n := 0
 	for _, m := range s.moves {
-		if m.workload == w && m.source != node && !m.at.After(now) && now.Sub(m.at) < cooldown && !s.outdated(m) {
+		if m.workload == w && !m.pull && m.source != node && !m.at.After(now) && now.Sub(m.at) < cooldown && !s.outdated(m) {
 			n++
 		}
 	}
@@ -369,6 +394,20 @@ func (s *Store) MovesElsewhere(w Workload, node string, now time.Time, cooldown 
 // cooldown (MovesElsewhere against BalanceMoves).
 func (s *Store) OutOfBalanceMoves(w Workload, replicas int, node string, now time.Time, cooldown time.Duration) bool {
 	return s.MovesElsewhere(w, node, now, cooldown) >= BalanceMoves(replicas)
+}
+
+// MovesNow counts the moves of pods of w made at now, this cycle's, off
+// any node. A pull moves a workload at the pace of its rolling update:
+// BalanceMoves of its pods in one cycle at most, whatever earlier cycles
+// moved.
+func (s *Store) MovesNow(w Workload, now time.Time) int {
+	n := 0
+	for _, m := range s.moves {
+		if m.workload == w && m.at.Equal(now) {
+			n++
+		}
+	}
+	return n
 }
 
 // MovedOff reports whether, within cooldown, a pod of w was moved off

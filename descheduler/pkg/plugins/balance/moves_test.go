@@ -108,6 +108,27 @@ func TestCooldownAndExpiry(t *testing.T) {
 	if got := more.MovesElsewhere(w, "c", t0.Add(6*time.Minute), time.Hour); got != 1 {
 		t.Errorf("two moves off a and c: MovesElsewhere from c = %d, want 1", got)
 	}
+	// A pull spends no balance move: it is paced per cycle (MovesNow), and
+	// it makes its destination a node that pulls.
+	more.RememberPull(w, "", "e", "f", t0.Add(10*time.Minute), nil, nil)
+	if got := more.MovesElsewhere(w, "d", t0.Add(10*time.Minute), time.Hour); got != 2 {
+		t.Errorf("a pull off e: MovesElsewhere from d = %d, want 2 (the pull not counted)", got)
+	}
+	if got := more.MovesNow(w, t0.Add(10*time.Minute)); got != 1 {
+		t.Errorf("MovesNow after one pull at that time = %d, want 1", got)
+	}
+	if got := more.MovesNow(w, t0.Add(15*time.Minute)); got != 0 {
+		t.Errorf("MovesNow in a later cycle = %d, want 0", got)
+	}
+	for _, q := range []struct {
+		node string
+		at   time.Duration
+		want bool
+	}{{"f", 15 * time.Minute, true}, {"f", 10 * time.Minute, false}, {"f", 21 * time.Minute, false}, {"b", 15 * time.Minute, false}} {
+		if got := more.Pulling(q.node, t0.Add(q.at), 10*time.Minute); got != q.want {
+			t.Errorf("Pulling(%s) at %v = %v, want %v", q.node, q.at, got, q.want)
+		}
+	}
 	s.Expire(t0.Add(11*time.Minute), 10*time.Minute)
 	if n := len(s.Destinations()); n != 0 {
 		t.Errorf("expire kept %d moves older than 10m", n)

@@ -85,7 +85,7 @@ func (s *Store) encode() ([]byte, error) {
 		slices.Sort(back)
 		out = append(out, moves.Saved{Workload: m.workload, Pod: m.pod, Source: m.source, Destination: m.destination,
 			At: m.at.UTC(), SourceLoad: m.sourceLoad, DestinationLoad: m.destinationLoad,
-			Replacement: m.replacement, LandedOn: m.landedOn, LandedBack: back, Hot: m.hot,
+			Replacement: m.replacement, LandedOn: m.landedOn, LandedBack: back, Hot: m.hot, Pull: m.pull,
 			Why: m.why, SourceUsage: m.sourceUsage, DestinationUsage: m.destinationUsage, SourceAfter: m.sourceAfter})
 	}
 	return moves.Encode(out)
@@ -126,7 +126,7 @@ func (s *Store) merge(data []byte) (int, error) {
 		}
 		s.moves = append(s.moves, &move{workload: sm.Workload, pod: sm.Pod, source: sm.Source, destination: sm.Destination, at: sm.At,
 			sourceLoad: sm.SourceLoad, destinationLoad: sm.DestinationLoad, replacement: sm.Replacement, landedOn: sm.LandedOn,
-			landedBack: sets.New(sm.LandedBack...), hot: sm.Hot, why: sm.Why, sourceUsage: sm.SourceUsage,
+			landedBack: sets.New(sm.LandedBack...), hot: sm.Hot, pull: sm.Pull, why: sm.Why, sourceUsage: sm.SourceUsage,
 			destinationUsage: sm.DestinationUsage, sourceAfter: sm.SourceAfter})
 		added++
 	}

@@ -48,6 +48,8 @@ func TestKeptMovesAreRecalledWhole(t *testing.T) {
 	s.Remember(db, "db-0", "a", "c", t0.Add(time.Minute), balance.NodeLoad{usage.Memory: 10}, balance.NodeLoad{usage.Memory: 12})
 	cache := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "cache"}
 	s.RememberCooling(cache, "cache-1", "d", "e", t0.Add(30*time.Second), balance.NodeLoad{usage.CPU: 10}, nil)
+	api := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "api"}
+	s.RememberPull(api, "api-1", "c", "f", t0.Add(90*time.Second), balance.NodeLoad{usage.CPU: 2}, nil)
 	back := balancetest.Pod("web-back", "a", "web", 40)
 	back.CreationTimestamp = metav1.NewTime(t0.Add(2 * time.Minute))
 	back.UID = "web-back"
@@ -76,6 +78,8 @@ func TestKeptMovesAreRecalledWhole(t *testing.T) {
 		{"web bounced back to a", next.Store.Bounced(web, "a", now, 10*time.Minute), true},
 		{"db moved onto c", next.Store.MovedOnto(db, "c", now, 10*time.Minute), true},
 		{"db-0 evicted", next.Store.Evicted("db-0"), true},
+		{"f pulling", next.Store.Pulling("f", now, 10*time.Minute), true},
+		{"b pulling", next.Store.Pulling("b", now, 10*time.Minute), false},
 	} {
 		if q.got != q.want {
 			t.Errorf("%s: %v, want %v", q.name, q.got, q.want)

@@ -95,6 +95,9 @@ type cycle struct {
 	byNode      map[string]int32
 	byNamespace map[string]int32
 	stopped     bool
+	// replicas are the workloads' pods as the cycle first counted them
+	// (replicaCount).
+	replicas map[balance.Workload]int
 }
 
 // Balance runs one descheduling cycle.
@@ -110,7 +113,8 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	defer p.Deps.Keep(ctx, logger)
 
 	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{},
-		byNode: map[string]int32{}, byNamespace: map[string]int32{}, shares: sizeShares(nodes), swings: map[string]balance.NodeLoad{}}
+		byNode: map[string]int32{}, byNamespace: map[string]int32{}, shares: sizeShares(nodes), swings: map[string]balance.NodeLoad{},
+		replicas: map[balance.Workload]int{}}
 	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
 	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
 
@@ -260,19 +264,29 @@ func (p *LoadAwareBalance) pull(ctx context.Context, logger klog.Logger, c *cycl
 // (not cordoned) and its peak on no resource is above the mean plus the
 // deviation. A node whose load comes and goes (a backup job outside
 // Kubernetes) is not underused between two peaks: its room is taken again
-// at the next, and the pods it would pull raise those peaks.
+// at the next, and the pods it would pull raise those peaks. A node that
+// pulled pods within evictionCooldown (Store.Pulling) pulls on while it is
+// below the mean at all: pulling stops at the mean, not at the band's edge,
+// which would leave the node that joined or came back as far below the
+// others as the deviation.
 func (p *LoadAwareBalance) farBelow(c *cycle, node *v1.Node) []usage.Resource {
 	swing, ok := c.swings[node.Name]
 	if node.Spec.Unschedulable || !ok {
 		return nil
 	}
+	pulling := p.Deps.Store.Pulling(node.Name, c.now, p.args.EvictionCooldown.Duration)
 	load := c.loads[node.Name]
 	var out []usage.Resource
 	for _, r := range slices.Sorted(maps.Keys(p.args.DeviationThresholds)) {
-		if load[r]+swing[r] > c.mean[r]+p.args.DeviationThresholds[r] {
+		deviation := p.args.DeviationThresholds[r]
+		if load[r]+swing[r] > c.mean[r]+deviation {
 			return nil
 		}
-		if load[r]+swing[r] < c.mean[r]-p.args.DeviationThresholds[r] {
+		edge := c.mean[r] - deviation
+		if pulling {
+			edge = c.mean[r]
+		}
+		if load[r]+swing[r] < edge {
 			out = append(out, r)
 		}
 	}
@@ -458,11 +472,21 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		}
 		// Every move restarts a pod: balancing moves a workload
 		// balance.BalanceMoves times per balanceCooldown at most; a node
-		// over a high threshold sheds its pods whenever they must go.
+		// over a high threshold sheds its pods whenever they must go. A
+		// node far below the mean (one that joined or came back) is a
+		// change in the cluster that lasts: it pulls a workload at the pace
+		// of its rolling update, balance.BalanceMoves of its pods a cycle,
+		// still never off a node the workload was moved onto nor back
+		// where it was moved off within balanceCooldown.
 		var replicas int
 		if balancing {
-			replicas = p.replicaCount(podLogger, pod)
-			if s.OutOfBalanceMoves(wl, replicas, node.Name, c.now, p.args.BalanceCooldown.Duration) {
+			replicas = p.replicaCount(podLogger, c, wl, pod)
+			switch {
+			case job.pull && s.MovesNow(wl, c.now) >= balance.BalanceMoves(replicas):
+				p.skip(podLogger, balance.SkipCooldown, "workload had as many pods moved this cycle as its rolling update restarts at once", "workload", wl,
+					"perCycle", balance.BalanceMoves(replicas))
+				continue
+			case !job.pull && s.OutOfBalanceMoves(wl, replicas, node.Name, c.now, p.args.BalanceCooldown.Duration):
 				p.skip(podLogger, balance.SkipCooldown, "workload was moved off other nodes within the balance cooldown as often as balancing moves it", "workload", wl,
 					"cooldown", p.args.BalanceCooldown.Duration, "perCooldown", balance.BalanceMoves(replicas))
 				continue
@@ -559,9 +583,12 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		c.evicted++
 		c.byNamespace[pod.Namespace]++
 		if !p.args.DryRun {
-			if balancing {
+			switch {
+			case job.pull:
+				s.RememberPull(wl, pod.UID, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
+			case balancing:
 				s.Remember(wl, pod.UID, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
-			} else {
+			default:
 				s.RememberCooling(wl, pod.UID, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
 			}
 			s.Note(pod.UID, note, sourceUsage, destinationUsage)
@@ -599,13 +626,21 @@ func (p *LoadAwareBalance) onlyPod(logger klog.Logger, pod *v1.Pod) bool {
 	return !ok || n <= 1
 }
 
-// replicaCount returns how many pods pod's controller runs, pod included,
-// or 1 when they cannot be counted: the fewest moves balancing may make.
-func (p *LoadAwareBalance) replicaCount(logger klog.Logger, pod *v1.Pod) int {
-	if n, ok := p.countReplicas(logger, pod); ok {
+// replicaCount returns how many pods w, the workload of pod, ran when the
+// cycle first counted them, pod included, or 1 when they cannot be counted:
+// the fewest moves balancing may make. The count is the cycle's first: the
+// pods it evicts leave the informer before their replacements arrive, and
+// a workload's budget must not shrink with each of its moves.
+func (p *LoadAwareBalance) replicaCount(logger klog.Logger, c *cycle, w balance.Workload, pod *v1.Pod) int {
+	if n, ok := c.replicas[w]; ok {
 		return n
 	}
-	return 1
+	n, ok := p.countReplicas(logger, pod)
+	if !ok {
+		n = 1
+	}
+	c.replicas[w] = n
+	return n
 }
 
 // countReplicas counts the pods of pod's controller from the informer's

@@ -447,6 +447,91 @@ func TestBalanceMovesALargeWorkloadAQuarterOfItsReplicasPerCooldown(t *testing.T
 	}
 }
 
+// A node that began to pull goes on pulling until it reaches the cluster's
+// mean, not only until it is back within the deviation: the band's lower
+// edge would leave a node that joined as far below the others as the
+// deviation. A node that pulled nothing does not start within the band.
+func TestBalancePullsUntilTheMean(t *testing.T) {
+	nodes := []*v1.Node{node("a"), node("b"), node("c"), node("empty")}
+	var pods []*v1.Pod
+	for _, n := range []string{"a", "b"} {
+		for i := 1; i <= 4; i++ {
+			name := fmt.Sprintf("%s-%d", n, i)
+			pods = append(pods, pod(name, n, "rs-"+name, 40))
+		}
+	}
+	for i := 1; i <= 4; i++ {
+		name := fmt.Sprintf("c-%d", i)
+		pods = append(pods, pod(name, "c", "rs-"+name, 10))
+	}
+	// Five minutes after the first cycle, empty is at 24 %, within the
+	// 10-point deviation below the mean of 26 %; c is above the mean.
+	later := loads("a", 10, 23, "b", 10, 22, "c", 10, 35, "empty", 5, 24)
+
+	h := newHarness(t, args(memoryDeviation(10)), nodes, pods...)
+	// Mean 25 %: empty, at 5, pulls from a and b.
+	h.cycle(loads("a", 10, 35, "b", 10, 30, "c", 10, 30, "empty", 5, 5))
+	first := len(h.Evicted)
+	if first == 0 {
+		t.Fatal("empty, far below the mean, pulled nothing")
+	}
+	h.clock.Step(4 * time.Minute)
+	h.cycle(later)
+	pulled := h.Evicted[first:]
+	if len(pulled) == 0 || !strings.HasPrefix(pulled[0], "c-") {
+		t.Fatalf("the second cycle evicted %v, want pods of c pulled towards the mean", pulled)
+	}
+	for _, d := range h.plugin.Deps.Store.Destinations() {
+		if d != "empty" {
+			t.Errorf("a pod moved to %s, want only to the node that pulls", d)
+		}
+	}
+
+	fresh := newHarness(t, args(memoryDeviation(10)), nodes, pods...)
+	fresh.cycle(later)
+	if len(fresh.Evicted) != 0 {
+		t.Errorf("a node within the deviation that pulled nothing before pulled %v", fresh.Evicted)
+	}
+}
+
+// A node far below the mean (back from maintenance, or new) pulls a
+// workload at the pace of its rolling update: a quarter of its replicas in
+// one cycle, however many earlier cycles moved, where balancing between the
+// nodes already in use spends that quarter once per balanceCooldown.
+func TestBalancePullsAWorkloadAQuarterOfItsReplicasPerCycle(t *testing.T) {
+	nodes := []*v1.Node{node("a"), node("b"), node("c"), node("empty")}
+	var pods []*v1.Pod
+	for i := 1; i <= 8; i++ {
+		pods = append(pods, pod(fmt.Sprintf("web-%d", i), []string{"a", "b"}[(i-1)/4], "web", 40))
+	}
+	h := newHarness(t, args(cpuAndMemoryDeviation(10)), nodes, pods...)
+	// Mean memory 31.25 %: empty, at 5, is more than 10 under it.
+	h.cycle(loads("a", 10, 40, "b", 10, 40, "c", 10, 40, "empty", 5, 5))
+	if got := len(h.Evicted); got != 2 {
+		t.Fatalf("first cycle evicted %v, want 2 of the 8 replicas", h.Evicted)
+	}
+	if got := h.skipped(balance.SkipCooldown); got == 0 {
+		t.Error("no skipped{reason=cooldown}: the workload's third pod was not held for the next cycle")
+	}
+	// The replacements land on empty; ten minutes later the moves show in
+	// the usage (a 32, empty 13) and empty still pulls: two more, off b (a
+	// now holds no more of the workload than empty), within the same
+	// balanceCooldown.
+	for _, name := range []string{"web-9", "web-10"} {
+		h.Add(pod(name, "empty", "web", 40, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
+	}
+	h.clock.Step(10 * time.Minute)
+	h.cycle(loads("a", 10, 32, "b", 10, 40, "c", 10, 40, "empty", 5, 13))
+	if diff := cmp.Diff([]string{"web-1", "web-2", "web-5", "web-6"}, h.evictedSorted()); diff != "" {
+		t.Fatalf("two cycles evicted (-want,+got):\n%s", diff)
+	}
+	for _, d := range h.plugin.Deps.Store.Destinations() {
+		if d != "empty" {
+			t.Errorf("a pod moved to %s, want only to the node far below the mean", d)
+		}
+	}
+}
+
 func TestBalanceProjectsWithMeasuredPodUsage(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
 	// The pods ask for 40 MiB (4 %) and use 80 MiB (8 %): 95 → 87 → 79.
