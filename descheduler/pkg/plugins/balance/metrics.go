@@ -21,11 +21,14 @@ const (
 	SkipOtherScheduler = "other-scheduler"
 	// SkipGrowing: the pod's memory keeps growing; it would heat any node.
 	SkipGrowing = "growing"
+	// SkipNoRelief: the pod uses next to nothing of the resources its node
+	// is over its limits on; moving it would free nothing.
+	SkipNoRelief = "no-relief"
 )
 
 // SkipReasons are every value of the reason label of skipped candidates.
 var SkipReasons = []string{SkipNoDestination, SkipPDB, SkipCooldown, SkipStale, SkipInvalid, SkipLimit, SkipFiltered,
-	SkipEvictionError, SkipOtherScheduler, SkipGrowing}
+	SkipEvictionError, SkipOtherScheduler, SkipGrowing, SkipNoRelief}
 
 // Outcomes of a move's replacement, the values of the outcome label of
 // moves_landed_total.

@@ -444,6 +444,11 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			return
 		}
 		podLogger := logger.WithValues("pod", klog.KObj(pod))
+		if !relieves(p.Deps.Model.Share(amounts[pod], node), over) {
+			p.skip(podLogger, balance.SkipNoRelief, "pod uses next to nothing of what the node is over its limits on; moving it would restart it for nothing",
+				"resources", over)
+			continue
+		}
 		if !p.PlacedByBallast(pod) {
 			p.skip(podLogger, balance.SkipOtherScheduler, "pod is placed by another scheduler, which would not place its replacement by real usage",
 				"schedulerName", pod.Spec.SchedulerName)
@@ -594,6 +599,24 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			s.Note(pod.UID, note, sourceUsage, destinationUsage)
 		}
 	}
+}
+
+// minRelief is the least share of a node, in percentage points of one
+// resource over its limit, that a pod must free to be moved for it: below
+// the tenth of a percent every figure of a move is reported in, the move
+// would restart the pod and change nothing the user can see (an idle pod on
+// a node hot on CPU, once a move for memory has brought memory under).
+const minRelief = 0.1
+
+// relieves reports whether a pod whose share of the node is share frees at
+// least minRelief of one of the resources over the limit.
+func relieves(share balance.NodeLoad, over []usage.Resource) bool {
+	for _, r := range over {
+		if share[r] >= minRelief {
+			return true
+		}
+	}
+	return false
 }
 
 // surgeTarget returns, with SurgeSingleReplica, the Deployment to roll out

@@ -2,6 +2,7 @@ package loadawarebalance
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,6 +121,25 @@ func TestBalanceEvictsInCandidateOrder(t *testing.T) {
 	// (not above 85 %, done). Priority 1000 would go last.
 	if diff := cmp.Diff([]string{"burstable-big", "burstable-small"}, h.Evicted); diff != "" {
 		t.Errorf("evicted (-want,+got):\n%s", diff)
+	}
+}
+
+// A pod that uses next to nothing of what the node is over its limit on is
+// passed over, however early the candidate order puts it: moving it would
+// restart it and free nothing.
+func TestBalanceMovesNoPodThatFreesNothing(t *testing.T) {
+	idle := pod("idle", "hot", "rs-idle", 40, func(p *v1.Pod) { p.Spec.Priority = ptrTo(int32(-1)) })
+	h := newHarness(t, args(unlimited), threeNodes, append(hotPods(), idle)...)
+	// Half a MiB of memory is 0.05 % of the node; the others use what
+	// they ask for.
+	h.podUsage["idle"] = loadmodel.Amount{MilliCPU: 1, Memory: mib / 2}
+	h.cycle(hotUsage)
+	// 95 → 91 → 87 → 83 by the other pods, as without the idle one.
+	if got := h.Evicted; len(got) != 3 || slices.Contains(got, "idle") {
+		t.Errorf("evicted %v, want 3 pods and not the idle one, which frees 0.05 %% of the node's memory", got)
+	}
+	if got := h.skipped(balance.SkipNoRelief); got != 1 {
+		t.Errorf("skipped{reason=%q} = %v, want 1", balance.SkipNoRelief, got)
 	}
 }
 
