@@ -70,6 +70,13 @@ func ReadPeak(snap *usage.Snapshot, node string, w usage.Window, want ...Resourc
 	return readStat(snap, node, w, func(_ usage.Resource, s usage.Stats) float64 { return s.Max }, want...)
 }
 
+// ReadLatest returns the newest sample of every resource in want, like
+// ReadLoad: whether a node over its limit on the window's statistic still
+// is now.
+func ReadLatest(snap *usage.Snapshot, node string, w usage.Window, want ...ResourceThresholds) (NodeLoad, bool) {
+	return readStat(snap, node, w, func(_ usage.Resource, s usage.Stats) float64 { return s.Latest }, want...)
+}
+
 // SkipReason is the reason label for a node ReadLoad found no usable usage
 // for: "invalid" when the load-watcher client refused the node's data
 // (usage.NodeUsage.Invalid), "stale" when it is old or missing.

@@ -146,7 +146,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		}
 		limit := p.limit(mean)
 		c.limits[n.Name] = limit
-		streak := s.ObserveHot(n.Name, len(limit.Above(load)) > 0)
+		streak := s.ObserveHot(n.Name, p.stillOver(logger, snap, n, window, limit, load, mean, inFlight[n.Name]))
 		switch {
 		case streak >= *p.args.ConsecutiveHotCycles:
 			hot = append(hot, n)
@@ -193,6 +193,33 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	}
 	p.pull(ctx, logger, c, nodes, dests.cool)
 	return nil
+}
+
+// stillOver reports whether node, whose load (the window's statistic per
+// resource, moves in flight included) is load, is over limit on some
+// resource, unless its newest sample has fallen back to the cluster's mean
+// on every such resource: that node is cooling by itself (a process outside
+// Kubernetes stopped, a wave of load fell), and moving its pods would
+// answer a load that is gone. A newest sample between the mean and the
+// limit says nothing a noisy node's would not. Without a newest sample the
+// statistic alone decides.
+func (p *LoadAwareBalance) stillOver(logger klog.Logger, snap *usage.Snapshot, node *v1.Node, window usage.Window, limit balance.ResourceThresholds,
+	load, mean, inFlight balance.NodeLoad) bool {
+	over := limit.Above(load)
+	if len(over) == 0 {
+		return false
+	}
+	latest, ok := balance.ReadLatest(snap, node.Name, window, limit)
+	if !ok {
+		return true
+	}
+	latest = latest.Add(inFlight, 1)
+	if slices.ContainsFunc(over, func(r usage.Resource) bool { return latest[r] > mean[r] }) {
+		return true
+	}
+	logger.V(2).Info("Node over its limit on the window's statistic, back at the cluster's mean on its newest sample: cooling by itself, not shedding",
+		"node", klog.KObj(node), "resources", over, "usage", load, "newest", latest, "mean", mean, "limit", limit)
+	return false
 }
 
 // shedding is what one node sheds pods towards this cycle.

@@ -143,6 +143,26 @@ func TestBalanceMovesNoPodThatFreesNothing(t *testing.T) {
 	}
 }
 
+// A node over a high threshold on its window's mean whose newest sample is
+// back at the cluster's mean (a process outside Kubernetes stopped) is
+// cooling by itself: nothing moves off it. A newest sample under the
+// threshold but above the mean is what a noisy node shows: it sheds.
+func TestBalanceLeavesANodeCoolingByItself(t *testing.T) {
+	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
+	// The mean of cpu is (95 + 10 + 10) / 3 ≈ 38 %.
+	cpuHot := loads("hot", 95, 40, "cool-a", 10, 20, "cool-b", 10, 30)
+	h.source.Latest = map[string]balance.NodeLoad{"hot": {usage.CPU: 30}}
+	h.cycle(cpuHot)
+	if len(h.Evicted) != 0 {
+		t.Fatalf("evicted %v off a node whose newest sample (cpu 30 %%) is under the cluster's mean", h.Evicted)
+	}
+	h.source.Latest = map[string]balance.NodeLoad{"hot": {usage.CPU: 60}}
+	h.cycle(cpuHot)
+	if len(h.Evicted) == 0 {
+		t.Fatal("evicted nothing off a node over the high threshold on its mean, its newest sample (cpu 60 %) above the cluster's mean")
+	}
+}
+
 func TestBalanceNeedsADestination(t *testing.T) {
 	tainted := func(n *v1.Node) {
 		n.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "gpu", Effect: v1.TaintEffectNoSchedule}}

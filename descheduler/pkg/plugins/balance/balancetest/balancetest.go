@@ -79,6 +79,9 @@ type StaticSource struct {
 	// Peaks are window maxima above the average, per node; a node not in
 	// it peaks at its average.
 	Peaks map[string]balance.NodeLoad
+	// Latest are newest samples other than the average, per node; a node
+	// not in it has its average as its newest sample.
+	Latest map[string]balance.NodeLoad
 }
 
 // Snapshot returns the snapshot last set.
@@ -99,7 +102,11 @@ func (s *StaticSource) Set(at time.Time, loads map[string]balance.NodeLoad, stal
 			if p, ok := s.Peaks[name][r]; ok {
 				peak = p
 			}
-			stats[r] = usage.Stats{Avg: v, Latest: v, Max: peak, P95: peak, Samples: 20}
+			latest := v
+			if l, ok := s.Latest[name][r]; ok {
+				latest = l
+			}
+			stats[r] = usage.Stats{Avg: v, Latest: latest, Max: max(peak, latest), P95: peak, Samples: 20}
 		}
 		snap.Nodes[name] = usage.NodeUsage{Node: name, SampleTime: at, Windows: map[usage.Window]map[usage.Resource]usage.Stats{usage.Window5m: stats}}
 	}
