@@ -169,6 +169,9 @@ func TestFaults(t *testing.T) {
 	if startHog(ctx, t, l.Client, "hog", hogTarget, 0, time.Now()) == 0 {
 		t.Fatalf("%s is too full for the hog the suite needs", lane.NodeName)
 	}
+	waitPodsIn(ctx, t, l.Client, faultsNS, "app=hog", 1, podReady)
+	topUpHog(ctx, t, l.Client)
+	logSteady(ctx, t, l.Client)
 
 	// The stream goes to a node without a machine (a kubelet stand-in),
 	// tainted so nothing else lands there: thousands of pods cost the
@@ -257,6 +260,44 @@ func TestFaults(t *testing.T) {
 	})
 }
 
+// topUpHog makes sure the hog took the first node over the scheduler's
+// threshold: under it, the descheduler may move steady's pods to cool nodes
+// only, and a node holding steady's other replicas may be none. The hog is
+// sized from what the node used a moment before it, and what the node's
+// other pods use moves meanwhile (one run ended at 89 %). It waits up to
+// 90 s for the samples to show the hog within a point of hogTarget; if the
+// node stays short, a second hog makes up the difference.
+func topUpHog(ctx context.Context, t *testing.T, c kubernetes.Interface) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		used, allocMiB := memoryUse(ctx, t, c, time.Now())
+		if used >= hogTarget-1 {
+			t.Logf("hog: %s at %.1f%% of its allocatable memory", lane.NodeName, used)
+			return
+		}
+		if time.Now().After(deadline) {
+			hogUpTo(ctx, t, c, "hog-top", hogTarget, used, allocMiB, 0)
+			return
+		}
+	}
+}
+
+// logSteady logs where steady's pods run: the moves the checks below look
+// for need some on the hogged node.
+func logSteady(ctx context.Context, t *testing.T, c kubernetes.Interface) {
+	t.Helper()
+	pods, err := c.CoreV1().Pods(faultsNS).List(ctx, metav1.ListOptions{LabelSelector: "app=steady"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perNode := map[string]int{}
+	for _, p := range pods.Items {
+		perNode[p.Spec.NodeName]++
+	}
+	t.Logf("steady's pods per node when the hog runs: %v", perNode)
+}
+
 // startHog starts a pod no scheduler placed on the first node that takes
 // the node's memory to pct percent of its allocatable, counting extraMiB
 // more that is about to land there, from the usage load-watcher reports
@@ -329,7 +370,8 @@ func hogUpTo(ctx context.Context, t *testing.T, c kubernetes.Interface, name str
 		return 0
 	}
 	hog := hogPod(mib)
-	hog.Name, hog.Namespace, hog.Spec.NodeName = name, faultsNS, lane.NodeName
+	// Its own label: shrinkHog waits for the hog it replaces by "app=hog".
+	hog.Name, hog.Namespace, hog.Spec.NodeName, hog.Labels = name, faultsNS, lane.NodeName, map[string]string{"app": name}
 	if _, err := c.CoreV1().Pods(faultsNS).Create(ctx, hog, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
