@@ -442,16 +442,18 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 	// A pod whose memory keeps growing stays: it would heat any node, and
 	// what the node cannot shed counts in its goal.
 	pods = p.WithoutGrowing(logger, PluginName, pods)
+	// What each pod uses, and its share of this node: what moving it frees.
 	amounts := make(map[*v1.Pod]loadmodel.Amount, len(pods))
+	shares := make(map[*v1.Pod]balance.NodeLoad, len(pods))
 	for _, pod := range pods {
 		amounts[pod] = p.Deps.PodAmount(ctx, PluginName, pod)
+		shares[pod] = p.Deps.Model.Share(amounts[pod], node)
 	}
-	limit = p.goal(logger, node, c.loads[node.Name], limit, pods, amounts)
+	limit = p.goal(logger, c.loads[node.Name], limit, pods, shares)
 	sortCandidates(pods, func(pod *v1.Pod) float64 {
-		share := p.Deps.Model.Share(amounts[pod], node)
 		var sum float64
 		for _, r := range hotResources {
-			sum += share[r]
+			sum += shares[pod][r]
 		}
 		return sum
 	})
@@ -471,7 +473,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			return
 		}
 		podLogger := logger.WithValues("pod", klog.KObj(pod))
-		if !relieves(p.Deps.Model.Share(amounts[pod], node), over) {
+		if !relieves(shares[pod], over) {
 			p.skip(podLogger, balance.SkipNoRelief, "pod uses next to nothing of what the node is over its limits on; moving it would restart it for nothing",
 				"resources", over)
 			continue
@@ -532,7 +534,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			// kube-scheduler's replica spreading would undo.
 			onSource := p.replicasOn(node.Name, wl)
 			narrows = func(dest *v1.Node) bool {
-				return p.narrows(c.loads[node.Name], c.loads[dest.Name], p.Deps.Model.Share(amounts[pod], node), p.Deps.Model.Share(amounts[pod], dest)) &&
+				return p.narrows(c.loads[node.Name], c.loads[dest.Name], shares[pod], p.Deps.Model.Share(amounts[pod], dest)) &&
 					takesReplica(p.replicasOn(dest.Name, wl), onSource, replicas, c.shares[dest.Name])
 			}
 		}
@@ -564,7 +566,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			continue
 		}
 		reason := eventReason(over, c.loads[node.Name], job.limit, node.Name, dest.Node.Name)
-		sourceLoad := p.Deps.Model.Share(amounts[pod], node)
+		sourceLoad := shares[pod]
 		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.Node)
 		because := overLimits(over, c.loads[node.Name], job.limit, p.args.HighThresholds)
 		if job.pull {
@@ -714,11 +716,11 @@ func (p *LoadAwareBalance) countReplicas(logger klog.Logger, pod *v1.Pod) (int, 
 // it again, and no further, so that the moves are not undone by the next
 // placements; a node over the scheduler's threshold with no pod at all
 // sheds every pod it can.
-func (p *LoadAwareBalance) goal(logger klog.Logger, node *v1.Node, load balance.NodeLoad, limit balance.ResourceThresholds,
-	pods []*v1.Pod, amounts map[*v1.Pod]loadmodel.Amount) balance.ResourceThresholds {
+func (p *LoadAwareBalance) goal(logger klog.Logger, load balance.NodeLoad, limit balance.ResourceThresholds,
+	pods []*v1.Pod, shares map[*v1.Pod]balance.NodeLoad) balance.ResourceThresholds {
 	floor := maps.Clone(load)
 	for _, pod := range pods {
-		floor = floor.Add(p.Deps.Model.Share(amounts[pod], node), -1)
+		floor = floor.Add(shares[pod], -1)
 	}
 	scheduler := p.Deps.Model.SchedulerThresholds()
 	var out balance.ResourceThresholds
