@@ -170,7 +170,7 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("%s is too full for the hog the suite needs", lane.NodeName)
 	}
 	waitPodsIn(ctx, t, l.Client, faultsNS, "app=hog", 1, podReady)
-	topUpHog(ctx, t, l.Client)
+	topUpHog(ctx, t, l.Client, "hog-top")
 	logSteady(ctx, t, l.Client)
 
 	// The stream goes to a node without a machine (a kubelet stand-in),
@@ -260,24 +260,25 @@ func TestFaults(t *testing.T) {
 	})
 }
 
-// topUpHog makes sure the hog took the first node over the scheduler's
-// threshold: under it, the descheduler may move steady's pods to cool nodes
-// only, and a node holding steady's other replicas may be none. The hog is
-// sized from what the node used a moment before it, and what the node's
-// other pods use moves meanwhile (one run ended at 89 %). It waits up to
-// 90 s for the samples to show the hog within a point of hogTarget; if the
-// node stays short, a second hog makes up the difference.
-func topUpHog(ctx context.Context, t *testing.T, c kubernetes.Interface) {
+// topUpHog makes sure the first node is over the scheduler's threshold, as
+// the checks that need the descheduler to move pods off it require: under
+// it, the descheduler may move pods to cool nodes only, and the other node
+// may be none. A hog is sized from what the node used a moment before it,
+// and what the node's other pods use moves meanwhile (one run showed the
+// node at 82.7 % after 90 s with a hog sized for 92 %). It waits up to two
+// minutes for the samples to show the node within a point of hogTarget; if
+// it stays short, a hog named name makes up the difference.
+func topUpHog(ctx context.Context, t *testing.T, c kubernetes.Interface, name string) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		used, allocMiB := memoryUse(ctx, t, c, time.Now())
 		if used >= hogTarget-1 {
-			t.Logf("hog: %s at %.1f%% of its allocatable memory", lane.NodeName, used)
+			t.Logf("%s at %.1f%% of its allocatable memory", lane.NodeName, used)
 			return
 		}
 		if time.Now().After(deadline) {
-			hogUpTo(ctx, t, c, "hog-top", hogTarget, used, allocMiB, 0)
+			hogUpTo(ctx, t, c, name, hogTarget, used, allocMiB, 0)
 			return
 		}
 	}
@@ -443,7 +444,6 @@ func checkSurgeMove(ctx context.Context, t *testing.T, f *faultEnv, nodes []stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	begin := time.Now()
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the descheduler's log about solo:\n%s", podLogs(ctx, f.client, ballastNamespace, "app.kubernetes.io/name=descheduler", "solo"))
@@ -458,6 +458,10 @@ func checkSurgeMove(ctx context.Context, t *testing.T, f *faultEnv, nodes []stri
 			t.Logf("pods and events in %s:\n%s", faultsNS, describeNamespace(ctx, f.client, faultsNS))
 		}
 	})
+	// Its node must be over the scheduler's threshold before the move is
+	// timed (the watch above covers a move that starts sooner).
+	topUpHog(ctx, t, f.client, "hog-solo")
+	begin := time.Now()
 	moved := waitPodsIn(ctx, t, f.client, faultsNS, "app=solo", 1, func(p corev1.Pod) bool { return p.Spec.NodeName == other && podReady(p) })[0]
 	poll(ctx, t, "solo's first pod to stop", 2*time.Minute, func(ctx context.Context) (bool, string) {
 		_, err := f.client.CoreV1().Pods(faultsNS).Get(ctx, first.Name, metav1.GetOptions{})
