@@ -98,6 +98,8 @@ type cycle struct {
 	// replicas are the workloads' pods as the cycle first counted them
 	// (replicaCount).
 	replicas map[balance.Workload]int
+	// hot are the nodes that shed as hot this cycle.
+	hot map[string]bool
 }
 
 // Balance runs one descheduling cycle.
@@ -114,7 +116,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 
 	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{},
 		byNode: map[string]int32{}, byNamespace: map[string]int32{}, shares: sizeShares(nodes), swings: map[string]balance.NodeLoad{},
-		replicas: map[balance.Workload]int{}}
+		replicas: map[balance.Workload]int{}, hot: map[string]bool{}}
 	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
 	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
 
@@ -150,6 +152,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		switch {
 		case streak >= *p.args.ConsecutiveHotCycles:
 			hot = append(hot, n)
+			c.hot[n.Name] = true
 		case streak > 0:
 			logger.V(2).Info("Node above a high threshold, not hot yet", "node", klog.KObj(n), "cycles", streak, "needed", *p.args.ConsecutiveHotCycles, "usage", load)
 		default:
@@ -239,7 +242,13 @@ type shedding struct {
 // joined, a big node beside many small ones) takes pods from the nodes above
 // the mean on that resource, busiest first, until they reach the mean or it
 // does. Nodes above the mean plus the deviation have shed first; a pull moves
-// pods for balance, under the same rules and budget.
+// pods for balance, under the same rules, paced by the workload's rolling
+// update rather than by balanceCooldown (Store.MovesNow). A node that shed
+// as hot this cycle is a source too, usually the first: the pods balancing
+// could not move off it for the budget a pull may take, and the node
+// furthest above the mean is the one a new node should relieve. Another
+// node over its limit is not: over it for fewer than consecutiveHotCycles
+// (it may be a spike), or cooling by itself (stillOver).
 func (p *LoadAwareBalance) pull(ctx context.Context, logger klog.Logger, c *cycle, nodes []*v1.Node, cool []*v1.Node) {
 	if c.stopped {
 		return
@@ -266,9 +275,7 @@ func (p *LoadAwareBalance) pull(ctx context.Context, logger klog.Logger, c *cycl
 	var sources []*v1.Node
 	for _, n := range nodes {
 		load, ok := c.loads[n.Name]
-		// A node over its own limit is hot, or on its way to be: it
-		// sheds as such, not by a pull.
-		if !ok || len(c.limits[n.Name].Above(load)) > 0 || len(limit.Above(load)) == 0 || slices.Contains(under, n) {
+		if !ok || (len(c.limits[n.Name].Above(load)) > 0 && !c.hot[n.Name]) || len(limit.Above(load)) == 0 || slices.Contains(under, n) {
 			continue
 		}
 		sources = append(sources, n)

@@ -572,6 +572,32 @@ func TestBalancePullsAWorkloadAQuarterOfItsReplicasPerCycle(t *testing.T) {
 	}
 }
 
+// A node above the cluster's mean plus the deviation sheds first, for
+// balance; what balancing's budget keeps on it, a node far below the mean
+// (one that joined) pulls, off it before any node less busy: the workload
+// goes where the new node relieves most.
+func TestBalancePullsFirstOffTheNodeBalancingCouldNotRelieve(t *testing.T) {
+	nodes := []*v1.Node{node("a"), node("b"), node("c"), node("new")}
+	pods := []*v1.Pod{pod("web-1", "a", "web", 40), pod("web-2", "a", "web", 40), pod("web-3", "b", "web", 40), pod("web-4", "c", "web", 40)}
+	h := newHarness(t, args(memoryDeviation(10)), nodes, pods...)
+	// Balancing moved the four-replica workload ten minutes ago, off c:
+	// its budget for balanceCooldown is spent.
+	wl, _ := balance.WorkloadOf(pods[0])
+	h.plugin.Deps.Store.Remember(wl, "uid-web-0", "c", "new", h.clock.Now().Add(-10*time.Minute), nil, nil)
+	// Mean memory 30 %: a, at 50, is over 40; new, at 5, is far below; b
+	// is above the mean.
+	h.cycle(loads("a", 10, 50, "b", 10, 35, "c", 10, 30, "new", 5, 5))
+	if got := h.skipped(balance.SkipCooldown); got == 0 {
+		t.Error("no skipped{reason=cooldown}: balancing moved the workload again within balanceCooldown")
+	}
+	if len(h.Evicted) != 1 || !strings.HasPrefix(h.Evicted[0], "web-") || slices.Contains([]string{"web-3", "web-4"}, h.Evicted[0]) {
+		t.Fatalf("evicted %v, want one pod off a, the node furthest above the mean, pulled by new", h.Evicted)
+	}
+	if d := h.plugin.Deps.Store.Destinations(); !slices.Equal(d, []string{"new", "new"}) {
+		t.Errorf("destinations %v, want new for both moves", d)
+	}
+}
+
 func TestBalanceProjectsWithMeasuredPodUsage(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
 	// The pods ask for 40 MiB (4 %) and use 80 MiB (8 %): 95 → 87 → 79.
