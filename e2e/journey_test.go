@@ -424,8 +424,14 @@ func waitPods(ctx context.Context, t *testing.T, c kubernetes.Interface, selecto
 // waitPodsIn waits until n pods of namespace that match selector pass ok.
 func waitPodsIn(ctx context.Context, t *testing.T, c kubernetes.Interface, namespace, selector string, n int, ok func(corev1.Pod) bool) []corev1.Pod {
 	t.Helper()
+	return waitPodsFor(ctx, t, c, namespace, selector, n, 3*time.Minute, ok)
+}
+
+// waitPodsFor is waitPodsIn with its own timeout.
+func waitPodsFor(ctx context.Context, t *testing.T, c kubernetes.Interface, namespace, selector string, n int, timeout time.Duration, ok func(corev1.Pod) bool) []corev1.Pod {
+	t.Helper()
 	var pods []corev1.Pod
-	poll(ctx, t, fmt.Sprintf("%d pods %s in %s", n, selector, namespace), 3*time.Minute, func(ctx context.Context) (bool, string) {
+	poll(ctx, t, fmt.Sprintf("%d pods %s in %s", n, selector, namespace), timeout, func(ctx context.Context) (bool, string) {
 		list, err := c.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return false, err.Error()
