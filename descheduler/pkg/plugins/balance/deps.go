@@ -97,7 +97,8 @@ func (d Deps) Complete(plugin string, handle frameworktypes.Handle) (Deps, error
 // (Store.Follow), so the nodes they really landed on are guarded too, and
 // records under plugin those that landed back on their source node, and
 // counts those that landed on the node their move planned and elsewhere; it
-// also feeds the Store's Bounced. Callers hold the Store's lock.
+// also feeds the Store's Bounced, and notes the moved pods gone from their
+// source (Store.NoteGone). Callers hold the Store's lock.
 func (d Deps) FollowReplacements(logger klog.Logger, handle frameworktypes.Handle, plugin string, nodes []*v1.Node) {
 	podsOn := func(node string) []*v1.Pod {
 		pods, err := handle.GetPodsAssignedToNodeFunc()(node, nil)
@@ -115,6 +116,7 @@ func (d Deps) FollowReplacements(logger klog.Logger, handle frameworktypes.Handl
 		d.Metrics.SurgeMoves.WithLabelValues(plugin, n.Name)
 	}
 	followed := d.Store.Follow(names, podsOn)
+	d.Store.NoteGone(d.Clock.Now(), podsOn)
 	for node, n := range followed.Back {
 		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)
 		d.Metrics.PingPong.WithLabelValues(plugin, node).Add(float64(n))

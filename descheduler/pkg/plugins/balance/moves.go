@@ -9,6 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/ballast-sched/ballast/core/loadmodel"
 )
 
 // move is one eviction the plugin made: what left which node, where it was
@@ -30,6 +32,12 @@ type move struct {
 	// and landedOn the node it runs on; empty until one runs.
 	replacement types.UID
 	landedOn    string
+	// seen is the last cycle that still listed the pod on its source, and
+	// grace its termination grace period as listed then; goneAt is when it
+	// was gone, as NoteGone works it out: zero until a cycle no longer
+	// lists it.
+	seen, goneAt time.Time
+	grace        time.Duration
 	// hot is set when the pod was moved to cool its source, a node over
 	// its high thresholds; pull when a node far below the cluster's mean,
 	// the destination, pulled it.
@@ -103,15 +111,22 @@ func (s *Store) MovedOnto(w Workload, node string, now time.Time, cooldown time.
 	return false
 }
 
-// InFlight is the correction to apply to node's measured window average for
-// moves whose effect the window does not fully show yet. A move at t0 is
-// only partly in an average over window w sampled at ts; the part still
-// missing is (1 − f) with f = (ts − t0)/w clamped to [0, 1]. An error in f
-// errs towards fewer evictions: the source looks cooler and the destination
-// warmer than they are. Once a replacement runs elsewhere than expected,
-// the expected destination gets no correction: the pod's share was estimated
+// InFlight is the correction to apply to node's usage, read on stats, for
+// moves whose effect the statistic does not fully show yet. A move at t0 is
+// only partly in an average (or a percentile) over window w sampled at ts;
+// the part still missing is (1 − f) with f = (ts − t0)/w clamped to [0, 1].
+// An error in f errs towards fewer evictions: the source looks cooler and
+// the destination warmer than they are. A resource read on its newest
+// sample shows all of the move at the source once a sample was taken after
+// the pod was gone (NoteGone), and none of it before, nor in a sample taken
+// at the move's very time (a simulated clock's): the fraction would
+// credit a node whose samples already show the move with it again for a
+// whole window, holding back the next move off a node still over its
+// limit. The destination keeps the fraction: a replacement's memory grows
+// as it starts. Once a replacement runs elsewhere than expected, the
+// expected destination gets no correction: the pod's share was estimated
 // for that node, and the node it landed on shows the pod in its own window.
-func (s *Store) InFlight(node string, sampled time.Time, window time.Duration) NodeLoad {
+func (s *Store) InFlight(node string, sampled time.Time, window time.Duration, stats loadmodel.Statistics) NodeLoad {
 	out := NodeLoad{}
 	for _, m := range s.moves {
 		toNode := m.destination == node && m.receivedBy(node)
@@ -124,9 +139,16 @@ func (s *Store) InFlight(node string, sampled time.Time, window time.Duration) N
 			missing = 1 - min(max(f, 0), 1)
 		}
 		for r, v := range m.sourceLoad {
-			if m.source == node {
-				out[r] -= missing * v
+			if m.source != node {
+				continue
 			}
+			if stats[r] == loadmodel.Latest {
+				if !sampled.After(m.at) || m.goneAt.IsZero() || sampled.Before(m.goneAt) {
+					out[r] -= v
+				}
+				continue
+			}
+			out[r] -= missing * v
 		}
 		for r, v := range m.destinationLoad {
 			if toNode {
@@ -234,6 +256,46 @@ func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) Follo
 		}
 	}
 	return out
+}
+
+// NoteGone works out, for every move whose pod podsOn no longer lists on
+// its source node, when the pod was gone: a sample taken from then on shows
+// the move at the source (InFlight). A pod still terminating is listed, and
+// still uses what it used. An evicted pod is gone by the end of its
+// termination grace period (30 s unless it says otherwise), which a
+// descheduling interval of minutes may be far from: a cycle that no longer
+// lists it takes the earlier of now and the move's time plus the grace
+// period. A pod a cycle still listed after that (a rollout's, deleted only
+// once its replacement is Ready, or one a node did not stop in time) was
+// gone at some moment up to now, which is what it takes.
+func (s *Store) NoteGone(now time.Time, podsOn func(node string) []*v1.Pod) {
+	for _, m := range s.moves {
+		if !m.goneAt.IsZero() || m.pod == "" {
+			continue
+		}
+		i := slices.IndexFunc(podsOn(m.source), func(p *v1.Pod) bool { return p.UID == m.pod })
+		if i >= 0 {
+			m.seen, m.grace = now, gracePeriod(podsOn(m.source)[i])
+			continue
+		}
+		grace := m.grace
+		if grace == 0 {
+			grace = v1.DefaultTerminationGracePeriodSeconds * time.Second
+		}
+		m.goneAt = now
+		if by := m.at.Add(grace); !m.seen.After(by) && by.Before(now) {
+			m.goneAt = by
+		}
+	}
+}
+
+// gracePeriod is pod's termination grace period; Kubernetes' default when it
+// names none.
+func gracePeriod(pod *v1.Pod) time.Duration {
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		return time.Duration(*g) * time.Second
+	}
+	return v1.DefaultTerminationGracePeriodSeconds * time.Second
 }
 
 // The methods below let other Ballast balance plugins share one Store, so

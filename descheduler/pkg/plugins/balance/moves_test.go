@@ -13,6 +13,7 @@ import (
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/usage"
 )
 
@@ -35,11 +36,87 @@ func TestInFlight(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := s.InFlight(tc.node, tc.sampled, 5*time.Minute)
+			got := s.InFlight(tc.node, tc.sampled, 5*time.Minute, nil)
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 				t.Errorf("inFlight (-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Memory read on the newest sample: the source's sample shows none of the
+// move while the pod is listed there (terminating or not), and all of it
+// from when the pod was gone: the move's time plus the pod's grace period
+// (30 s here), or the first cycle that no longer listed a pod still listed
+// after that. The destination keeps the window's fraction, and CPU, read on
+// the mean, too.
+func TestInFlightOnTheNewestSample(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	stats := loadmodel.Statistics{usage.CPU: loadmodel.Average, usage.Memory: loadmodel.Latest}
+	s := balance.NewStore()
+	s.Remember(balance.Workload{}, "uid-p", "a", "b", t0, balance.NodeLoad{usage.CPU: 10, usage.Memory: 10},
+		balance.NodeLoad{usage.CPU: 20, usage.Memory: 20})
+	listed := map[string][]*v1.Pod{"a": {balancetest.Pod("p", "a", "rs", 40, func(p *v1.Pod) { p.UID = "uid-p" })}}
+	podsOn := func(node string) []*v1.Pod { return listed[node] }
+	inFlight := func(node string, sampled time.Time) balance.NodeLoad {
+		return s.InFlight(node, sampled, 5*time.Minute, stats)
+	}
+	approx := cmpopts.EquateApprox(0, 1e-9)
+
+	// Twenty seconds on, the pod is still terminating on a.
+	s.NoteGone(t0.Add(20*time.Second), podsOn)
+	if diff := cmp.Diff(balance.NodeLoad{usage.CPU: -10 * (1 - 1.0/15), usage.Memory: -10}, inFlight("a", t0.Add(20*time.Second)), approx); diff != "" {
+		t.Errorf("source with its pod still listed (-want,+got):\n%s", diff)
+	}
+	// At forty seconds a cycle finds it gone: it was gone by the end of
+	// its grace period, 30 s after the move.
+	listed["a"] = nil
+	s.NoteGone(t0.Add(40*time.Second), podsOn)
+	if got := inFlight("a", t0.Add(25*time.Second))[usage.Memory]; got != -10 {
+		t.Errorf("source, memory sampled within the pod's grace period: %v, want -10", got)
+	}
+	later := t0.Add(55 * time.Second)
+	if diff := cmp.Diff(balance.NodeLoad{usage.CPU: -10 * (1 - 55.0/300)}, inFlight("a", later), approx); diff != "" {
+		t.Errorf("source sampled after the pod was gone (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff(balance.NodeLoad{usage.CPU: 20 * (1 - 55.0/300), usage.Memory: 20 * (1 - 55.0/300)}, inFlight("b", later), approx); diff != "" {
+		t.Errorf("destination (-want,+got):\n%s", diff)
+	}
+	// A pod listed again later (a stale informer) does not undo it.
+	listed["a"] = []*v1.Pod{balancetest.Pod("p", "a", "rs", 40, func(p *v1.Pod) { p.UID = "uid-p" })}
+	s.NoteGone(later, podsOn)
+	if got := inFlight("a", later)[usage.Memory]; got != 0 {
+		t.Errorf("source after the pod was found gone once: %v, want 0", got)
+	}
+
+	// A pod found gone in the cycle that moved it: a sample taken at that
+	// very time (a simulated clock's) predates the move.
+	s.Remember(balance.Workload{}, "uid-s", "e", "b", t0, balance.NodeLoad{usage.Memory: 10}, balance.NodeLoad{usage.Memory: 20})
+	s.NoteGone(t0, podsOn)
+	if got := inFlight("e", t0)[usage.Memory]; got != -10 {
+		t.Errorf("source sampled at the move's time, the pod found gone then: %v, want -10", got)
+	}
+
+	// Five minutes between cycles: the next one finds the pod gone, and a
+	// sample of 4m45s shows it so.
+	s.Remember(balance.Workload{}, "uid-q", "c", "b", t0, balance.NodeLoad{usage.Memory: 10}, balance.NodeLoad{usage.Memory: 20})
+	s.NoteGone(t0.Add(5*time.Minute), podsOn)
+	if got := inFlight("c", t0.Add(4*time.Minute+45*time.Second))[usage.Memory]; got != 0 {
+		t.Errorf("source a cycle of five minutes later found the pod gone off: %v, want 0", got)
+	}
+	// A pod still listed after its grace period (a rollout's, deleted once
+	// its replacement is Ready) was gone at some moment up to the first
+	// cycle that no longer lists it.
+	s.Remember(balance.Workload{}, "uid-r", "d", "b", t0, balance.NodeLoad{usage.Memory: 10}, balance.NodeLoad{usage.Memory: 20})
+	listed["d"] = []*v1.Pod{balancetest.Pod("r", "d", "rs", 40, func(p *v1.Pod) { p.UID = "uid-r" })}
+	s.NoteGone(t0.Add(time.Minute), podsOn)
+	listed["d"] = nil
+	s.NoteGone(t0.Add(80*time.Second), podsOn)
+	if got := inFlight("d", t0.Add(75*time.Second))[usage.Memory]; got != -10 {
+		t.Errorf("source of a pod listed a minute after its move, sampled before a cycle found it gone: %v, want -10", got)
+	}
+	if got := inFlight("d", t0.Add(85*time.Second))[usage.Memory]; got != 0 {
+		t.Errorf("source of a pod listed a minute after its move, sampled after a cycle found it gone: %v, want 0", got)
 	}
 }
 
@@ -197,7 +274,7 @@ func TestSharedMemory(t *testing.T) {
 		t.Error("Bounced before any replacement was seen")
 	}
 	// 4 % of memory is still expected on b right after the move.
-	if got := s.InFlight("b", t0, 5*time.Minute)["memory"]; got != 4 {
+	if got := s.InFlight("b", t0, 5*time.Minute, nil)["memory"]; got != 4 {
 		t.Errorf("in flight on b = %v, want 4", got)
 	}
 	back := balancetest.Pod("web-back", "a", "web", 40)
@@ -257,7 +334,7 @@ func TestFollowGuardsWhereReplacementsLand(t *testing.T) {
 		}
 	}
 	// Both replacements landed elsewhere: b expects nothing any more.
-	if got := s.InFlight("b", now, 5*time.Minute); len(got) != 0 {
+	if got := s.InFlight("b", now, 5*time.Minute, nil); len(got) != 0 {
 		t.Errorf("in flight on b = %v, want nothing", got)
 	}
 	// Following again takes no pod twice, counts no landing twice and

@@ -96,7 +96,7 @@ func TestKeptMovesAreRecalledWhole(t *testing.T) {
 	next.Store.SetCool(nil, nil)
 	// The replacement that landed back was taken by the web move: it
 	// guards where it runs (a), and the db move expected on c.
-	if got := next.Store.InFlight("c", now, 10*time.Minute); got[usage.Memory] <= 0 {
+	if got := next.Store.InFlight("c", now, 10*time.Minute, nil); got[usage.Memory] <= 0 {
 		t.Errorf("in flight on c = %v, want db-0's share on its way", got)
 	}
 }

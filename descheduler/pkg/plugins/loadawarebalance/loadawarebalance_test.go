@@ -983,7 +983,10 @@ func TestBalanceMovesOnlyPodsOfSchedulerNames(t *testing.T) {
 }
 
 func TestBalanceAccountsForMovesTheWindowDoesNotShowYet(t *testing.T) {
-	h := newHarness(t, args(twoPerNode(eager)), threeNodes, hotPods()...)
+	h := newHarness(t, args(twoPerNode(func(a *LoadAwareBalanceArgs) {
+		eager(a)
+		a.ThresholdStatistics = loadmodel.Statistics{usage.CPU: loadmodel.Average, usage.Memory: loadmodel.Average}
+	})), threeNodes, hotPods()...)
 	h.cycle(hotUsage)
 	// The window average still reads 95 % a minute later: the two pods that
 	// left (8 %) are subtracted for the part of the window that predates
@@ -991,6 +994,28 @@ func TestBalanceAccountsForMovesTheWindowDoesNotShowYet(t *testing.T) {
 	h.cycle(hotUsage)
 	if len(h.Evicted) != 3 {
 		t.Errorf("evicted %v, want 3 pods in two cycles", h.Evicted)
+	}
+}
+
+// Memory read on its newest sample (the default): a sample taken within the
+// two evicted pods' grace period (30 s) may still hold them, so they are
+// subtracted whole, 95 − 8 = 87 %: one more pod. A sample taken after the
+// third was gone shows the node as it is, still 95 % (something else
+// grew): two more go, where the window's fraction would have credited the
+// node with the pods that left for five minutes.
+func TestBalanceAccountsForMovesTheNewestSampleDoesNotShowYet(t *testing.T) {
+	h := newHarness(t, args(twoPerNode(eager)), threeNodes, hotPods()...)
+	h.cycle(hotUsage)
+	h.source.Set(h.clock.Now().Add(-45*time.Second), hotUsage)
+	h.plugin.Balance(h.ctx, h.nodes)
+	h.waitGone(h.Evicted...)
+	if len(h.Evicted) != 3 {
+		t.Fatalf("evicted %v, want 3 pods in two cycles: the second cycle's sample is from the pods' grace period", h.Evicted)
+	}
+	h.clock.Step(time.Minute)
+	h.cycle(hotUsage)
+	if len(h.Evicted) != 5 {
+		t.Errorf("evicted %v, want 5 pods in three cycles: the third cycle's sample is newer than the pods' going", h.Evicted)
 	}
 }
 

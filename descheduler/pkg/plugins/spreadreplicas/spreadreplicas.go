@@ -130,7 +130,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 			logger.V(3).Info("Node has no fresh usage; not a destination", "node", klog.KObj(n), "reason", balance.SkipReason(snap, n.Name))
 			continue
 		}
-		inFlight := s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration())
+		inFlight := s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration(), p.args.ThresholdStatistics)
 		c.reported[n.Name] = load
 		c.loads[n.Name] = load.Add(inFlight, 1)
 		c.sampled[n.Name] = snap.Nodes[n.Name].SampleTime

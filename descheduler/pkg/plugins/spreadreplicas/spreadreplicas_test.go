@@ -344,10 +344,10 @@ func TestPrefersTheNodeWithFewestReplicas(t *testing.T) {
 	h.store.Lock()
 	defer h.store.Unlock()
 	// The pod's 4 % of memory is expected on node-c, not on node-b.
-	if got := h.store.InFlight("node-c", now, time.Minute)[usage.Memory]; got != 4 {
+	if got := h.store.InFlight("node-c", now, time.Minute, nil)[usage.Memory]; got != 4 {
 		t.Errorf("memory expected on node-c = %v %%, want 4", got)
 	}
-	if got := h.store.InFlight("node-b", now, time.Minute)[usage.Memory]; got != 0 {
+	if got := h.store.InFlight("node-b", now, time.Minute, nil)[usage.Memory]; got != 0 {
 		t.Errorf("memory expected on node-b = %v %%, want 0", got)
 	}
 }
