@@ -463,11 +463,12 @@ func checkSurgeMove(ctx context.Context, t *testing.T, f *faultEnv, nodes []stri
 	})
 	// Its node must be over the scheduler's threshold before the move is
 	// timed (the watch above covers a move that starts sooner). The move
-	// may then wait for the descheduler's window: a move off the node
-	// shortly before (steady's) is credited to the node, memory included,
-	// until the window has rolled past it (docs/descheduler.md, "Moves in
-	// flight"); one run saw the node at 92.5 % while the descheduler
-	// reckoned 85.6 % to 89.9 % over three minutes.
+	// is given up to the descheduler's window more: a move off the node
+	// shortly before (steady's) is credited to the node until its samples
+	// show it, for CPU until the window has rolled past it
+	// (docs/descheduler.md, "Moves in flight"); before memory was judged
+	// the same way on its newest sample, one run saw the node at 92.5 %
+	// while the descheduler reckoned 85.6 % to 89.9 % for three minutes.
 	topUpHog(ctx, t, f.client, "hog-solo")
 	begin := time.Now()
 	moved := waitPodsFor(ctx, t, f.client, faultsNS, "app=solo", 1, 3*time.Minute+descheduleWindow, func(p corev1.Pod) bool {
