@@ -1,6 +1,7 @@
 package balance
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"sync"
@@ -273,29 +274,30 @@ func (s *Store) NoteGone(now time.Time, podsOn func(node string) []*v1.Pod) {
 		if !m.goneAt.IsZero() || m.pod == "" {
 			continue
 		}
-		i := slices.IndexFunc(podsOn(m.source), func(p *v1.Pod) bool { return p.UID == m.pod })
-		if i >= 0 {
-			m.seen, m.grace = now, gracePeriod(podsOn(m.source)[i])
+		pods := podsOn(m.source)
+		if i := slices.IndexFunc(pods, func(p *v1.Pod) bool { return p.UID == m.pod }); i >= 0 {
+			m.seen, m.grace = now, gracePeriod(pods[i])
 			continue
 		}
-		grace := m.grace
-		if grace == 0 {
-			grace = v1.DefaultTerminationGracePeriodSeconds * time.Second
-		}
+		// Never listed since the move (a pod gone at once, or a move
+		// recalled from the cluster): Kubernetes' default grace period.
 		m.goneAt = now
-		if by := m.at.Add(grace); !m.seen.After(by) && by.Before(now) {
+		if by := m.at.Add(cmp.Or(m.grace, defaultGrace)); !m.seen.After(by) && by.Before(now) {
 			m.goneAt = by
 		}
 	}
 }
 
-// gracePeriod is pod's termination grace period; Kubernetes' default when it
-// names none.
+// defaultGrace is Kubernetes' termination grace period for a pod that names
+// none.
+const defaultGrace = v1.DefaultTerminationGracePeriodSeconds * time.Second
+
+// gracePeriod is pod's termination grace period.
 func gracePeriod(pod *v1.Pod) time.Duration {
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		return time.Duration(*g) * time.Second
 	}
-	return v1.DefaultTerminationGracePeriodSeconds * time.Second
+	return defaultGrace
 }
 
 // The methods below let other Ballast balance plugins share one Store, so
