@@ -4,12 +4,17 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 GO      ?= go
-# The repository is one Go module (docs/architecture.md says why); its
-# top-level directories are the components and the ground floor they share,
-# and hack/verify-layers holds them to importing only downward.
-# Modules outside it that build the stacks Ballast is compared with
-# (`make peers-bins`) and the lane's tools (e2e/build/*, other Kubernetes
-# lines) are gofmt-checked with it and vetted where they are built.
+# The repository is a go.work of modules (docs/architecture.md says why): the
+# ground floor they share (core), the components on it (load-watcher,
+# scheduler, descheduler), each a module a program of someone else's can
+# require alone, and above them what assembles and tests them. hack/verify-layers
+# holds modules and packages to requiring and importing only downward.
+# Modules outside go.work, which build the stacks Ballast is compared with
+# (`make peers-bins`), the lane's tools (e2e/build/*, other Kubernetes lines)
+# and the programs that consume Ballast's modules (test/consumers/*), are
+# gofmt-checked with it and vetted where they are built.
+# Every package of every module of go.work: `./...` names no module at the root.
+PKGS     = $(shell $(GO) list -m -f '{{.Path}}/...')
 
 BIN     := $(CURDIR)/bin
 # Every build, vet and test is static (no cgo), as the images must be, so one
@@ -46,8 +51,7 @@ demo: ## Compare the default scheduler and Ballast on a simulated homelab (no cl
 .PHONY: build
 build: ## Build every binary into bin/.
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./load-watcher/cmd/... ./scheduler/cmd/... ./descheduler/cmd/... \
-		./installer/cmd/... ./simulator/cmd/... ./images/cmd/...
+	$(GO) build -o $(BIN)/ $(foreach m,load-watcher scheduler descheduler installer simulator images,github.com/ballast-sched/ballast/$(m)/cmd/...)
 
 .PHONY: images
 images: ## Cross-compile the three components and build their images into _output/images (PLATFORMS=, VERSION=; no Docker).
@@ -57,8 +61,8 @@ images: ## Cross-compile the three components and build their images into _outpu
 test: lint test-all lane ## Lint, every unit and integration test, then the real-node lanes: a user's journey (Helm path), the k3s journey and the fault suite (what CI runs).
 
 .PHONY: test-all
-test-all: ## Unit and integration tests of every package.
-	$(GO) test $(GOTEST_FLAGS) ./...
+test-all: ## Unit and integration tests of every package of every module, and the programs that consume Ballast's modules.
+	$(GO) test $(GOTEST_FLAGS) $(PKGS)
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target of every package for FUZZTIME (10s) each.
@@ -70,20 +74,20 @@ test-fuzz: ## Every fuzz target for TEST_FUZZTIME (5s) each, as the GitHub CI fu
 
 .PHONY: test-unit
 test-unit: ## Fast unit tests only (-short: no control plane, no Prometheus).
-	$(GO) test -short $(GOTEST_FLAGS) ./...
+	$(GO) test -short $(GOTEST_FLAGS) $(PKGS)
 
 .PHONY: lint
-lint: ## gofmt check, go vet, go.mod tidy, the generated replace block, imports only downward (hack/verify-layers), workflow actions pinned by commit, and vulncheck when its database answers.
+lint: ## gofmt check, go vet, each module tidy alone and in step with go.work, the generated replace block, requirements and imports only downward (hack/verify-layers), doc links, workflow actions pinned by commit, and vulncheck when its database answers.
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
-	$(GO) vet ./...
+	$(GO) vet $(PKGS)
 	@hack/update-k8s-replace.sh --verify
-	@GOWORK=off $(GO) mod tidy -diff >/dev/null || { echo "go.mod is not tidy: GOWORK=off go mod tidy"; exit 1; }
+	@hack/verify-modules.sh
 	$(GO) run ./hack/verify-layers
 	@hack/verify-action-pins.sh
 	@$(MAKE) --no-print-directory vulncheck-lint
 
 # govulncheck reports the known vulnerabilities (Go vulnerability database)
-# that Ballast's code can reach, in the dependency versions go.mod selects.
+# that Ballast's code can reach, in the dependency versions go.work selects.
 GOVULNCHECK ?= $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
 GOVULNDB    ?= https://vuln.go.dev
 # `make lint` skips vulncheck when the database does not answer (offline), and
@@ -96,7 +100,7 @@ VULNDB_PROBE = case "$(GOVULNDB)" in \
 
 .PHONY: vulncheck
 vulncheck: ## Fail on known vulnerabilities reachable from Ballast's code (govulncheck; needs the database at GOVULNDB).
-	GOWORK=off $(GOVULNCHECK) -db "$(GOVULNDB)" ./...
+	$(GOVULNCHECK) -db "$(GOVULNDB)" $(PKGS)
 
 .PHONY: vulncheck-lint
 vulncheck-lint:
@@ -107,7 +111,7 @@ vulncheck-lint:
 
 .PHONY: bench
 bench: ## Benchmarks of every package (figures go to docs/performance.md).
-	$(GO) test $(BENCH_FLAGS) ./...
+	$(GO) test $(BENCH_FLAGS) $(PKGS)
 
 .PHONY: bench-load-watcher
 bench-load-watcher: ## load-watcher at 1 000 and 5 000 nodes: request latency, ingest, memory of 15 minutes of samples, process RSS (docs/performance.md).
@@ -119,8 +123,8 @@ bench-load-watcher: ## load-watcher at 1 000 and 5 000 nodes: request latency, i
 
 .PHONY: bench-scheduler
 bench-scheduler: ## Scheduling throughput at 500 and 5 000 nodes: kube-scheduler's default profile, the same with a plugin that does nothing, and ballast-scheduler side by side, each a process of its own, interleaved rounds, pods/s and CPU per pod; then the plugin micro-benchmark at both sizes (docs/performance.md; ~1 h).
-	cd scheduler && $(GO) test -c -o $(CURDIR)/_output/bench/scheduler-integration.test ./test/integration/
-	cd scheduler/test/integration && $(CURDIR)/_output/bench/scheduler-integration.test -test.run '^$$' \
+	cd integration && $(GO) test -c -o $(CURDIR)/_output/bench/scheduler-integration.test ./scheduler/
+	cd integration/scheduler && $(CURDIR)/_output/bench/scheduler-integration.test -test.run '^$$' \
 		-test.bench BenchmarkSchedulingThroughput -test.benchtime 1x -test.timeout 180m
 	cd scheduler && $(GO) test -run '^$$' -bench BenchmarkFilterAndScore -benchmem -count 3 ./pkg/plugins/loadaware/
 

@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 
+	"github.com/ballast-sched/ballast/cluster"
 	lwv1 "github.com/ballast-sched/ballast/core/api/v1"
-	"github.com/ballast-sched/ballast/core/cluster"
 	"github.com/ballast-sched/ballast/core/readywatch"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/explain"

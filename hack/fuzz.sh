@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of the module's packages for a bounded time each.
+# Runs every fuzz target of the workspace's packages for a bounded time each.
 # `go test -fuzz` takes one package and one target per run, so each target is
 # found (go test -list, which honours build tags) in the packages whose tests
 # declare a `func Fuzz…`, and run on its own. A failing input is saved under the
@@ -13,7 +13,7 @@
 # run is reported as that and does not fail the whole; any run that saves an
 # input, or fails another way, does.
 #
-#   hack/fuzz.sh FUZZTIME [PACKAGE...]   e.g. hack/fuzz.sh 10s ./load-watcher/... (default ./...)
+#   hack/fuzz.sh FUZZTIME [PACKAGE...]   e.g. hack/fuzz.sh 10s ./load-watcher/... (default: every module of go.work)
 set -euo pipefail
 
 [ $# -ge 1 ] || { echo "usage: $0 FUZZTIME [PACKAGE...]" >&2; exit 2; }
@@ -29,8 +29,8 @@ start=$SECONDS
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 patterns=("$@")
-[ ${#patterns[@]} -gt 0 ] || patterns=(./...)
 cd "$root"
+[ ${#patterns[@]} -gt 0 ] || mapfile -t patterns < <($go list -m -f '{{.Path}}/...')
 pkgs=$($go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}' "${patterns[@]}")
 while read -r pkg dir; do
 	[ -n "$pkg" ] || continue

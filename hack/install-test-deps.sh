@@ -34,7 +34,7 @@ prometheus --version 2>&1 | head -n 1
 runc --version | head -n 1
 echo "CA bundle: $(grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt) certificates"
 
-# The module, and the lane's build modules (other Kubernetes lines).
+# The modules of go.work, and the lane's build modules (other Kubernetes lines).
 go mod download
 for gomod in e2e/build/*/go.mod; do
 	(cd "$(dirname "$gomod")" && GOWORK=off go mod download)

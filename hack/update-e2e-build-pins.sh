@@ -6,7 +6,7 @@
 # (client-go, apiserver, grpc, protobuf, otel, ...) instead of once per binary,
 # which is most of a cold CI run's e2e build. A pin never changes what is
 # tested of Ballast; it only picks which patch of a library the test tools use.
-# Run it after changing go.mod; a stale pin costs only
+# Run it after changing a module's requirements; a stale pin costs only
 # build time (the shared packages are compiled twice), never correctness.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,10 +14,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 begin='// BEGIN pins to the component images'"'"' versions (hack/update-e2e-build-pins.sh)'
 end='// END pins'
 
-# What the images are built from: the module's build list (GOWORK=off).
+# What the images are built from: the workspace's build list (go.work), which
+# every module's go.mod lists alike (hack/verify-modules.sh).
 reference=$(mktemp)
 trap 'rm -f "$reference"' EXIT
-(cd "$root" && GOWORK=off go list -m -f '{{.Path}} {{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' all) |
+(cd "$root" && go list -m -f '{{.Path}} {{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' all) |
 	awk 'NF == 2 && $2 != "" && !seen[$1]++' | sort >"$reference"
 
 for dir in "$root"/e2e/build/*/; do

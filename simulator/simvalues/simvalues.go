@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/charts"
+	"github.com/ballast-sched/ballast/cluster"
 	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
-	"github.com/ballast-sched/ballast/core/cluster"
 	"github.com/ballast-sched/ballast/core/usage"
 )
 

@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ballast-sched/ballast/core/cluster"
-	"github.com/ballast-sched/ballast/core/metricsapi"
+	"github.com/ballast-sched/ballast/cluster"
+	"github.com/ballast-sched/ballast/cluster/metricsapi"
 	"github.com/ballast-sched/ballast/simulator/scenario"
 )
 

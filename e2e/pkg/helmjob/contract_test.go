@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/charts"
-	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/cluster"
 	"github.com/ballast-sched/ballast/e2e/pkg/helmjob"
 	"github.com/ballast-sched/ballast/e2e/pkg/k3sserver"
 	"github.com/ballast-sched/ballast/images/pkg/build"

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/cluster"
 )
 
 const (

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/cluster"
 	"github.com/ballast-sched/ballast/core/pki"
 )
 

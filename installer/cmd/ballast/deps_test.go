@@ -17,7 +17,7 @@ import (
 // what a binary links is what its packages import.
 var heavy = []string{
 	"github.com/ballast-sched/ballast/simulator",
-	"github.com/ballast-sched/ballast/core/cluster",
+	"github.com/ballast-sched/ballast/cluster",
 	"k8s.io/kubernetes/cmd/kube-apiserver",
 	"k8s.io/kubernetes/cmd/kube-controller-manager",
 	"k8s.io/kubernetes/pkg/controlplane",

@@ -16,14 +16,18 @@ import (
 type Program struct {
 	// Name of the binary and of its assets, <name>-<platform slug>.
 	Name string
-	// Pkg is its main package, relative to the repository root.
+	// Module is the directory of its module, relative to the repository
+	// root; it is built there alone (GOWORK=off), as someone who requires
+	// the module builds it.
+	Module string
+	// Pkg is its main package, relative to the module.
 	Pkg string
 }
 
 // Programs are the CLI and the simulator `ballast sim` runs.
 var Programs = []Program{
-	{Name: "ballast", Pkg: "./installer/cmd/ballast"},
-	{Name: "ballast-sim", Pkg: "./simulator/cmd/ballast-sim"},
+	{Name: "ballast", Module: "installer", Pkg: "./cmd/ballast"},
+	{Name: "ballast-sim", Module: "simulator", Pkg: "./cmd/ballast-sim"},
 }
 
 // A Platform is one a release builds binaries or images for.

@@ -172,7 +172,7 @@ func buildBinaries(ctx context.Context, o Options, version, rev string, logf fun
 			start := time.Now()
 			env := []string{"CGO_ENABLED=0", "GOWORK=off", "GOOS=" + j.p.OS, "GOARCH=" + j.p.Arch, "GOARM=" + j.p.ARM}
 			out := filepath.Join(o.Out, BinaryAsset(j.prog.Name, j.p))
-			if err := run(ctx, o.Root, env, nil, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, j.prog.Pkg); err != nil {
+			if err := run(ctx, filepath.Join(o.Root, j.prog.Module), env, nil, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, j.prog.Pkg); err != nil {
 				return fmt.Errorf("building %s for %s: %w", j.prog.Name, j.p, err)
 			}
 			logf("built %s for %s in %s", j.prog.Name, j.p, time.Since(start).Round(time.Second))

@@ -49,13 +49,13 @@ func TestReleaseWorkflowPublishesWhatMakeReleaseBuilds(t *testing.T) {
 		t.Errorf("the release workflow pushes to %q, want the repository owner's ghcr.io", got)
 	}
 	// The repository's owner, from the module path.
-	gomod, err := os.ReadFile("../../../go.mod")
+	gomod, err := os.ReadFile("../../go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?m)^module github\.com/([^/]+)/`).FindSubmatch(gomod)
 	if m == nil {
-		t.Fatal("go.mod names no github.com module")
+		t.Fatal("release/go.mod names no github.com module")
 	}
 	chart, err := ReadChart("../../..")
 	if err != nil {

@@ -1,7 +1,7 @@
 package model
 
 import (
-	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/cluster"
 	"github.com/ballast-sched/ballast/simulator/scenario"
 )
 

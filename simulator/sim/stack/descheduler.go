@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/features"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
-	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/cluster"
 	"github.com/ballast-sched/ballast/core/podusage"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"

@@ -23,9 +23,9 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
-	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/cluster"
+	"github.com/ballast-sched/ballast/cluster/metricsapi"
 	"github.com/ballast-sched/ballast/core/loadmodel"
-	"github.com/ballast-sched/ballast/core/metricsapi"
 	"github.com/ballast-sched/ballast/core/objects"
 	"github.com/ballast-sched/ballast/core/podusage"
 	"github.com/ballast-sched/ballast/core/usage"

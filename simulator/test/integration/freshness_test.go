@@ -26,9 +26,9 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
+	"github.com/ballast-sched/ballast/cluster"
+	"github.com/ballast-sched/ballast/cluster/metricsapi"
 	"github.com/ballast-sched/ballast/core/client"
-	"github.com/ballast-sched/ballast/core/cluster"
-	"github.com/ballast-sched/ballast/core/metricsapi"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"

@@ -35,7 +35,13 @@ func fakeRoot(t *testing.T) string {
 		}
 		writeFile(t, filepath.Join(root, chartPath, f), string(b))
 	}
-	writeFile(t, filepath.Join(root, "go.mod"), "module github.com/ballast-sched/ballast\n\ngo 1.26\n")
+	// A module per component, each building alone on the ground floor's.
+	const ballast = "github.com/ballast-sched/ballast/"
+	writeFile(t, filepath.Join(root, "core/go.mod"), "module "+ballast+"core\n\ngo 1.26\n")
+	for _, m := range []string{"load-watcher", "scheduler", "descheduler"} {
+		writeFile(t, filepath.Join(root, m, "go.mod"), "module "+ballast+m+"\n\ngo 1.26\n\nrequire "+ballast+
+			"core v0.0.0-00010101000000-000000000000\n\nreplace "+ballast+"core => ../core\n")
+	}
 	writeFile(t, filepath.Join(root, "core/version/version.go"),
 		"package version\n\nvar version, revision = \"dev\", \"\"\n\nfunc Line() string { return version + \" \" + revision }\n")
 	writeFile(t, filepath.Join(root, "load-watcher/cmd/load-watcher/main.go"),
@@ -282,12 +288,12 @@ func TestRunRejectsBadFlags(t *testing.T) {
 // The -X flags name variables of the real version package: a wrong name
 // is silently ignored by the linker and the binaries report "dev".
 func TestVersionPackageIsReal(t *testing.T) {
-	gomod, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
+	gomod, err := os.ReadFile(filepath.Join(repoRoot, "core", "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	module, _, _ := strings.Cut(strings.TrimPrefix(string(gomod), "module "), "\n")
-	if got, want := versionPackage, module+"/core/version"; got != want {
+	if got, want := versionPackage, module+"/version"; got != want {
 		t.Errorf("versionPackage = %s, want %s", got, want)
 	}
 	src, err := os.ReadFile(filepath.Join(repoRoot, "core/version/version.go"))

@@ -18,8 +18,12 @@ const chartPath = "charts/ballast"
 type component struct {
 	// valuesKey is the component's key in the chart's values.yaml.
 	valuesKey string
-	// pkg is the main package, relative to the repository root (the
-	// module's root). Its base name is the binary's name.
+	// module is the directory of the component's module, relative to the
+	// repository root: the binary is built there alone (GOWORK=off), as
+	// someone who requires the module builds it.
+	module string
+	// pkg is the main package, relative to the module. Its base name is
+	// the binary's name.
 	pkg string
 	// description is the image's description label.
 	description string
@@ -31,11 +35,11 @@ func (c component) binary() string { return path.Base(c.pkg) }
 
 // components are Ballast's images, in the order the chart lists them.
 var components = []component{
-	{valuesKey: "load-watcher", pkg: "./load-watcher/cmd/load-watcher",
+	{valuesKey: "load-watcher", module: "load-watcher", pkg: "./cmd/load-watcher",
 		description: "Ballast load-watcher: real node usage from metrics-server or Prometheus, kept as windowed statistics"},
-	{valuesKey: "scheduler", pkg: "./scheduler/cmd/ballast-scheduler",
+	{valuesKey: "scheduler", module: "scheduler", pkg: "./cmd/ballast-scheduler",
 		description: "Ballast scheduler: kube-scheduler with load-aware plugins"},
-	{valuesKey: "descheduler", pkg: "./descheduler/cmd/ballast-descheduler",
+	{valuesKey: "descheduler", module: "descheduler", pkg: "./cmd/ballast-descheduler",
 		description: "Ballast descheduler: moves pods off hot nodes onto cool or new ones"},
 }
 

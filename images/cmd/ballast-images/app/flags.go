@@ -41,7 +41,7 @@ func newFlagSet(f *flagpole) *pflag.FlagSet {
 			archivePrefix, archiveSuffix, sumsFile)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&f.Root, "root", "", "repository root (default: the nearest directory at or above the working directory holding Ballast's go.mod)")
+	fs.StringVar(&f.Root, "root", "", "repository root (default: the nearest directory at or above the working directory holding Ballast's core/go.mod)")
 	fs.StringVar(&f.Out, "out", "_output/images", "output directory, relative to --root unless absolute")
 	fs.StringSliceVar(&f.Platforms, "platforms", defaultPlatforms, "platforms to build, comma separated; one of "+strings.Join(supportedPlatforms(), ", "))
 	fs.StringVar(&f.Version, "version", "", "version the binaries report and the images' tag, X.Y.Z[-pre] without a v (default: the chart's appVersion, the tag the chart pulls)")
@@ -140,11 +140,12 @@ func (f *flagpole) complete(fs *pflag.FlagSet) (*config, error) {
 	return cfg, nil
 }
 
-// rootModule is the module a repository root's go.mod declares.
-const rootModule = "module github.com/ballast-sched/ballast"
+// groundModule is what the go.mod of the repository's ground floor, core/,
+// declares.
+const groundModule = "module github.com/ballast-sched/ballast/core"
 
 // findRoot returns root if set, else the nearest directory at or above
-// the working directory whose go.mod declares Ballast's module.
+// the working directory whose core/go.mod declares Ballast's ground floor.
 func findRoot(root string) (string, error) {
 	if root != "" {
 		return filepath.Abs(root)
@@ -154,12 +155,12 @@ func findRoot(root string) (string, error) {
 		return "", err
 	}
 	for {
-		if gomod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(gomod), rootModule+"\n") {
+		if gomod, err := os.ReadFile(filepath.Join(dir, "core", "go.mod")); err == nil && strings.HasPrefix(string(gomod), groundModule+"\n") {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no Ballast go.mod at or above the working directory; give the repository root")
+			return "", errors.New("no Ballast repository (core/go.mod) at or above the working directory; give the repository root")
 		}
 		dir = parent
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,9 +69,10 @@ func goBuildAll(ctx context.Context, p *progress, root, version, revision string
 }
 
 // goBuild cross-compiles one binary: static (no cgo), without local paths
-// (unless keepPaths) or symbol tables, from the repository's one module, so
-// its go.mod alone decides the dependencies (GOWORK=off: a go.work a user
-// keeps above the checkout does not).
+// (unless keepPaths) or symbol tables, in its component's module alone, so
+// that module's go.mod decides the dependencies (GOWORK=off: neither the
+// repository's go.work nor one a user keeps above the checkout), as for
+// someone who requires the module.
 func goBuild(ctx context.Context, root, version, revision string, keepPaths bool, j binaryJob) error {
 	gp := platforms[j.platform.String()]
 	args := []string{"build", "-ldflags", ldflags(version, revision), "-o", j.out, j.component.pkg}
@@ -78,7 +80,7 @@ func goBuild(ctx context.Context, root, version, revision string, keepPaths bool
 		args = append([]string{"build", "-trimpath"}, args[1:]...)
 	}
 	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = root
+	cmd.Dir = filepath.Join(root, j.component.module)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOOS="+j.platform.OS, "GOARCH="+gp.goarch, "GOARM="+gp.goarm)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ballast-sched/ballast/simulator/sim/record"
 
-	"github.com/ballast-sched/ballast/core/cluster"
+	"github.com/ballast-sched/ballast/cluster"
 	"github.com/ballast-sched/ballast/simulator/scenario"
 )
 

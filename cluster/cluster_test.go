@@ -1,0 +1,203 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+
+	"github.com/ballast-sched/ballast/cluster"
+	"github.com/ballast-sched/ballast/core/objects"
+)
+
+// preferLabel is a trivial score plugin: nodes labelled preferLabelKey=true
+// score MaxNodeScore, the rest 0. It counts its calls so the test can tell it
+// ran.
+type preferLabel struct{ calls *atomic.Int64 }
+
+const (
+	preferLabelName = "PreferLabel"
+	preferLabelKey  = "ballast.test/preferred"
+)
+
+func (p *preferLabel) Name() string { return preferLabelName }
+
+func (p *preferLabel) Score(_ context.Context, _ fwk.CycleState, _ *corev1.Pod, node fwk.NodeInfo) (int64, *fwk.Status) {
+	p.calls.Add(1)
+	if node.Node().Labels[preferLabelKey] == "true" {
+		return fwk.MaxNodeScore, nil
+	}
+	return 0, nil
+}
+
+func (p *preferLabel) ScoreExtensions() fwk.ScoreExtensions { return nil }
+
+// preferLabelConfig enables PreferLabel with a weight that outweighs every
+// default score plugin together.
+const preferLabelConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: PreferLabel
+        weight: 50
+`
+
+func TestDeploymentScheduledByRealSchedulerWithCustomPlugin(t *testing.T) {
+	c, ctx := startCluster(t)
+	for _, spec := range []cluster.NodeSpec{
+		{Name: "node-a", CPU: "8", Memory: "16Gi"},
+		{Name: "node-b", CPU: "4", Memory: "4Gi", Arch: "arm64"},
+		{Name: "node-c", CPU: "4", Memory: "4Gi", Arch: "arm64", Labels: map[string]string{preferLabelKey: "true"}},
+	} {
+		if _, err := c.AddNode(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var calls atomic.Int64
+	factory := func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+		return &preferLabel{calls: &calls}, nil
+	}
+	if _, err := c.StartScheduler(ctx, preferLabelConfig, app.WithPlugin(preferLabelName, factory)); err != nil {
+		t.Fatal(err)
+	}
+
+	deploy := objects.MakeDeployment("web").Replicas(6).Requests("100m", "128Mi").Obj()
+	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pods := waitForRunningPods(t, c, "app=web", 6)
+	for _, pod := range pods {
+		// The plugin's weight makes node-c win for every pod that fits.
+		if pod.Spec.NodeName != "node-c" {
+			t.Errorf("pod %s on %q, want node-c (the node PreferLabel scores highest)", pod.Name, pod.Spec.NodeName)
+		}
+		if pod.Status.PodIP == "" {
+			t.Errorf("pod %s has no pod IP", pod.Name)
+		}
+	}
+	if calls.Load() == 0 {
+		t.Errorf("the custom score plugin was never called")
+	}
+
+	// A deleted pod is recreated by the ReplicaSet controller and bound again.
+	victim := pods[0]
+	if err := c.Client.CoreV1().Pods("default").Delete(ctx, victim.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	after := waitForRunningPods(t, c, "app=web", 6)
+	for _, pod := range after {
+		if pod.UID == victim.UID {
+			t.Errorf("deleted pod %s is still listed", victim.Name)
+		}
+	}
+}
+
+func TestRemoveNodeDeletesItsPods(t *testing.T) {
+	c, ctx := startCluster(t)
+	for _, name := range []string{"node-a", "node-b"} {
+		if _, err := c.AddNode(ctx, cluster.NodeSpec{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.StartScheduler(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment("api").Replicas(4).Requests("100m", "128Mi").Obj(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForRunningPods(t, c, "app=api", 4)
+
+	if err := c.RemoveNode(ctx, "node-a"); err != nil {
+		t.Fatal(err)
+	}
+	pods := waitForRunningPods(t, c, "app=api", 4)
+	for _, pod := range pods {
+		if pod.Spec.NodeName != "node-b" {
+			t.Errorf("pod %s on %q after node-a was removed, want node-b", pod.Name, pod.Spec.NodeName)
+		}
+	}
+}
+
+func TestNodeHasReadyStatusAndLease(t *testing.T) {
+	c, ctx := startCluster(t)
+	node, err := c.AddNode(ctx, cluster.NodeSpec{Name: "pi-1", CPU: "4", Memory: "8Gi", Pods: 30, Arch: "arm64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := node.Status.Allocatable[corev1.ResourcePods]; got.Value() != 30 {
+		t.Errorf("allocatable pods = %s, want 30", got.String())
+	}
+	if got := node.Labels[cluster.LabelArch]; got != "arm64" {
+		t.Errorf("arch label = %q, want arm64", got)
+	}
+	if len(node.Spec.Taints) != 0 {
+		t.Errorf("taints = %v, want none (no not-ready taint without a node-lifecycle controller)", node.Spec.Taints)
+	}
+	ready := false
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	if !ready {
+		t.Errorf("node has no Ready=True condition: %v", node.Status.Conditions)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := c.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, "pi-1", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Errorf("no heartbeat lease for pi-1: %v", err)
+	}
+}
+
+// waitForRunningPods waits until exactly want pods match selector, none
+// terminating, all bound and Running, and returns them.
+func waitForRunningPods(t *testing.T, c *cluster.Cluster, selector string, want int) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	var last string
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, err
+		}
+		running := 0
+		for _, pod := range list.Items {
+			if pod.DeletionTimestamp == nil && pod.Spec.NodeName != "" && pod.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		last = fmt.Sprintf("%d pods, %d running", len(list.Items), running)
+		pods = list.Items
+		return len(list.Items) == want && running == want, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %d running pods %q: %v (last seen: %s)", want, selector, err, last)
+	}
+	return pods
+}
+
+// startCluster starts a cluster for one test; -short skips the test.
+func startCluster(t *testing.T) (*cluster.Cluster, context.Context) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	c, err := cluster.Start(t, cluster.Options{})
+	if err != nil {
+		t.Fatalf("starting cluster: %v", err)
+	}
+	return c, t.Context()
+}

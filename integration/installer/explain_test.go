@@ -1,0 +1,149 @@
+package integration
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/ballast-sched/ballast/charts"
+	"github.com/ballast-sched/ballast/cluster"
+	"github.com/ballast-sched/ballast/core/moves"
+	deschedulerconfig "github.com/ballast-sched/ballast/descheduler/config"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/explain"
+	"github.com/ballast-sched/ballast/scheduler/config"
+)
+
+// TestExplainPod runs `ballast explain pod` on a real API server with the
+// scheduler's configuration in its ConfigMap and no load-watcher: a pod no
+// node can take says which filter stops it on every node, a pod another
+// scheduler places says so, a bound pod shows where it would go now and
+// its events, and a missing load-watcher is said, not fatal.
+func TestExplainPod(t *testing.T) {
+	c, ctx := startCluster(t)
+	for _, n := range []cluster.NodeSpec{{Name: "node-a"}, {Name: "node-b", Labels: map[string]string{"disk": "ssd"}}} {
+		if _, err := c.AddNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := charts.DefaultNamespace
+	createNamespace(t, ctx, c.Client, ns)
+	cfg := strings.Replace(config.DefaultScheduler, "schedulerName: default-scheduler", "schedulerName: ballast-scheduler", 1)
+	if _, err := c.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: charts.ComponentFullname(charts.DefaultReleaseName, "scheduler")},
+		Data:       map[string]string{"config.yaml": cfg},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The descheduler's policy and a move it remembers of web's ReplicaSet.
+	if _, err := c.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: charts.ComponentFullname(charts.DefaultReleaseName, "descheduler")},
+		Data:       map[string]string{"policy.yaml": deschedulerconfig.Policy},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	moved := time.Now().Add(-3 * time.Minute).UTC().Format(time.RFC3339)
+	if _, err := c.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: charts.ComponentFullname(charts.DefaultReleaseName, "descheduler") + "-moves"},
+		Data: map[string]string{moves.Key: `{"moves":[{"workload":{"Namespace":"default","Kind":"ReplicaSet","Name":"web-rs"},` +
+			`"pod":"web-old","source":"node-a","destination":"node-b","at":"` + moved + `","sourceLoad":{"memory":4},"destinationLoad":{"memory":5},` +
+			`"landedOn":"node-b","hot":true,"why":"Moved off node-a by LoadAwareBalance: memory 93.0% over its high threshold 85.0%",` +
+			`"sourceUsage":{"memory":93},"destinationUsage":{"memory":40},"sourceAfter":{"memory":89}}]}`},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := func(name, scheduler, node string, selector map[string]string) {
+		t.Helper()
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			Spec: corev1.PodSpec{SchedulerName: scheduler, NodeName: node, NodeSelector: selector, Containers: []corev1.Container{{
+				Name: "c", Image: "registry.k8s.io/pause:3.10",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+			}}},
+		}
+		if name == "web" {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-rs", UID: "web-rs",
+				Controller: ptr.To(true)}}
+		}
+		if _, err := c.Client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod("gpu", "ballast-scheduler", "", map[string]string{"accelerator": "gpu"})
+	pod("other", "default-scheduler", "", nil)
+	pod("web", "ballast-scheduler", "node-b", map[string]string{"disk": "ssd"})
+	if _, err := c.Client.CoreV1().Events("default").Create(ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "web.scheduled", Namespace: "default"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web"},
+		Reason:         "Scheduled", Message: "Successfully assigned default/web to node-b", Type: corev1.EventTypeNormal,
+		Source: corev1.EventSource{Component: "ballast-scheduler"}, LastTimestamp: metav1.NewTime(time.Now()),
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := "--kubeconfig=" + c.KubeconfigPath()
+	asJSON := func(t *testing.T, name string) explain.PodExplanation {
+		t.Helper()
+		out, stderr, err := runCLI("explain", "pod", "default/"+name, kubeconfig, "-o", "json", "--timeout=40s")
+		if err != nil {
+			t.Fatalf("explain pod %s: %v\n%s", name, err, stderr)
+		}
+		var ex explain.PodExplanation
+		if err := json.Unmarshal([]byte(out), &ex); err != nil {
+			t.Fatalf("decoding %q: %v", out, err)
+		}
+		return ex
+	}
+
+	t.Run("pending", func(t *testing.T) {
+		ex := asJSON(t, "gpu")
+		if ex.Now == nil || len(ex.Now.Best) != 0 || len(ex.Now.Nodes) != 2 {
+			t.Fatalf("explanation %+v: want both nodes, none fitting", ex.Now)
+		}
+		for _, n := range ex.Now.Nodes {
+			if n.Feasible || n.Rejected == nil || n.Rejected.Plugin != "NodeAffinity" {
+				t.Errorf("%s: %+v; want NodeAffinity to reject it", n.Name, n.Rejected)
+			}
+		}
+		if ex.UsageError == "" {
+			t.Error("no load-watcher runs, yet no usage error is said")
+		}
+	})
+	t.Run("another scheduler", func(t *testing.T) {
+		if ex := asJSON(t, "other"); ex.Now != nil || !strings.Contains(ex.NotBallast, "default-scheduler") {
+			t.Fatalf("%+v: want it to say default-scheduler places it", ex)
+		}
+	})
+	t.Run("node", func(t *testing.T) {
+		out, stderr, err := runCLI("explain", "node", "node-a", kubeconfig, "--timeout=40s")
+		if err != nil {
+			t.Fatalf("explain node node-a: %v\n%s", err, stderr)
+		}
+		t.Logf("\n%s", out)
+		for _, want := range []string{"Node node-a", "No usage from load-watcher", "Scheduler (window 5m): no usable usage",
+			"Descheduler (window 5m): no usable usage", "Recent moves off and onto it:", "off node-a, expected on node-b"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q", want)
+			}
+		}
+	})
+	t.Run("bound", func(t *testing.T) {
+		out, stderr, err := runCLI("explain", "pod", "default/web", kubeconfig, "--timeout=40s")
+		if err != nil {
+			t.Fatalf("explain pod web: %v\n%s", err, stderr)
+		}
+		t.Logf("\n%s", out)
+		for _, want := range []string{"on node-b", "Now: it would go where it is, node-b", "node-a", "NodeAffinity", "Scheduled",
+			"Successfully assigned default/web to node-b", "placed by requests",
+			"Moves of its workload (default/ReplicaSet/web-rs)", "off node-a, expected on node-b; its replacement ran there, as planned",
+			"memory 93.0% over its high threshold", "afterwards node-a came down as expected (memory 89.0%, expected 89.0%)"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q", want)
+			}
+		}
+	})
+}
