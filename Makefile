@@ -73,12 +73,13 @@ test-unit: ## Fast unit tests only (-short: no control plane, no Prometheus).
 	$(GO) test -short $(GOTEST_FLAGS) ./...
 
 .PHONY: lint
-lint: ## gofmt check, go vet, go.mod tidy, the generated replace block, imports only downward (hack/verify-layers), workflow actions pinned by commit, and vulncheck when its database answers.
+lint: ## gofmt check, go vet, go.mod tidy, the generated replace block, imports only downward (hack/verify-layers), every link and anchor of the docs and the CLI's messages (hack/verify-docs), workflow actions pinned by commit, and vulncheck when its database answers.
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 	$(GO) vet ./...
 	@hack/update-k8s-replace.sh --verify
 	@GOWORK=off $(GO) mod tidy -diff >/dev/null || { echo "go.mod is not tidy: GOWORK=off go mod tidy"; exit 1; }
 	$(GO) run ./hack/verify-layers
+	$(GO) run ./hack/verify-docs
 	@hack/verify-action-pins.sh
 	@$(MAKE) --no-print-directory vulncheck-lint
 
