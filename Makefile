@@ -77,12 +77,13 @@ test-unit: ## Fast unit tests only (-short: no control plane, no Prometheus).
 	$(GO) test -short $(GOTEST_FLAGS) $(PKGS)
 
 .PHONY: lint
-lint: ## gofmt check, go vet, each module tidy alone and in step with go.work, the generated replace block, requirements and imports only downward (hack/verify-layers), doc links, workflow actions pinned by commit, and vulncheck when its database answers.
+lint: ## gofmt check, go vet, each module tidy alone and in step with go.work, the generated replace block, requirements and imports only downward (hack/verify-layers), every link and anchor of the docs and the CLI's messages (hack/verify-docs), workflow actions pinned by commit, and vulncheck when its database answers.
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 	$(GO) vet $(PKGS)
 	@hack/update-k8s-replace.sh --verify
 	@hack/verify-modules.sh
 	$(GO) run ./hack/verify-layers
+	$(GO) run ./hack/verify-docs
 	@hack/verify-action-pins.sh
 	@$(MAKE) --no-print-directory vulncheck-lint
 

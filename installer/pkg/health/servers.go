@@ -37,6 +37,6 @@ func WriteServers(w io.Writer, cl k3s.Cluster, dropIn bool) {
 	_ = tw.Flush()
 	if converted > 0 && unconverted > 0 {
 		fmt.Fprintf(w, "warning: servers are partly converted: whether the lease holder serves default-scheduler depends on which "+
-			"server holds it; `sudo ballast install` on a server prints the steps left (docs/k3s.md, \"Several servers\")\n")
+			"server holds it; `sudo ballast install` on a server prints the steps left (docs/k3s.md#several-servers)\n")
 	}
 }

@@ -18,7 +18,7 @@ import (
 // bring them.
 const ImagesHint = "no registry serves them here: bring the images archive of each node's architecture " +
 	"(make images, or a release's ballast-images-linux-<arch>.tar), on k3s with `ballast install --images <archive or dir>` " +
-	"(docs/install.md#from-a-checkout)"
+	"(docs/install.md#from-a-checkout-or-air-gapped)"
 
 // Readiness is how far the release's Deployments are rolled out, and what
 // keeps each one that is not.
