@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/ballast-sched/ballast/cluster"
 	"github.com/ballast-sched/ballast/core/objects"
@@ -68,7 +68,7 @@ func TestDeploymentScheduledByRealSchedulerWithCustomPlugin(t *testing.T) {
 	factory := func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
 		return &preferLabel{calls: &calls}, nil
 	}
-	if _, err := c.StartScheduler(ctx, preferLabelConfig, app.WithPlugin(preferLabelName, factory)); err != nil {
+	if _, err := c.StartScheduler(ctx, preferLabelConfig, frameworkruntime.Registry{preferLabelName: factory}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -110,7 +110,7 @@ func TestRemoveNodeDeletesItsPods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.StartScheduler(ctx, ""); err != nil {
+	if _, err := c.StartScheduler(ctx, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment("api").Replicas(4).Requests("100m", "128Mi").Obj(), metav1.CreateOptions{}); err != nil {

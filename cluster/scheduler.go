@@ -14,6 +14,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"k8s.io/kubernetes/pkg/scheduler"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -36,17 +37,17 @@ type Scheduler struct {
 
 // StartScheduler runs the real kube-scheduler against the cluster with the
 // given KubeSchedulerConfiguration (YAML; empty means DefaultSchedulerConfig)
-// and out-of-tree plugins. The client connection and leader election are set
+// and out-of-tree plugins (those of registry, beside the in-tree ones). The client connection and leader election are set
 // for the in-process cluster; serving is off, so nothing listens. The
 // scheduler stops when ctx ends, on Stop, or with the cluster.
-func (c *Cluster) StartScheduler(ctx context.Context, configYAML string, plugins ...app.Option) (*Scheduler, error) {
-	s, _, err := c.startScheduler(ctx, configYAML, false, plugins...)
+func (c *Cluster) StartScheduler(ctx context.Context, configYAML string, registry frameworkruntime.Registry) (*Scheduler, error) {
+	s, _, err := c.startScheduler(ctx, configYAML, false, registry)
 	return s, err
 }
 
 // startScheduler starts kube-scheduler, stepped (see SteppedScheduler) or
 // not, and returns it with the scheduler it set up.
-func (c *Cluster) startScheduler(ctx context.Context, configYAML string, stepped bool, plugins ...app.Option) (*Scheduler, *scheduler.Scheduler, error) {
+func (c *Cluster) startScheduler(ctx context.Context, configYAML string, stepped bool, registry frameworkruntime.Registry) (*Scheduler, *scheduler.Scheduler, error) {
 	if configYAML == "" {
 		configYAML = DefaultSchedulerConfig
 	}
@@ -64,7 +65,7 @@ func (c *Cluster) startScheduler(ctx context.Context, configYAML string, stepped
 	ctx, cancel := context.WithCancel(ctx)
 	context.AfterFunc(c.lifetime, cancel)
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("kube-scheduler"))
-	cc, sched, err := app.Setup(ctx, opts, plugins...)
+	cc, sched, err := app.Setup(ctx, opts, func(r frameworkruntime.Registry) error { return r.Merge(registry) })
 	if err != nil {
 		cancel()
 		return nil, nil, fmt.Errorf("setting up kube-scheduler: %w", err)

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/pkg/scheduler"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
 
 // StepGateName is the PreEnqueue plugin a stepped scheduler's profiles run:
@@ -57,12 +57,15 @@ type SteppedScheduler struct {
 // after it: the scheduler keeps nodes in the order it learns of them and
 // ranks nodes that score alike in that order, and nodes that exist when it
 // starts reach it in a random one.
-func (c *Cluster) StartSteppedScheduler(ctx context.Context, configYAML string, plugins ...app.Option) (*SteppedScheduler, error) {
+func (c *Cluster) StartSteppedScheduler(ctx context.Context, configYAML string, registry frameworkruntime.Registry) (*SteppedScheduler, error) {
 	gate := &stepGate{}
-	plugins = append(plugins, app.WithPlugin(StepGateName, func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+	withGate := frameworkruntime.Registry{StepGateName: func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
 		return gate, nil
-	}))
-	s, sched, err := c.startScheduler(ctx, configYAML, true, plugins...)
+	}}
+	if err := withGate.Merge(registry); err != nil {
+		return nil, err
+	}
+	s, sched, err := c.startScheduler(ctx, configYAML, true, withGate)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ import (
 // until Schedule runs, which binds every pod that fits and reports how many.
 func TestSteppedSchedulerPlacesPodsOnlyWhenTold(t *testing.T) {
 	c, ctx := startCluster(t)
-	s, err := c.StartSteppedScheduler(ctx, "")
+	s, err := c.StartSteppedScheduler(ctx, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,19 +78,19 @@ func Of(cs ...prometheus.Collector) ([]string, error) {
 }
 
 // Root is the repository's root: the nearest directory above the working
-// directory (a test's package) holding go.mod.
+// directory (a test's package) holding go.work.
 func Root() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
+			return "", errors.New("no go.work above the working directory")
 		}
 		dir = parent
 	}

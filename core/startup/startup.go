@@ -103,18 +103,39 @@ func (r *Root) host(p string) string {
 // Close removes the files.
 func (r *Root) Close() error { return os.RemoveAll(r.dir) }
 
-// AddStandIns adds to fs a stand-in for every flag of from that fs lacks:
-// it accepts what a flag of its type would and sets nothing. A check parses
-// a component's arguments with it in place of flags bound to process-wide
-// state (logging verbosity, version printing), which a check must not
-// change.
-func AddStandIns(fs, from *pflag.FlagSet) {
-	from.VisitAll(func(f *pflag.Flag) {
-		if fs.Lookup(f.Name) == nil {
-			fs.AddFlag(&pflag.Flag{Name: f.Name, Shorthand: f.Shorthand, Usage: f.Usage, Value: &standIn{typ: f.Value.Type()},
-				NoOptDefVal: f.NoOptDefVal})
-		}
+// Flag is a flag of a component's command that its check parses without
+// owning it: an upstream command's flag, or one bound to process-wide state
+// (logging verbosity, version printing), which a check must not change.
+type Flag struct {
+	Name, Shorthand string
+	// Type is the pflag value's type name (bool, duration, int32, ...).
+	Type string
+	// NoOptDefVal is the value the flag takes when given without one
+	// ("true" for a bool).
+	NoOptDefVal string
+	// DefValue is the flag's value when it is not given.
+	DefValue string
+}
+
+// FlagsOf lists the flags of fs, by name.
+func FlagsOf(fs *pflag.FlagSet) []Flag {
+	var flags []Flag
+	fs.VisitAll(func(f *pflag.Flag) {
+		flags = append(flags, Flag{Name: f.Name, Shorthand: f.Shorthand, Type: f.Value.Type(), NoOptDefVal: f.NoOptDefVal, DefValue: f.DefValue})
 	})
+	return flags
+}
+
+// AddStandIns adds to fs a stand-in for every flag of flags that fs lacks:
+// it holds the flag's default, accepts what a flag of its type would and sets
+// nothing else.
+func AddStandIns(fs *pflag.FlagSet, flags []Flag) {
+	for _, f := range flags {
+		if fs.Lookup(f.Name) == nil {
+			fs.AddFlag(&pflag.Flag{Name: f.Name, Shorthand: f.Shorthand, Usage: "(checked for its type only)",
+				Value: &standIn{typ: f.Type, v: f.DefValue}, DefValue: f.DefValue, NoOptDefVal: f.NoOptDefVal})
+		}
+	}
 }
 
 // standIn is a flag value that checks its text against its type only.
@@ -125,6 +146,9 @@ func (s *standIn) Type() string   { return s.typ }
 func (s *standIn) Set(v string) error {
 	var err error
 	switch typ := strings.ToLower(s.typ); {
+	case s.typ == "Level":
+		// component-base's verbosity: unsigned, as int32 for klog.
+		_, err = strconv.ParseUint(v, 10, 31)
 	case typ == "bool":
 		_, err = strconv.ParseBool(v)
 	case typ == "duration":

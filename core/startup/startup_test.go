@@ -41,7 +41,7 @@ func TestStandInsCheckTypesAndSetNothing(t *testing.T) {
 	from.Duration("period", time.Second, "")
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	fs.Duration("period", time.Second, "")
-	AddStandIns(fs, from)
+	AddStandIns(fs, FlagsOf(from))
 	if err := fs.Parse([]string{"-v=4", "--period=2s"}); err != nil || level != 0 {
 		t.Fatalf("parse: %v; level %d, want untouched 0", err, level)
 	}

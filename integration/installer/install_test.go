@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
+
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -29,7 +33,6 @@ import (
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/kubeconfig"
-	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 )
 
@@ -47,7 +50,7 @@ func TestHelmChartInstallsAndSchedules(t *testing.T) {
 		}
 	}
 	// The cluster's own scheduler places Ballast's pods, as in second mode.
-	if _, err := c.StartScheduler(ctx, ""); err != nil {
+	if _, err := c.StartScheduler(ctx, "", nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -209,7 +212,9 @@ func runSchedulerAsItsServiceAccount(t *testing.T, ctx context.Context, c *clust
 	sctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
 	configz.Delete("componentconfig")
-	cc, sched, err := app.Setup(sctx, opts, schedapp.Plugins(fixedUsage(ctx, c))...)
+	cc, sched, err := app.Setup(sctx, opts, func(r frameworkruntime.Registry) error {
+		return r.Merge(plugins.NewRegistry(fixedUsage(ctx, c), plugins.Options{}))
+	})
 	if err != nil {
 		t.Fatalf("set up kube-scheduler with the chart's config: %v", err)
 	}
@@ -423,7 +428,7 @@ func checkExternalKubeconfig(t *testing.T, ctx context.Context, c *cluster.Clust
 
 // fixedUsage is a usage source reporting every node of c at 20 % cpu and
 // memory, sampled now.
-func fixedUsage(ctx context.Context, c *cluster.Cluster) schedapp.SourceFactory {
+func fixedUsage(ctx context.Context, c *cluster.Cluster) plugins.SourceFactory {
 	return func(context.Context, fwk.Handle) (nodeload.Source, error) {
 		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {

@@ -28,7 +28,7 @@ func TestInterruptedInstallIsFinishedByTheNextOne(t *testing.T) {
 	if _, err := c.AddNode(ctx, cluster.NodeSpec{Name: "node-a", CPU: "4", Memory: "8Gi"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.StartScheduler(ctx, ""); err != nil {
+	if _, err := c.StartScheduler(ctx, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	const ns, name = "ballast-system", "ballast"

@@ -85,7 +85,7 @@ func TestInstallRefusesAnOlderAPIServer(t *testing.T) {
 
 	// Helm path with the override: Ballast rolls out; no opt-in policy, and NOTES say why.
 	addNodes(t, ctx, c, "node-a")
-	if _, err := c.StartScheduler(ctx, ""); err != nil {
+	if _, err := c.StartScheduler(ctx, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	stdout, stderr, err = runCLI("install", "--helm", "--kubeconfig", c.KubeconfigPath(), "--allow-version-skew", "--timeout", "3m")
@@ -108,7 +108,7 @@ func TestUpgradeKeepsValuesAndMode(t *testing.T) {
 	c, ctx := startCluster(t)
 	addNodes(t, ctx, c, "node-a", "node-b")
 	// The cluster's scheduler renamed, as replaceDefault needs: it places Ballast's own pods.
-	if _, err := c.StartScheduler(ctx, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n  - schedulerName: ballast-bootstrap\n"); err != nil {
+	if _, err := c.StartScheduler(ctx, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n  - schedulerName: ballast-bootstrap\n", nil); err != nil {
 		t.Fatal(err)
 	}
 	kc := c.KubeconfigPath()
@@ -226,7 +226,7 @@ func TestReplaceDefaultOnK3sNeverStrandsTheInstallJob(t *testing.T) {
 	}
 
 	// "Restart k3s": its scheduler comes back with the drop-in's configuration.
-	if _, err := c.StartScheduler(ctx, string(bootstrap)); err != nil {
+	if _, err := c.StartScheduler(ctx, string(bootstrap), nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "every Ballast pod to be placed", 90*time.Second, func(ctx context.Context) (bool, error) {

@@ -22,7 +22,7 @@ func TestK3sInstallWaitsUntilReady(t *testing.T) {
 	c, ctx := startCluster(t)
 	installHelmChartCRD(t, ctx, c.RestConfig)
 	addNodes(t, ctx, c, "server-1")
-	if _, err := c.StartScheduler(ctx, ""); err != nil {
+	if _, err := c.StartScheduler(ctx, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	root := k3stest.ServerRoot(t)

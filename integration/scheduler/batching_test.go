@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,7 +14,6 @@ import (
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
-	"github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 )
 
 // batchingProfile is the shipped Ballast profile (LoadAware with its risk
@@ -100,7 +101,7 @@ func TestBatchingKeepsLoadAwarePlacement(t *testing.T) {
 			}
 		}
 	})
-	if _, err := c.StartScheduler(ctx, batchingProfile, app.Plugins(staticUsage(t, c, usage, time.Second))...); err != nil {
+	if _, err := c.StartScheduler(ctx, batchingProfile, plugins.NewRegistry(staticUsage(t, c, usage, time.Second), plugins.Options{})); err != nil {
 		t.Fatal(err)
 	}
 	perNode := placement(t, ctx, c, "big", pods)

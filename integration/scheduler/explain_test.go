@@ -15,8 +15,8 @@ import (
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/inprocess"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
-	"github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/config"
+	schedulerexplain "github.com/ballast-sched/ballast/scheduler/pkg/explain"
 )
 
 // TestExplainSaysWhereAPodGoesAndWhy runs Explain on a real API server: a
@@ -36,26 +36,26 @@ func TestExplainSaysWhereAPodGoesAndWhy(t *testing.T) {
 	snap := usageSnapshot(t, ctx, c, provider)
 	cfg := []byte(strings.Replace(config.DefaultScheduler, "schedulerName: default-scheduler", "schedulerName: ballast-scheduler", 1))
 
-	explain := func(t *testing.T, pod *v1.Pod) *app.Explanation {
+	explain := func(t *testing.T, pod *v1.Pod) *schedulerexplain.Explanation {
 		t.Helper()
 		created, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ex, err := app.Explain(ctx, app.ExplainInput{Config: cfg, Client: c.Client, RestConfig: c.RestConfig, Usage: snap, Pod: created})
+		ex, err := schedulerexplain.Explain(ctx, schedulerexplain.Input{Config: cfg, Client: c.Client, RestConfig: c.RestConfig, Usage: snap, Pod: created})
 		if err != nil {
 			t.Fatalf("Explain: %v", err)
 		}
 		return ex
 	}
-	node := func(ex *app.Explanation, name string) app.NodeExplanation {
+	node := func(ex *schedulerexplain.Explanation, name string) schedulerexplain.NodeExplanation {
 		for _, n := range ex.Nodes {
 			if n.Name == name {
 				return n
 			}
 		}
 		t.Fatalf("no node %s in %+v", name, ex.Nodes)
-		return app.NodeExplanation{}
+		return schedulerexplain.NodeExplanation{}
 	}
 
 	t.Run("placed", func(t *testing.T) {

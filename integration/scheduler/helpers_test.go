@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -15,7 +17,6 @@ import (
 	"github.com/ballast-sched/ballast/core/client"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/inprocess"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
-	"github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 )
@@ -43,7 +44,7 @@ func startCluster(t *testing.T, nodes ...string) (*cluster.Cluster, context.Cont
 // staticUsage runs load-watcher's collector in-process, sampling provider
 // every period, and returns it as the scheduler's usage source once it has
 // a first snapshot.
-func staticUsage(tb testing.TB, c *cluster.Cluster, provider *static.Provider, period time.Duration) app.SourceFactory {
+func staticUsage(tb testing.TB, c *cluster.Cluster, provider *static.Provider, period time.Duration) plugins.SourceFactory {
 	return func(ctx context.Context, _ fwk.Handle) (nodeload.Source, error) {
 		lw, err := inprocess.New(inprocess.Config{
 			RestConfig: c.RestConfig,

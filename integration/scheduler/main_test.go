@@ -10,6 +10,12 @@ import (
 	"runtime/pprof"
 	"testing"
 
+	"k8s.io/component-base/metrics/legacyregistry"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/ballast-sched/ballast/scheduler/pkg/options"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
+
 	"k8s.io/component-base/cli"
 	schedapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
 
@@ -49,8 +55,13 @@ func runCommand() int {
 	}
 	if os.Getenv(noOpPluginsEnv) == "1" {
 		// The command as app.NewCommand builds it, with the no-op plugins.
-		o := app.NewOptions()
-		cmd := schedapp.NewSchedulerCommand(append(app.Plugins(app.FlagSource(o)), noOpPlugins()...)...)
+		o := options.NewOptions()
+		registry := plugins.NewRegistry(plugins.FlagSource(o), plugins.Options{Registerer: legacyregistry.Registerer()})
+		if err := registry.Merge(noOpPlugins()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		cmd := schedapp.NewSchedulerCommand(func(r frameworkruntime.Registry) error { return r.Merge(registry) })
 		o.AddFlags(cmd.Flags())
 		return cli.Run(cmd)
 	}

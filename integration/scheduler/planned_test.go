@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -13,7 +15,6 @@ import (
 	"github.com/ballast-sched/ballast/core/moves"
 	"github.com/ballast-sched/ballast/core/objects"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
-	"github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
 )
 
@@ -46,7 +47,7 @@ func TestReplacementLandsWherePlanned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.StartScheduler(ctx, plannedProfile, app.Plugins(staticUsage(t, c, usage, time.Second))...); err != nil {
+	if _, err := c.StartScheduler(ctx, plannedProfile, plugins.NewRegistry(staticUsage(t, c, usage, time.Second), plugins.Options{})); err != nil {
 		t.Fatal(err)
 	}
 	deploy := func(name string) {

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +29,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	fwk "k8s.io/kube-scheduler/framework"
-	schedapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
 
 	"github.com/ballast-sched/ballast/cluster"
 	"github.com/ballast-sched/ballast/core/client"
@@ -137,14 +138,10 @@ func (noOpLoad) Reserve(context.Context, fwk.CycleState, *corev1.Pod, string) *f
 func (noOpLoad) Unreserve(context.Context, fwk.CycleState, *corev1.Pod, string) {}
 
 // noOpPlugins registers noOpScore and noOpLoad.
-func noOpPlugins() []schedapp.Option {
-	return []schedapp.Option{
-		schedapp.WithPlugin("NoOpScore", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
-			return noOpScore{}, nil
-		}),
-		schedapp.WithPlugin("NoOpLoad", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
-			return noOpLoad{}, nil
-		}),
+func noOpPlugins() frameworkruntime.Registry {
+	return frameworkruntime.Registry{
+		"NoOpScore": func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noOpScore{}, nil },
+		"NoOpLoad":  func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return noOpLoad{}, nil },
 	}
 }
 

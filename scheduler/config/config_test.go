@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
+
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	schedapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
@@ -17,7 +21,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 )
 
@@ -61,7 +64,9 @@ func setup(t *testing.T, configYAML []byte) error {
 	_, tctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(tctx)
 	defer cancel()
-	_, _, err = schedapp.Setup(ctx, opts, app.Plugins(noUsage)...)
+	_, _, err = schedapp.Setup(ctx, opts, func(r frameworkruntime.Registry) error {
+		return r.Merge(plugins.NewRegistry(noUsage, plugins.Options{}))
+	})
 	return err
 }
 

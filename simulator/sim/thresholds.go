@@ -3,8 +3,8 @@ package sim
 import (
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/usage"
-	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
 	"github.com/ballast-sched/ballast/simulator/sim/record"
 )
 
@@ -13,9 +13,9 @@ import (
 // what every run of a comparison judges hot nodes by, so that the stacks are
 // measured alike and a user's values change the measure with the scheduler.
 func schedulerThresholds(schedulerConfig string) (record.Thresholds, error) {
-	args, err := loadaware.ArgsOf([]byte(schedulerConfig), v1.DefaultSchedulerName)
+	settings, _, err := loadmodel.SchedulerSettings([]byte(schedulerConfig), v1.DefaultSchedulerName)
 	if err != nil {
 		return record.Thresholds{}, err
 	}
-	return record.Thresholds{CPU: args.Thresholds[usage.CPU], Memory: args.Thresholds[usage.Memory]}, nil
+	return record.Thresholds{CPU: settings.Thresholds[usage.CPU], Memory: settings.Thresholds[usage.Memory]}, nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	deschedulerplugins "github.com/ballast-sched/ballast/descheduler/pkg/plugins"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
@@ -23,7 +25,6 @@ import (
 
 	"github.com/ballast-sched/ballast/cluster"
 	"github.com/ballast-sched/ballast/core/usage"
-	deschedulerapp "github.com/ballast-sched/ballast/descheduler/cmd/ballast-descheduler/app"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	ballastconfig "github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
@@ -172,7 +173,7 @@ func loadPolicy(t *testing.T, policyYAML string) *api.DeschedulerPolicy {
 	}
 	descheduler.SetupPlugins()
 	// Loading builds no plugin, so they need no usage source.
-	deschedulerapp.RegisterPlugins(pluginregistry.PluginRegistry, nil, nil, nil)
+	deschedulerplugins.Register(pluginregistry.PluginRegistry, nil)
 	policy, err := descheduler.LoadPolicyConfig(path, fake.NewClientset(), pluginregistry.PluginRegistry)
 	if err != nil {
 		t.Fatalf("the descheduler refuses the policy: %v\n%s", err, policyYAML)

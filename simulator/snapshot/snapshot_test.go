@@ -46,7 +46,7 @@ func TestTakeFromCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.StartScheduler(ctx, ""); err != nil {
+	if _, err := c.StartScheduler(ctx, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	labels := map[string]string{"app": "web"}

@@ -22,15 +22,15 @@ import (
 
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/core/startup"
-	deschedulerapp "github.com/ballast-sched/ballast/descheduler/cmd/ballast-descheduler/app"
+	deschedulercheck "github.com/ballast-sched/ballast/descheduler/pkg/check"
 	loadwatcherapp "github.com/ballast-sched/ballast/load-watcher/cmd/load-watcher/app"
-	schedulerapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
+	schedulercheck "github.com/ballast-sched/ballast/scheduler/pkg/check"
 )
 
 // checks are the components' own start-up checks, by component label.
 var checks = map[string]func(context.Context, startup.Container) error{
-	"scheduler":    schedulerapp.Check,
-	"descheduler":  deschedulerapp.Check,
+	"scheduler":    schedulercheck.Check,
+	"descheduler":  deschedulercheck.Check,
 	"load-watcher": loadwatcherapp.Check,
 }
 

@@ -10,6 +10,10 @@ import (
 	"sync"
 	"time"
 
+	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
+
+	deschedulerplugins "github.com/ballast-sched/ballast/descheduler/pkg/plugins"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -243,12 +247,7 @@ func (d *Descheduler) loadPolicy() (*api.DeschedulerPolicy, error) {
 // process-wide registry. Callers hold cycleMu.
 func loadPolicy(path string, client clientset.Interface, deps balance.Deps) (*api.DeschedulerPolicy, error) {
 	descheduler.SetupPlugins()
-	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(deps), &loadawarebalance.LoadAwareBalance{},
-		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
-		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, pluginregistry.PluginRegistry)
-	pluginregistry.Register(spreadreplicas.PluginName, spreadreplicas.NewBuilder(deps), &spreadreplicas.SpreadReplicas{},
-		&spreadreplicas.SpreadReplicasArgs{}, spreadreplicas.ValidateSpreadReplicasArgs,
-		spreadreplicas.SetDefaults_SpreadReplicasArgs, pluginregistry.PluginRegistry)
+	deschedulerplugins.Register(pluginregistry.PluginRegistry, func(context.Context, frameworktypes.Handle) (balance.Deps, error) { return deps, nil })
 	policy, err := descheduler.LoadPolicyConfig(path, client, pluginregistry.PluginRegistry)
 	if err != nil {
 		return nil, fmt.Errorf("loading the descheduler policy: %w", err)

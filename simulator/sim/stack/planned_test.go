@@ -3,6 +3,9 @@ package stack
 import (
 	"testing"
 
+	schedulerconfig "github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
+	schedulerplugins "github.com/ballast-sched/ballast/scheduler/pkg/plugins"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
@@ -38,9 +41,17 @@ profiles:
 			if err != nil {
 				t.Fatal(err)
 			}
-			args, err := loadaware.ArgsOf([]byte(out), "default-scheduler")
+			cfg, err := schedulerplugins.DecodeConfiguration([]byte(out))
 			if err != nil {
-				t.Fatalf("LoadAware args of %s: %v", out, err)
+				t.Fatalf("decoding %s: %v", out, err)
+			}
+			args := &schedulerconfig.LoadAwareArgs{}
+			for _, p := range cfg.Profiles {
+				for _, pc := range p.PluginConfig {
+					if p.SchedulerName == "default-scheduler" && pc.Name == loadaware.Name {
+						args = pc.Args.(*schedulerconfig.LoadAwareArgs)
+					}
+				}
 			}
 			var got any
 			if m := args.PlannedMoves; m != nil {

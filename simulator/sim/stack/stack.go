@@ -10,6 +10,11 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/component-base/metrics/legacyregistry"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	fwk "k8s.io/kube-scheduler/framework"
-	kubeapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -32,7 +36,6 @@ import (
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
-	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 	"github.com/ballast-sched/ballast/simulator/scenario"
 	"github.com/ballast-sched/ballast/simulator/sim/model"
@@ -208,7 +211,7 @@ func (cfg Config) schedulerModel() (balance.SchedulerModel, error) {
 // (readingPlannedMoves); stepped when the stack is.
 func (s *Stack) startScheduler(life context.Context) error {
 	var configYAML string
-	var plugins []kubeapp.Option
+	var registry frameworkruntime.Registry
 	switch s.cfg.Scheduler {
 	case model.ModeDefault:
 		configYAML = cluster.DefaultSchedulerConfig
@@ -216,7 +219,7 @@ func (s *Stack) startScheduler(life context.Context) error {
 		src := func(context.Context, fwk.Handle) (nodeload.Source, error) {
 			return usageSource{s.collector, podusage.MetricsAPI{Client: s.metricsClient.MetricsV1beta1().RESTClient()}}, nil
 		}
-		configYAML, plugins = s.cfg.SchedulerConfig, schedapp.PluginsOnClock(src, s.cfg.Clock.Now)
+		configYAML, registry = s.cfg.SchedulerConfig, plugins.NewRegistry(src, plugins.Options{Now: s.cfg.Clock.Now, Registerer: legacyregistry.Registerer()})
 		if s.cfg.Descheduler {
 			var err error
 			if configYAML, err = readingPlannedMoves(configYAML, configYAML == SchedulerConfig); err != nil {
@@ -230,9 +233,9 @@ func (s *Stack) startScheduler(life context.Context) error {
 	}
 	var err error
 	if s.cfg.Stepped {
-		s.stepped, err = s.c.StartSteppedScheduler(life, configYAML, plugins...)
+		s.stepped, err = s.c.StartSteppedScheduler(life, configYAML, registry)
 	} else {
-		_, err = s.c.StartScheduler(life, configYAML, plugins...)
+		_, err = s.c.StartScheduler(life, configYAML, registry)
 	}
 	if err != nil {
 		return fmt.Errorf("starting the %s scheduler: %w", s.cfg.Scheduler, err)

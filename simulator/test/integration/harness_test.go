@@ -14,6 +14,12 @@ import (
 	"testing"
 	"time"
 
+	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
+
+	deschedulerplugins "github.com/ballast-sched/ballast/descheduler/pkg/plugins"
+
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
+
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -35,10 +41,8 @@ import (
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
-	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/inprocess"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
-	schedapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 )
 
@@ -122,7 +126,7 @@ func newEnv(t *testing.T, nodes ...cluster.NodeSpec) *env {
 	go func() { _ = e.lw.Run(ctx) }()
 	e.publishUsage()
 	src := func(context.Context, fwk.Handle) (nodeload.Source, error) { return e.lw, nil }
-	if _, err := c.StartScheduler(ctx, schedulerConfig, schedapp.Plugins(src)...); err != nil {
+	if _, err := c.StartScheduler(ctx, schedulerConfig, plugins.NewRegistry(src, plugins.Options{})); err != nil {
 		t.Fatalf("ballast-scheduler: %v", err)
 	}
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
@@ -187,12 +191,7 @@ func (e *env) deschedulerFor(policyPath string, dryRun bool, store *balance.Stor
 		e.t.Fatalf("the scheduler's settings: found %v, %v", found, err)
 	}
 	deps := balance.Deps{Usage: e.lw, Model: balance.NewSchedulerModel(settings), Metrics: e.metrics, Store: store, Persist: e.persist}
-	pluginregistry.Register(loadawarebalance.PluginName, loadawarebalance.NewBuilder(deps), &loadawarebalance.LoadAwareBalance{},
-		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
-		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, pluginregistry.PluginRegistry)
-	pluginregistry.Register(spreadreplicas.PluginName, spreadreplicas.NewBuilder(deps), &spreadreplicas.SpreadReplicas{},
-		&spreadreplicas.SpreadReplicasArgs{}, spreadreplicas.ValidateSpreadReplicasArgs,
-		spreadreplicas.SetDefaults_SpreadReplicasArgs, pluginregistry.PluginRegistry)
+	deschedulerplugins.Register(pluginregistry.PluginRegistry, func(context.Context, frameworktypes.Handle) (balance.Deps, error) { return deps, nil })
 	policy, err := descheduler.LoadPolicyConfig(policyPath, e.c.Client, pluginregistry.PluginRegistry)
 	if err != nil {
 		e.t.Fatalf("loading the policy: %v", err)

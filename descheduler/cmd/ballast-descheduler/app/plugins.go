@@ -4,56 +4,46 @@ import (
 	"context"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/descheduler/pkg/descheduler/scheme"
-	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/ballast-sched/ballast/core/client"
 	"github.com/ballast-sched/ballast/core/podusage"
 	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/descheduler/pkg/options"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
-	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/loadawarebalance"
-	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/spreadreplicas"
 )
 
-// UsageSource is a snapshot source that starts fetching when the first
+// usageSource is a snapshot source that starts fetching when the first
 // plugin needing it is built, so a policy without Ballast's plugins never
 // talks to load-watcher.
-type UsageSource interface {
+type usageSource interface {
 	balance.SnapshotSource
 	Start(ctx context.Context)
 }
 
+// registerMetrics registers the plugins' metrics with the descheduler's
+// /metrics, once per process.
 var registerMetrics sync.Once
 
-// pluginMetrics is registered with the descheduler's /metrics once per process.
+// pluginMetrics are the plugins' metrics, one set per process.
 var pluginMetrics = balance.NewMetrics()
 
-// RegisterPlugins adds Ballast's plugins to registry, reading usage from
-// src, predicting the scheduler with model (LoadAware's defaults when nil)
-// and keeping their moves in moves, when not nil.
-func RegisterPlugins(registry pluginregistry.Registry, src UsageSource, model balance.LoadModel, moves *movesConfigMap) {
-	if model == nil {
-		model = balance.SchedulerModel{}
-	}
-	registerMetrics.Do(func() {
-		legacyregistry.MustRegister(pluginMetrics.Collectors()...)
-		utilruntime.Must(loadawarebalance.AddToScheme(scheme.Scheme))
-		utilruntime.Must(spreadreplicas.AddToScheme(scheme.Scheme))
-	})
-	// One memory for both plugins: neither undoes or repeats the other's
-	// moves. One pod usage listing too, sampled in the background.
+// processDeps are what Ballast's plugins share in the descheduler's process:
+// usage from src, the scheduler predicted by model, one memory of moves for
+// both plugins (kept in the moves ConfigMap when not nil), one pod usage
+// listing sampled in the background, and the descheduler's events. They are
+// made when the first plugin is built, from its context and handle.
+func processDeps(src usageSource, model balance.LoadModel, moves *options.ConfigMapRef) plugins.DepsFunc {
+	registerMetrics.Do(func() { legacyregistry.MustRegister(pluginMetrics.Collectors()...) })
 	trend := &podusage.Trend{}
 	listing := &podusage.Listing{Trend: trend}
-	deps := balance.Deps{Usage: src, Model: model, Metrics: pluginMetrics, Store: balance.NewStore(),
-		PodUsage: listing, Growth: trend}
+	deps := balance.Deps{Usage: src, Model: model, Metrics: pluginMetrics, Store: balance.NewStore(), PodUsage: listing, Growth: trend}
 	var started sync.Once
-	start := func(ctx context.Context, handle frameworktypes.Handle) balance.Deps {
+	return func(ctx context.Context, handle frameworktypes.Handle) (balance.Deps, error) {
 		src.Start(ctx)
 		started.Do(func() {
 			if r, ok := model.(interface{ Run(context.Context) }); ok {
@@ -66,24 +56,12 @@ func RegisterPlugins(registry pluginregistry.Registry, src UsageSource, model ba
 				broadcaster.StartRecordingToSink(ctx.Done())
 				deps.Events = broadcaster.NewRecorder(component)
 				if moves != nil {
-					deps.Persist = balance.MovesConfigMap{Client: cs, Namespace: moves.namespace, Name: moves.name}
+					deps.Persist = balance.MovesConfigMap{Client: cs, Namespace: moves.Namespace, Name: moves.Name}
 				}
 			}
 		})
-		return deps
+		return deps, nil
 	}
-	build := func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
-		return loadawarebalance.New(ctx, args, handle, start(ctx, handle))
-	}
-	pluginregistry.Register(loadawarebalance.PluginName, build, &loadawarebalance.LoadAwareBalance{},
-		&loadawarebalance.LoadAwareBalanceArgs{}, loadawarebalance.ValidateLoadAwareBalanceArgs,
-		loadawarebalance.SetDefaults_LoadAwareBalanceArgs, registry)
-	buildSpread := func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
-		return spreadreplicas.New(ctx, args, handle, start(ctx, handle))
-	}
-	pluginregistry.Register(spreadreplicas.PluginName, buildSpread, &spreadreplicas.SpreadReplicas{},
-		&spreadreplicas.SpreadReplicasArgs{}, spreadreplicas.ValidateSpreadReplicasArgs,
-		spreadreplicas.SetDefaults_SpreadReplicasArgs, registry)
 }
 
 // lazyClient is the load-watcher HTTP client, refreshed in the background

@@ -3,16 +3,13 @@ package balance
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/api"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
-	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
@@ -98,35 +95,6 @@ func (p *Plugin) Unsampled(ctx context.Context, node *v1.Node, sampled time.Time
 		}
 	}
 	return out
-}
-
-// Builder returns the descheduler's builder of a balance plugin made by
-// build, bound to deps (give every balance plugin the same Store, so that
-// none undoes another's moves).
-func Builder[P frameworktypes.Plugin](deps Deps, build func(context.Context, runtime.Object, frameworktypes.Handle, Deps) (P, error)) pluginregistry.PluginBuilder {
-	return func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
-		return build(ctx, args, handle, deps)
-	}
-}
-
-// DecodeArgs returns the args of the plugin called name as it uses them: a
-// copy of obj, checked by validate and then defaulted by setDefaults. obj
-// of another type is an error.
-func DecodeArgs[T any, PT interface {
-	*T
-	runtime.Object
-	DeepCopy() *T
-}](name string, obj runtime.Object, validate func(runtime.Object) error, setDefaults func(runtime.Object)) (*T, error) {
-	in, ok := obj.(PT)
-	if !ok || in == nil {
-		return nil, fmt.Errorf("want args to be of type %s, got %T", reflect.TypeFor[T]().Name(), obj)
-	}
-	if err := validate(in); err != nil {
-		return nil, fmt.Errorf("invalid %s args: %w", name, err)
-	}
-	args := in.DeepCopy()
-	setDefaults(PT(args))
-	return args, nil
 }
 
 // NewPodFilter returns the filter of the pods plugin may evict: those the

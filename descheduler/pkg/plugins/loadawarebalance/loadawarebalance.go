@@ -10,6 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/ballast-sched/ballast/core/pluginargs"
+
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -17,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
-	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
@@ -46,15 +49,9 @@ type LoadAwareBalance struct {
 	replicas *balance.ReplicaCounter
 }
 
-// NewBuilder returns the descheduler plugin builder for LoadAwareBalance
-// bound to deps.
-func NewBuilder(deps balance.Deps) pluginregistry.PluginBuilder {
-	return balance.Builder(deps, New)
-}
-
 // New builds the plugin from its args.
 func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle, deps balance.Deps) (*LoadAwareBalance, error) {
-	args, err := balance.DecodeArgs[LoadAwareBalanceArgs](PluginName, obj, ValidateLoadAwareBalanceArgs, SetDefaults_LoadAwareBalanceArgs)
+	args, err := pluginargs.Decode(PluginName, obj, func(a *LoadAwareBalanceArgs) { SetDefaults_LoadAwareBalanceArgs(a) }, func(_ *field.Path, a *LoadAwareBalanceArgs) error { return ValidateLoadAwareBalanceArgs(a) })
 	if err != nil {
 		return nil, err
 	}

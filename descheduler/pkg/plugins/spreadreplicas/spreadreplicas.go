@@ -8,12 +8,15 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/ballast-sched/ballast/core/pluginargs"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
-	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
@@ -40,16 +43,9 @@ type SpreadReplicas struct {
 	args *SpreadReplicasArgs
 }
 
-// NewBuilder returns the descheduler plugin builder for SpreadReplicas bound
-// to deps. Give it the Store LoadAwareBalance uses, so neither undoes the
-// other's moves.
-func NewBuilder(deps balance.Deps) pluginregistry.PluginBuilder {
-	return balance.Builder(deps, New)
-}
-
 // New builds the plugin from its args.
 func New(ctx context.Context, obj runtime.Object, handle frameworktypes.Handle, deps balance.Deps) (*SpreadReplicas, error) {
-	args, err := balance.DecodeArgs[SpreadReplicasArgs](PluginName, obj, ValidateSpreadReplicasArgs, SetDefaults_SpreadReplicasArgs)
+	args, err := pluginargs.Decode(PluginName, obj, func(a *SpreadReplicasArgs) { SetDefaults_SpreadReplicasArgs(a) }, func(_ *field.Path, a *SpreadReplicasArgs) error { return ValidateSpreadReplicasArgs(a) })
 	if err != nil {
 		return nil, err
 	}

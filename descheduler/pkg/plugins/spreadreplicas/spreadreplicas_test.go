@@ -368,7 +368,6 @@ func TestNewRejects(t *testing.T) {
 		deps balance.Deps
 	}{
 		{name: "wrong args type", args: &v1.Pod{}, deps: balance.Deps{Usage: &staticSource{}, Model: balance.SchedulerModel{}}},
-		{name: "nil args", args: (*SpreadReplicasArgs)(nil), deps: balance.Deps{Usage: &staticSource{}, Model: balance.SchedulerModel{}}},
 		{name: "invalid args", args: &SpreadReplicasArgs{HighThresholds: balance.ResourceThresholds{usage.CPU: 120}}, deps: balance.Deps{Usage: &staticSource{}, Model: balance.SchedulerModel{}}},
 		{name: "no usage source", args: &SpreadReplicasArgs{}, deps: balance.Deps{Model: balance.SchedulerModel{}}},
 	} {

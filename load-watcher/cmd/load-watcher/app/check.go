@@ -49,7 +49,7 @@ func Check(_ context.Context, c startup.Container) error {
 	fs := pflag.NewFlagSet("load-watcher", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o.addFlags(fs)
-	startup.AddStandIns(fs, newFlagSet(defaultOptions()))
+	startup.AddStandIns(fs, startup.FlagsOf(newFlagSet(defaultOptions())))
 	if err := fs.Parse(c.Args); err != nil {
 		return err
 	}

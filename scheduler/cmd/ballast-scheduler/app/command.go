@@ -8,28 +8,24 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/cli"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/version/verflag"
 	schedapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/ballast-sched/ballast/core/apiconnect"
 	"github.com/ballast-sched/ballast/core/version"
+	"github.com/ballast-sched/ballast/scheduler/pkg/leaderrelease"
+	"github.com/ballast-sched/ballast/scheduler/pkg/options"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
 )
 
 // NewCommand returns the ballast-scheduler command. Usage comes from the
 // source the --load-watcher-* flags describe.
 func NewCommand() *cobra.Command {
-	o := NewOptions()
-	return newCommand(o, FlagSource(o))
-}
-
-// NewCommandWithSource returns the command with usage from source instead
-// of the flags (tests and the simulator).
-func NewCommandWithSource(source SourceFactory) *cobra.Command {
-	return newCommand(NewOptions(), source)
-}
-
-func newCommand(o *Options, source SourceFactory) *cobra.Command {
-	cmd := schedapp.NewSchedulerCommand(append(Plugins(source), releaseCrashedLeader(o))...)
+	o := options.NewOptions()
+	registry := plugins.NewRegistry(plugins.FlagSource(o), plugins.Options{Registerer: legacyregistry.Registerer()})
+	cmd := schedapp.NewSchedulerCommand(withPlugins(registry), releaseCrashedLeader(o))
 	cmd.Use = "ballast-scheduler"
 	cmd.Long = "ballast-scheduler is kube-scheduler with Ballast's load-aware plugins " +
 		"(LoadAware, LoadVariationRiskBalancing, PodCountBalance, UsageAwareFit), " +
@@ -53,6 +49,24 @@ func newCommand(o *Options, source SourceFactory) *cobra.Command {
 		return run(c, args)
 	}
 	return cmd
+}
+
+// withPlugins adds the plugins of registry to kube-scheduler's.
+func withPlugins(registry frameworkruntime.Registry) schedapp.Option {
+	return func(r frameworkruntime.Registry) error { return r.Merge(registry) }
+}
+
+// releaseCrashedLeader has the first of Ballast's plugins to be built start
+// the releaser of --leader-lease (leaderrelease.OnFirstPlugin). The option
+// runs when the scheduler is set up, once the flags are parsed; without
+// --leader-lease it changes nothing.
+func releaseCrashedLeader(o *options.Options) schedapp.Option {
+	return func(r frameworkruntime.Registry) error {
+		if namespace, name, ok := o.Lease(); ok {
+			leaderrelease.OnFirstPlugin(r, namespace, name)
+		}
+		return nil
+	}
 }
 
 // versionRequested reports a plain --version. Upstream's handler would print

@@ -8,10 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/pluginargs"
 	"github.com/ballast-sched/ballast/core/usage"
 )
 
-func TestDecodeArgs(t *testing.T) {
+// LoadAware's args as its constructor decodes them (core/pluginargs).
+func TestDecodeLoadAwareArgs(t *testing.T) {
 	defaults := &LoadAwareArgs{}
 	SetDefaults_LoadAwareArgs(defaults)
 	custom := &LoadAwareArgs{Settings: loadmodel.Settings{Thresholds: map[usage.Resource]float64{usage.Memory: 70}}}
@@ -32,7 +34,7 @@ func TestDecodeArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := DecodeArgs("LoadAware", tt.obj, SetDefaults_LoadAwareArgs, ValidateLoadAwareArgs)
+			got, err := pluginargs.Decode("LoadAware", tt.obj, SetDefaults_LoadAwareArgs, ValidateLoadAwareArgs)
 			if tt.wantErr != "" {
 				if err == nil || len(err.Error()) < len(tt.wantErr) || err.Error()[:len(tt.wantErr)] != tt.wantErr {
 					t.Fatalf("DecodeArgs() error = %v, want one starting %q", err, tt.wantErr)

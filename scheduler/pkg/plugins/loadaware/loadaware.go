@@ -25,6 +25,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/pluginargs"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
@@ -130,7 +131,7 @@ func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
 
 // New builds the plugin from its args, defaulting and validating them.
 func New(ctx context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*LoadAware, error) {
-	args, err := config.DecodeArgs(Name, obj, config.SetDefaults_LoadAwareArgs, config.ValidateLoadAwareArgs)
+	args, err := pluginargs.Decode(Name, obj, config.SetDefaults_LoadAwareArgs, config.ValidateLoadAwareArgs)
 	if err != nil {
 		return nil, err
 	}

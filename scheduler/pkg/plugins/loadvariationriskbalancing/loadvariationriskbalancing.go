@@ -22,6 +22,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/pluginargs"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
@@ -152,7 +153,7 @@ func NewFactory(tracker *nodeload.Tracker) frameworkruntime.PluginFactory {
 
 // New builds the plugin from its args, defaulting and validating them.
 func New(_ context.Context, obj runtime.Object, h fwk.Handle, tracker *nodeload.Tracker) (*LoadVariationRiskBalancing, error) {
-	args, err := config.DecodeArgs(Name, obj, config.SetDefaults_LoadVariationRiskBalancingArgs, config.ValidateLoadVariationRiskBalancingArgs)
+	args, err := pluginargs.Decode(Name, obj, config.SetDefaults_LoadVariationRiskBalancingArgs, config.ValidateLoadVariationRiskBalancingArgs)
 	if err != nil {
 		return nil, err
 	}

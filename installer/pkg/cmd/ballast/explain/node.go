@@ -17,8 +17,8 @@ import (
 	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/usage"
-	deschedulerapp "github.com/ballast-sched/ballast/descheduler/cmd/ballast-descheduler/app"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+	"github.com/ballast-sched/ballast/descheduler/pkg/policy"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
 )
 
@@ -94,7 +94,7 @@ func explainNode(ctx context.Context, logger *log.Logger, streams cli.IOStreams,
 		ex.Stale, ex.Invalid = nu.Stale, nu.Invalid
 		ex.Usage = windows(nu)
 	}
-	args, err := deschedulerapp.BalanceArgs(in.policy)
+	args, err := policy.BalanceArgs(in.policy)
 	if in.policy != nil && err != nil {
 		return fmt.Errorf("reading the descheduler's policy: %w", err)
 	}

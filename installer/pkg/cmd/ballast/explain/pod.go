@@ -18,7 +18,7 @@ import (
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
-	schedulerapp "github.com/ballast-sched/ballast/scheduler/cmd/ballast-scheduler/app"
+	schedulerexplain "github.com/ballast-sched/ballast/scheduler/pkg/explain"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
 )
 
@@ -31,7 +31,7 @@ type PodExplanation struct {
 	Node  string `json:"node,omitempty"`
 	Phase string `json:"phase"`
 	// Now is where the scheduler would place the pod now, and why.
-	Now *schedulerapp.Explanation `json:"now,omitempty"`
+	Now *schedulerexplain.Explanation `json:"now,omitempty"`
 	// NotBallast says why the pod is not Ballast's to place.
 	NotBallast string `json:"notBallast,omitempty"`
 	// UsageTime is when load-watcher's figures were assembled; UsageError
@@ -72,7 +72,7 @@ func explainPod(ctx context.Context, logger *log.Logger, streams cli.IOStreams, 
 	case in.schedulerConfig == nil:
 		ex.NotBallast = fmt.Sprintf("release %s in namespace %s runs no scheduler (no ConfigMap with its configuration)", flags.ReleaseName, flags.Namespace)
 	default:
-		now, err := schedulerapp.Explain(ctx, schedulerapp.ExplainInput{Config: in.schedulerConfig, Client: in.client, RestConfig: in.restConfig,
+		now, err := schedulerexplain.Explain(ctx, schedulerexplain.Input{Config: in.schedulerConfig, Client: in.client, RestConfig: in.restConfig,
 			Usage: snap, Pod: pod})
 		if err != nil {
 			return fmt.Errorf("explaining pod %s/%s: %w", ns, name, err)
@@ -206,8 +206,8 @@ func loadFigures(r *loadaware.NodeReport) string {
 
 // scores formats the weighted scores of the plugins that scored a node,
 // highest first.
-func scores(ps []schedulerapp.PluginScore) string {
-	ps = append([]schedulerapp.PluginScore(nil), ps...)
+func scores(ps []schedulerexplain.PluginScore) string {
+	ps = append([]schedulerexplain.PluginScore(nil), ps...)
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Score > ps[j].Score })
 	parts := make([]string, 0, len(ps))
 	for _, s := range ps {

@@ -1,4 +1,8 @@
-package app
+// Package schedulerconfig is the descheduler's model of the scheduler it
+// moves pods for: the settings of a profile of the scheduler's configuration
+// file (its ConfigMap, mounted), read with loadmodel.SchedulerSettings and
+// read again when the file changes.
+package schedulerconfig
 
 import (
 	"bytes"
@@ -22,24 +26,24 @@ import (
 // change, and the scheduler restarts with the new one.
 const schedulerConfigPoll = 30 * time.Second
 
-// schedulerModel is the model of the scheduler running the configuration
+// Model is the model of the scheduler running the configuration
 // in path (the scheduler's own file, mounted from its ConfigMap), read again
 // when the file changes. A file that becomes unreadable or invalid after the
 // start keeps the last good model and is reported.
-type schedulerModel struct {
+type Model struct {
 	path, profile string
 	current       atomic.Pointer[balance.SchedulerModel]
 	last          []byte
 }
 
-var _ balance.LoadModel = (*schedulerModel)(nil)
+var _ balance.LoadModel = (*Model)(nil)
 
 // newSchedulerModel reads the scheduler's settings from path, for the profile
 // named profile. An empty path, or a file that is not there (the chart's
 // scheduler is off and another one runs), gives the scheduler's defaults; a
 // file that does not decode or validate is an error naming the field.
-func newSchedulerModel(logger klog.Logger, path, profile string) (*schedulerModel, error) {
-	m := &schedulerModel{path: path, profile: profile}
+func New(logger klog.Logger, path, profile string) (*Model, error) {
+	m := &Model{path: path, profile: profile}
 	if path == "" {
 		m.set(loadmodel.Settings{})
 		logger.Info("No --scheduler-config: the descheduler predicts a scheduler with LoadAware's defaults")
@@ -52,7 +56,7 @@ func newSchedulerModel(logger klog.Logger, path, profile string) (*schedulerMode
 }
 
 // read reads the file and, when it changed, builds the model from it.
-func (m *schedulerModel) read(logger klog.Logger) error {
+func (m *Model) read(logger klog.Logger) error {
 	data, err := os.ReadFile(m.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if m.current.Load() == nil || m.last != nil {
@@ -85,13 +89,13 @@ func (m *schedulerModel) read(logger klog.Logger) error {
 	return nil
 }
 
-func (m *schedulerModel) set(s loadmodel.Settings) {
+func (m *Model) set(s loadmodel.Settings) {
 	model := balance.NewSchedulerModel(s)
 	m.current.Store(&model)
 }
 
 // Run reads the file again every schedulerConfigPoll until ctx ends.
-func (m *schedulerModel) Run(ctx context.Context) {
+func (m *Model) Run(ctx context.Context) {
 	if m.path == "" {
 		return
 	}
@@ -110,18 +114,18 @@ func (m *schedulerModel) Run(ctx context.Context) {
 	}
 }
 
-func (m *schedulerModel) model() *balance.SchedulerModel { return m.current.Load() }
+func (m *Model) model() *balance.SchedulerModel { return m.current.Load() }
 
-func (m *schedulerModel) EstimatePod(pod *v1.Pod) loadmodel.Amount { return m.model().EstimatePod(pod) }
+func (m *Model) EstimatePod(pod *v1.Pod) loadmodel.Amount { return m.model().EstimatePod(pod) }
 
-func (m *schedulerModel) Share(amount loadmodel.Amount, node *v1.Node) balance.NodeLoad {
+func (m *Model) Share(amount loadmodel.Amount, node *v1.Node) balance.NodeLoad {
 	return m.model().Share(amount, node)
 }
 
-func (m *schedulerModel) Place(est loadmodel.Amount, node *v1.Node, current balance.NodeLoad, high balance.ResourceThresholds) balance.Placement {
+func (m *Model) Place(est loadmodel.Amount, node *v1.Node, current balance.NodeLoad, high balance.ResourceThresholds) balance.Placement {
 	return m.model().Place(est, node, current, high)
 }
 
-func (m *schedulerModel) SchedulerThresholds() balance.ResourceThresholds {
+func (m *Model) SchedulerThresholds() balance.ResourceThresholds {
 	return m.model().SchedulerThresholds()
 }

@@ -1,4 +1,8 @@
-package app
+// Package options holds the flags ballast-scheduler adds to kube-scheduler's:
+// how to reach load-watcher, how old usage may be, the leader's lease, the
+// API server connector. The command binds them; the start-up check parses
+// and validates them as the command does.
+package options
 
 import (
 	"fmt"
@@ -73,8 +77,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"Every replica then releases it as soon as the kubelet reports the holder's container exited or restarted, instead of waiting for it to run out. Empty: off.")
 }
 
-// leaderLease splits LeaderLease; ok is false when it is empty.
-func (o *Options) leaderLease() (namespace, name string, ok bool) {
+// Lease splits LeaderLease; ok is false when it is empty.
+func (o *Options) Lease() (namespace, name string, ok bool) {
 	namespace, name, ok = strings.Cut(o.LeaderLease, "/")
 	return namespace, name, ok
 }
@@ -99,7 +103,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, field.NotSupported(field.NewPath("--load-watcher-mode"), o.LoadWatcherMode, []string{ModeLibrary, ModeService}))
 	}
 	if o.LeaderLease != "" {
-		if ns, name, ok := o.leaderLease(); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		if ns, name, ok := o.Lease(); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
 			errs = append(errs, field.Invalid(field.NewPath("--leader-lease"), o.LeaderLease, "must be namespace/name"))
 		}
 	}

@@ -1,4 +1,4 @@
-package app
+package check
 
 import (
 	"context"
@@ -42,6 +42,11 @@ func TestCheckRefusesWhatTheSchedulerRefusesAtStart(t *testing.T) {
 			want: "--leader-lease"},
 		{name: "leader lease not namespace/name", container: withArgs(shipped, "--leader-lease=ballast-scheduler"), want: "--leader-lease"},
 		{name: "bad verbosity", container: withArgs(shipped, "-v=x"), want: "-v"},
+		{name: "kube-scheduler flag of another type", container: withArgs(shipped, "--kube-api-qps=many"), want: "kube-api-qps"},
+		{name: "known feature gate", container: withArgs(shipped, "--feature-gates=SchedulerQueueingHints=true")},
+		{name: "unknown feature gate", container: withArgs(shipped, "--feature-gates=SchedulerQueingHints=true"), want: "SchedulerQueingHints"},
+		{name: "serving port out of range", container: withArgs(shipped, "--secure-port=70000"), want: "--secure-port"},
+		{name: "serving address no IP", container: withArgs(shipped, "--bind-address=localhost"), want: "bind-address"},
 		{name: "config missing", container: startup.Container{Args: []string{"--config=" + path}}, want: path},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package app
+package schedulerconfig
 
 import (
 	"os"
@@ -20,7 +20,7 @@ func TestSchedulerModelReadsTheSchedulersFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 
 	// No file yet (the chart runs no scheduler): LoadAware's defaults.
-	m, err := newSchedulerModel(logger, path, "ballast-scheduler")
+	m, err := New(logger, path, "ballast-scheduler")
 	if err != nil {
 		t.Fatalf("a file that is not there: %v", err)
 	}
@@ -50,7 +50,7 @@ func TestSchedulerModelReadsTheSchedulersFile(t *testing.T) {
 	}
 
 	// At start, an invalid file stops the descheduler.
-	if _, err := newSchedulerModel(logger, path, "ballast-scheduler"); err == nil || !strings.Contains(err.Error(), "--scheduler-config") {
+	if _, err := New(logger, path, "ballast-scheduler"); err == nil || !strings.Contains(err.Error(), "--scheduler-config") {
 		t.Errorf("an invalid file at start: error %v, want one naming --scheduler-config", err)
 	}
 }

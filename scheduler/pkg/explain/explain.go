@@ -1,4 +1,9 @@
-package app
+// Package explain says where ballast-scheduler would place a pod now and
+// why, node by node: it runs the profile that places the pod, with
+// kube-scheduler's in-tree plugins and Ballast's, built from the scheduler's
+// configuration as the scheduler builds them, on the cluster as it is now
+// and the usage load-watcher serves now. `ballast explain pod` prints it.
+package explain
 
 import (
 	"context"
@@ -7,27 +12,27 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
+	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
 )
 
-// ExplainInput is what Explain needs: the scheduler's configuration, the
+// Input is what Explain needs: the scheduler's configuration, the
 // cluster, the usage load-watcher serves now and the pod.
-type ExplainInput struct {
+type Input struct {
 	// Config is the KubeSchedulerConfiguration the scheduler runs with
 	// (its ConfigMap's config.yaml).
 	Config []byte
@@ -91,16 +96,16 @@ type PluginScore struct {
 	Score  int64  `json:"score"`
 }
 
-// Explain runs the profile of in.Config that places in.Pod — the same
-// kube-scheduler framework and the same plugins as the scheduler, on the
-// cluster as it is now and the usage load-watcher serves now — and returns
-// every node's verdict: where the pod would go now, and why not elsewhere.
-// A pod already bound is placed as if it were not: its own usage stays in
-// its node's measured figures.
-func Explain(ctx context.Context, in ExplainInput) (*Explanation, error) {
-	cfg, err := decodeConfig(in.Config)
+// Explain runs the profile of in.Config that places in.Pod — kube-scheduler's
+// framework and the same plugins as the scheduler, on the cluster as it is
+// now and the usage load-watcher serves now — and returns every node's
+// verdict: where the pod would go now, and why not elsewhere. A pod already
+// bound is placed as if it were not: its own usage stays in its node's
+// measured figures.
+func Explain(ctx context.Context, in Input) (*Explanation, error) {
+	cfg, err := plugins.DecodeConfiguration(in.Config)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the scheduler's configuration: %w", err)
 	}
 	var profile *schedconfig.KubeSchedulerProfile
 	for i := range cfg.Profiles {
@@ -111,67 +116,80 @@ func Explain(ctx context.Context, in ExplainInput) (*Explanation, error) {
 	if profile == nil {
 		return &Explanation{OtherScheduler: true}, nil
 	}
+	if len(in.Pod.Spec.ResourceClaims) > 0 {
+		return nil, fmt.Errorf("pod %s/%s requests dynamic resources (resourceClaims), which explain does not evaluate",
+			in.Pod.Namespace, in.Pod.Name)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// The framework records into kube-scheduler's metrics, as in the
-	// scheduler.
-	schedmetrics.Register()
-
 	now := in.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
 	// LoadAware's own code, on a source that serves in.Usage; the instance
-	// of each profile is kept to report its figures.
+	// is kept to report its figures.
 	source := func(context.Context, fwk.Handle) (nodeload.Source, error) { return snapshotSource{in.Usage}, nil }
-	registry, err := registryOf(source, func() time.Time { return now })
-	if err != nil {
-		return nil, err
-	}
-	built := map[fwk.Handle]*loadaware.LoadAware{}
+	registry := plugins.NewRegistry(source, plugins.Options{Now: func() time.Time { return now }})
+	var la *loadaware.LoadAware
 	if build, ok := registry[loadaware.Name]; ok {
 		registry[loadaware.Name] = func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 			p, err := build(ctx, args, h)
 			if l, ok := p.(*loadaware.LoadAware); ok {
-				built[h] = l
+				la = l
 			}
 			return p, err
 		}
 	}
+	// What the scheduler's plugins read, listed once; the snapshot of the
+	// nodes and their pods is the scheduler's cache as it fills it before
+	// it schedules.
 	factory := informers.NewSharedInformerFactory(in.Client, 0)
-	sched, err := newScheduler(ctx, in.Client, in.RestConfig, cfg, registry, factory)
+	snapshot := &laterSnapshot{internalcache.NewEmptySnapshot()}
+	nodeLister, podLister := factory.Core().V1().Nodes().Lister(), factory.Core().V1().Pods().Lister()
+	fw, err := plugins.NewFramework(ctx, registry, profile,
+		frameworkruntime.WithClientSet(in.Client),
+		frameworkruntime.WithKubeConfig(in.RestConfig),
+		frameworkruntime.WithInformerFactory(factory),
+		frameworkruntime.WithSnapshotSharedLister(snapshot),
+		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(factory.Storage().V1().CSINodes().Lister())),
+		frameworkruntime.WithParallelism(int(cfg.Parallelism)),
+	)
 	if err != nil {
 		return nil, fmt.Errorf("building the scheduler: %w", err)
 	}
-	// The scheduler's cache of the cluster, as it fills it before it
-	// schedules.
 	factory.Start(ctx.Done())
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			return nil, fmt.Errorf("listing %v from the API server", typ)
 		}
 	}
-	if err := sched.WaitForHandlersSync(ctx); err != nil {
-		return nil, fmt.Errorf("reading the cluster: %w", err)
-	}
-	fw := sched.Profiles[profile.SchedulerName]
-	snapshot, ok := fw.SnapshotSharedLister().(*internalcache.Snapshot)
-	if !ok {
-		return nil, fmt.Errorf("the %s profile has no snapshot of the cluster", profile.SchedulerName)
-	}
-	logger := klog.FromContext(ctx)
-	if in.Pod.Spec.NodeName != "" {
-		// Placed as if it were not: off its node in the cache.
-		_ = sched.Cache.RemovePod(logger, in.Pod)
-	}
-	if err := sched.Cache.UpdateSnapshot(logger, snapshot); err != nil {
+	nodes, err := nodeLister.List(labels.Everything())
+	if err != nil {
 		return nil, err
 	}
-	la := built[fw]
+	all, err := podLister.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var placed []*v1.Pod
+	for _, p := range all {
+		// The scheduler's cache holds the pods bound to a node that have
+		// not ended; the pod explained is placed as if it were not bound.
+		if p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed || p.UID == in.Pod.UID {
+			continue
+		}
+		placed = append(placed, p)
+	}
+	snapshot.Snapshot = internalcache.NewSnapshot(placed, nodes)
 	pod := in.Pod.DeepCopy()
 	pod.Spec.NodeName = ""
-	return run(ctx, fw, la, snapshot, pod, profile.SchedulerName)
+	return run(ctx, fw, la, snapshot.Snapshot, pod, profile.SchedulerName)
 }
+
+// laterSnapshot is the framework's snapshot of the cluster, given to the
+// framework when it is built, before the informers its plugins register have
+// listed the cluster, and filled once they have.
+type laterSnapshot struct{ *internalcache.Snapshot }
 
 // run is one scheduling cycle of pod on the framework fw, every node kept.
 func run(ctx context.Context, fw framework.Framework, la *loadaware.LoadAware, snapshot *internalcache.Snapshot, pod *v1.Pod, profile string) (*Explanation, error) {
@@ -248,23 +266,6 @@ func run(ctx context.Context, fw framework.Framework, la *loadaware.LoadAware, s
 	})
 	sort.Strings(ex.Best)
 	return ex, nil
-}
-
-// decodeConfig decodes, defaults and validates a KubeSchedulerConfiguration
-// with the scheduler's scheme, Ballast's plugin args included.
-func decodeConfig(data []byte) (*schedconfig.KubeSchedulerConfiguration, error) {
-	obj, _, err := scheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("decoding the scheduler's configuration: %w", err)
-	}
-	cfg, ok := obj.(*schedconfig.KubeSchedulerConfiguration)
-	if !ok {
-		return nil, fmt.Errorf("the scheduler's configuration is a %T, not a KubeSchedulerConfiguration", obj)
-	}
-	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
-		return nil, fmt.Errorf("the scheduler's configuration: %w", err)
-	}
-	return cfg, nil
 }
 
 // schedulerNameOf is the profile that places pod.

@@ -1,4 +1,4 @@
-package app
+package leaderrelease
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
 
-func TestReleaseCrashedLeader(t *testing.T) {
+func TestOnFirstPlugin(t *testing.T) {
 	built := 0
 	factory := func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
 		built++
@@ -19,22 +19,12 @@ func TestReleaseCrashedLeader(t *testing.T) {
 	}
 	pointer := func(f frameworkruntime.PluginFactory) uintptr { return reflect.ValueOf(f).Pointer() }
 
-	// Without --leader-lease the registry is left as it is.
+	// Building a plugin starts the releaser first, which needs the
+	// scheduler's client: without one, the plugin is not built.
 	r := frameworkruntime.Registry{"LoadAware": factory}
-	if err := releaseCrashedLeader(NewOptions())(r); err != nil {
-		t.Fatal(err)
-	}
-	if pointer(r["LoadAware"]) != pointer(factory) {
-		t.Error("the factory was wrapped without --leader-lease")
-	}
-
-	// With it, building a plugin starts the releaser first, which needs
-	// the scheduler's client: without one, the plugin is not built.
-	o := NewOptions()
-	o.LeaderLease = "ballast-system/ballast-scheduler"
-	r = frameworkruntime.Registry{"LoadAware": factory}
-	if err := releaseCrashedLeader(o)(r); err != nil {
-		t.Fatal(err)
+	OnFirstPlugin(r, "ballast-system", "ballast-scheduler")
+	if pointer(r["LoadAware"]) == pointer(factory) {
+		t.Error("the factory was not wrapped")
 	}
 	_, err := r["LoadAware"](context.Background(), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "--leader-lease") {

@@ -1,11 +1,8 @@
-package app
+package options
 
 import (
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/ballast-sched/ballast/core/version"
 )
 
 func TestOptionsValidate(t *testing.T) {
@@ -53,40 +50,5 @@ func TestOptionsValidate(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestCommandHasBallastAndUpstreamFlags(t *testing.T) {
-	cmd := NewCommand()
-	for _, name := range []string{"load-watcher-address", "load-watcher-mode", "load-watcher-stale-after", "leader-lease", "wait-for-api-server", "api-server-cache", "config", "leader-elect", "v"} {
-		if cmd.Flags().Lookup(name) == nil {
-			t.Errorf("flag --%s missing", name)
-		}
-	}
-	if err := cmd.Flags().Parse([]string{"--load-watcher-stale-after=2m"}); err != nil {
-		t.Fatal(err)
-	}
-	if got := cmd.Flags().Lookup("load-watcher-stale-after").Value.String(); got != (2 * time.Minute).String() {
-		t.Errorf("stale-after = %s, want 2m0s", got)
-	}
-}
-
-// Upstream kube-scheduler prints "Kubernetes v0.0.0-master+$Format:%H$" for
-// --version and calls os.Exit, which fails a test; Ballast prints its own
-// version instead.
-func TestVersionFlag(t *testing.T) {
-	cmd := NewCommand()
-	// The flag is process-global (verflag): leave it off for later tests.
-	t.Cleanup(func() { _ = cmd.Flags().Set("version", "false") })
-	var out strings.Builder
-	cmd.SetOut(&out)
-	cmd.SetArgs([]string{"--version"})
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("--version: %v", err)
-	}
-	// A test binary is linked without -X and records no modules, so the
-	// line is the bare default; the version package tests the rest.
-	if got, want := out.String(), version.Line("ballast-scheduler")+"\n"; got != want || !strings.HasPrefix(got, "ballast-scheduler dev") {
-		t.Errorf("--version printed %q, want %q", got, want)
 	}
 }
