@@ -432,6 +432,7 @@ func TestLoadWatcherArgs(t *testing.T) {
 		"--prometheus-address=http://prometheus-operated.monitoring.svc:9090",
 		"--prometheus-query-set=kube-prometheus",
 		"--prometheus-bearer-token-file=/etc/ballast/prometheus-token/token",
+		"--prometheus-max-response-bytes=4194304",
 		"--listen-address=:2020",
 		"--windows=1m,5m,15m",
 	} {

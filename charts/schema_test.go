@@ -31,6 +31,8 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"dry run as a string", `descheduler: {dryRun: "yes"}`, "/descheduler/dryRun"},
 		{"overcommit below 1", `scheduler: {plugins: {usageAwareFit: {maxOvercommit: {cpu: 0.5}}}}`, "/scheduler/plugins/usageAwareFit/maxOvercommit/cpu"},
 		{"prometheus address without scheme", `load-watcher: {prometheus: {address: "prometheus:9090"}}`, "/load-watcher/prometheus/address"},
+		{"prometheus answer limit of 0", `load-watcher: {prometheus: {maxResponseBytes: 0}}`, "/load-watcher/prometheus/maxResponseBytes"},
+		{"prometheus answer limit with a unit", `load-watcher: {prometheus: {maxResponseBytes: 4Mi}}`, "/load-watcher/prometheus/maxResponseBytes"},
 		{"bad digest", `scheduler: {image: {digest: "latest"}}`, "/scheduler/image/digest"},
 		{"no scheduler names", `descheduler: {schedulerNames: []}`, "/descheduler/schedulerNames"},
 		{"repeated scheduler name", `descheduler: {schedulerNames: [ballast-scheduler, ballast-scheduler]}`, "/descheduler/schedulerNames"},

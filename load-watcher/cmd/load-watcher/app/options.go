@@ -53,7 +53,8 @@ func defaultOptions() *options {
 		listenAddress: ":2020",
 		period:        collector.DefaultPeriod,
 		windows:       []string{"1m", "5m", "15m"},
-		prometheus:    prometheus.Config{QuerySet: prometheus.QuerySetAuto, Timeout: prometheus.DefaultTimeout},
+		prometheus: prometheus.Config{QuerySet: prometheus.QuerySetAuto, Timeout: prometheus.DefaultTimeout,
+			MaxResponseBytes: prometheus.DefaultMaxResponseBytes},
 	}
 }
 
@@ -76,6 +77,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.prometheus.CAFile, "prometheus-ca-file", "", "PEM CA bundle trusted for an https Prometheus.")
 	fs.BoolVar(&o.prometheus.InsecureSkipVerify, "prometheus-insecure-skip-verify", false, "Skip TLS verification of Prometheus (unsafe).")
 	fs.DurationVar(&o.prometheus.Timeout, "prometheus-timeout", o.prometheus.Timeout, "Timeout of each Prometheus query.")
+	fs.Int64Var(&o.prometheus.MaxResponseBytes, "prometheus-max-response-bytes", o.prometheus.MaxResponseBytes, "Largest Prometheus answer read, in bytes after decompression; a larger one fails its query.")
 	fs.StringSliceVar(&o.staticUsage, "static-usage", nil, "With --provider=static: node=cpu%:memory% entries, e.g. node-a=30:45,node-b=80:20 (demos; no cluster needed).")
 	fs.BoolVar(&o.version, "version", false, "Print the version and exit.")
 }
@@ -147,10 +149,10 @@ func (o *options) validate() error {
 	if len(o.staticUsage) > 0 && o.provider != static.Name {
 		errs = append(errs, field.Invalid(field.NewPath("staticUsage"), strings.Join(o.staticUsage, ","), "only with --provider=static"))
 	}
+	// The flags start from the defaults, so a zero or empty value was
+	// given: it is checked as it is, not read as the default.
 	if o.provider == prometheus.Name {
-		p := o.prometheus
-		p.SetDefaults()
-		if err := p.Validate(field.NewPath("prometheus")); err != nil {
+		if err := o.prometheus.Validate(field.NewPath("prometheus")); err != nil {
 			errs = append(errs, field.Invalid(field.NewPath("prometheus"), "", err.Error()))
 		}
 	}

@@ -8,8 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// DefaultTimeout bounds each PromQL query.
-const DefaultTimeout = 10 * time.Second
+const (
+	// DefaultTimeout bounds each PromQL query.
+	DefaultTimeout = 10 * time.Second
+	// DefaultMaxResponseBytes bounds one answer of Prometheus. A series of
+	// the default queries takes 100-250 bytes with the labels
+	// kube-prometheus adds, so 4 MiB holds some 18 000 nodes; decoding such
+	// an answer raises the heap by up to about 30 MiB for a moment.
+	DefaultMaxResponseBytes = 4 << 20
+)
 
 // Config configures the Prometheus provider.
 type Config struct {
@@ -29,6 +36,9 @@ type Config struct {
 	InsecureSkipVerify bool
 	// Timeout bounds each query; defaults to DefaultTimeout.
 	Timeout time.Duration
+	// MaxResponseBytes bounds one answer, counted after decompression; a
+	// larger answer fails its query. Defaults to DefaultMaxResponseBytes.
+	MaxResponseBytes int64
 }
 
 var validQuerySets = sets.New(QuerySetAuto, QuerySetNodeExporter, QuerySetKubePrometheus)
@@ -40,6 +50,9 @@ func (c *Config) SetDefaults() {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 }
 
@@ -56,6 +69,9 @@ func (c *Config) Validate(path *field.Path) error {
 	}
 	if c.Timeout < 0 {
 		errs = append(errs, field.Invalid(path.Child("timeout"), c.Timeout.String(), "must not be negative"))
+	}
+	if c.MaxResponseBytes <= 0 {
+		errs = append(errs, field.Invalid(path.Child("maxResponseBytes"), c.MaxResponseBytes, "must be positive"))
 	}
 	return errs.ToAggregate()
 }

@@ -2,7 +2,9 @@ package prometheus
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -10,8 +12,22 @@ import (
 	"github.com/ballast-sched/ballast/core/certs"
 )
 
-// newTransport builds the HTTP transport for the TLS and token settings.
+// ErrResponseTooLarge is wrapped by the error of a query whose answer is
+// larger than Config.MaxResponseBytes.
+var ErrResponseTooLarge = errors.New("Prometheus answer too large")
+
+// newTransport builds the HTTP transport for the TLS, token and size
+// settings.
 func newTransport(cfg Config) (http.RoundTripper, error) {
+	rt, err := newAuthTransport(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &capBody{max: cfg.MaxResponseBytes, next: rt}, nil
+}
+
+// newAuthTransport builds the transport for the TLS and token settings.
+func newAuthTransport(cfg Config) (http.RoundTripper, error) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	if cfg.CAFile != "" || cfg.InsecureSkipVerify {
 		tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // opt-in by flag
@@ -60,4 +76,55 @@ func readToken(file string) (string, error) {
 		return "", fmt.Errorf("Prometheus bearer token file %s is empty", file)
 	}
 	return token, nil
+}
+
+// capBody fails an answer larger than max bytes instead of reading it whole:
+// the Prometheus client keeps the entire answer in memory, and an endless or
+// huge one would take the container's memory before the query's timeout.
+// The body it sees is decompressed already, so a small compressed answer
+// that unpacks to a huge one is caught too.
+type capBody struct {
+	max  int64
+	next http.RoundTripper
+}
+
+func (c *capBody) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.ContentLength > c.max {
+		_ = resp.Body.Close()
+		return nil, tooLarge(c.max)
+	}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: c.max, max: c.max}
+	return resp, nil
+}
+
+func tooLarge(limit int64) error {
+	return fmt.Errorf("%w: more than %d bytes (maxResponseBytes)", ErrResponseTooLarge, limit)
+}
+
+// cappedBody reads at most max bytes and fails on the byte after them.
+type cappedBody struct {
+	io.ReadCloser
+	left, max int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One more byte tells an answer of exactly max bytes from a larger one.
+		var one [1]byte
+		n, err := b.ReadCloser.Read(one[:])
+		if n > 0 {
+			return 0, tooLarge(b.max)
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
