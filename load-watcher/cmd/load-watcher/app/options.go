@@ -76,7 +76,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.prometheus.BearerTokenFile, "prometheus-bearer-token-file", "", "File holding a bearer token sent to Prometheus.")
 	fs.StringVar(&o.prometheus.CAFile, "prometheus-ca-file", "", "PEM CA bundle trusted for an https Prometheus.")
 	fs.BoolVar(&o.prometheus.InsecureSkipVerify, "prometheus-insecure-skip-verify", false, "Skip TLS verification of Prometheus (unsafe).")
-	fs.DurationVar(&o.prometheus.Timeout, "prometheus-timeout", o.prometheus.Timeout, "Timeout of each Prometheus query.")
+	fs.DurationVar(&o.prometheus.Timeout, "prometheus-timeout", o.prometheus.Timeout, "Timeout of each Prometheus query; a sampling round ends after twice it.")
 	fs.Int64Var(&o.prometheus.MaxResponseBytes, "prometheus-max-response-bytes", o.prometheus.MaxResponseBytes, "Largest Prometheus answer read, in bytes after decompression; a larger one fails its query.")
 	fs.StringSliceVar(&o.staticUsage, "static-usage", nil, "With --provider=static: node=cpu%:memory% entries, e.g. node-a=30:45,node-b=80:20 (demos; no cluster needed).")
 	fs.BoolVar(&o.version, "version", false, "Print the version and exit.")

@@ -34,7 +34,8 @@ type Config struct {
 	CAFile string
 	// InsecureSkipVerify disables TLS certificate checks.
 	InsecureSkipVerify bool
-	// Timeout bounds each query; defaults to DefaultTimeout.
+	// Timeout bounds each query, and twice it a whole sampling round;
+	// defaults to DefaultTimeout.
 	Timeout time.Duration
 	// MaxResponseBytes bounds one answer, counted after decompression; a
 	// larger answer fails its query. Defaults to DefaultMaxResponseBytes.

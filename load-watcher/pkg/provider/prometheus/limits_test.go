@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -112,5 +113,65 @@ func TestAnswerOfTheLimitIsRead(t *testing.T) {
 	}
 	if got, err := p.Sample(context.Background(), testNodes); err != nil || len(got) != 1 {
 		t.Errorf("Sample = %+v, %v; want agent-1", got, err)
+	}
+}
+
+// A Prometheus that stalls holds a round for twice the query timeout, not
+// for every query's timeout in turn: with auto detection a round has up to
+// four queries to try, and the ones left when the round's deadline passes
+// are not sent.
+func TestRoundEndsAtItsDeadline(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	for _, tt := range []struct {
+		name  string
+		stall func(w http.ResponseWriter)
+	}{
+		{name: "no answer", stall: func(http.ResponseWriter) {}},
+		{name: "answer that stops halfway", stall: func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[`))
+			w.(http.Flusher).Flush()
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			release := make(chan struct{})
+			var mu sync.Mutex
+			var queries []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_ = r.ParseForm()
+				mu.Lock()
+				queries = append(queries, r.Form.Get("query"))
+				mu.Unlock()
+				tt.stall(w)
+				select {
+				case <-r.Context().Done():
+				case <-release:
+				}
+			}))
+			defer srv.Close()
+			defer close(release)
+			p, err := New(Config{Address: srv.URL, QuerySet: QuerySetAuto, Timeout: timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err = p.Sample(context.Background(), testNodes)
+			elapsed := time.Since(start)
+			t.Logf("%v", err)
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "round's deadline (600ms") {
+				t.Errorf("Sample error = %v, want the round's deadline", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// The CPU query of kube-prometheus times out at 300ms,
+			// node-exporter's at the round's deadline, 600ms; memory is not
+			// asked.
+			if len(queries) > 2 {
+				t.Errorf("queries sent = %q, want at most the two that fit in the round", queries)
+			}
+			if elapsed > 10*timeout {
+				t.Errorf("the round took %s, want about %s", elapsed, 2*timeout)
+			}
+		})
 	}
 }
