@@ -31,6 +31,7 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"dry run as a string", `descheduler: {dryRun: "yes"}`, "/descheduler/dryRun"},
 		{"overcommit below 1", `scheduler: {plugins: {usageAwareFit: {maxOvercommit: {cpu: 0.5}}}}`, "/scheduler/plugins/usageAwareFit/maxOvercommit/cpu"},
 		{"prometheus address without scheme", `load-watcher: {prometheus: {address: "prometheus:9090"}}`, "/load-watcher/prometheus/address"},
+		{"insecure token switch as a string", `load-watcher: {prometheus: {allowInsecureBearerToken: "yes"}}`, "/load-watcher/prometheus/allowInsecureBearerToken"},
 		{"prometheus answer limit of 0", `load-watcher: {prometheus: {maxResponseBytes: 0}}`, "/load-watcher/prometheus/maxResponseBytes"},
 		{"prometheus answer limit with a unit", `load-watcher: {prometheus: {maxResponseBytes: 4Mi}}`, "/load-watcher/prometheus/maxResponseBytes"},
 		{"bad digest", `scheduler: {image: {digest: "latest"}}`, "/scheduler/image/digest"},

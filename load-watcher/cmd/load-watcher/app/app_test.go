@@ -55,6 +55,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{name: "prometheus without address", args: []string{"--provider=prometheus"}, want: "prometheus.address: Required"},
 		{name: "bad query set", args: []string{"--provider=prometheus", "--prometheus-address=http://p:9090", "--prometheus-query-set=x"}, want: "querySet"},
 		{name: "negative answer limit", args: []string{"--provider=prometheus", "--prometheus-address=http://p:9090", "--prometheus-max-response-bytes=-1"}, want: "prometheus.maxResponseBytes"},
+		{name: "bearer token over plain http", args: []string{"--provider=prometheus", "--prometheus-address=http://p:9090", "--prometheus-bearer-token-file=/var/run/token"}, want: "prometheus.bearerTokenFile: Invalid value"},
 		{name: "answer limit of 0", args: []string{"--provider=prometheus", "--prometheus-address=http://p:9090", "--prometheus-max-response-bytes=0"}, want: "prometheus.maxResponseBytes"},
 		{name: "static usage with another provider", args: []string{"--static-usage=a=1:2"}, want: "staticUsage"},
 		{name: "bad window", args: []string{"--windows=1m,later"}, want: "windows[1]"},

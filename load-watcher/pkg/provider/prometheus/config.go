@@ -29,7 +29,11 @@ type Config struct {
 	// MemoryQuery replaces the query set's memory query when not empty.
 	MemoryQuery string
 	// BearerTokenFile is read before every query and sent as a bearer token.
+	// Only to an https Address, unless AllowInsecureBearerToken.
 	BearerTokenFile string
+	// AllowInsecureBearerToken lets the bearer token go to an http Address,
+	// in clear text: anyone on the path can read it and use it.
+	AllowInsecureBearerToken bool
 	// CAFile holds PEM certificates trusted for an https Address.
 	CAFile string
 	// InsecureSkipVerify disables TLS certificate checks.
@@ -64,6 +68,9 @@ func (c *Config) Validate(path *field.Path) error {
 		errs = append(errs, field.Required(path.Child("address"), "the Prometheus URL"))
 	} else if u, err := url.Parse(c.Address); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, field.Invalid(path.Child("address"), c.Address, "must be an http:// or https:// URL with a host"))
+	} else if u.Scheme == "http" && c.BearerTokenFile != "" && !c.AllowInsecureBearerToken {
+		errs = append(errs, field.Invalid(path.Child("bearerTokenFile"), c.BearerTokenFile,
+			"the http:// address would carry the token in clear text: use an https:// address, or set allowInsecureBearerToken to send it anyway"))
 	}
 	if !validQuerySets.Has(c.QuerySet) {
 		errs = append(errs, field.NotSupported(path.Child("querySet"), c.QuerySet, sets.List(validQuerySets)))

@@ -34,6 +34,19 @@ func TestConfigValidate(t *testing.T) {
 			cfg:  Config{Address: "http://prometheus.monitoring:9090"},
 		},
 		{
+			name: "token over plain http",
+			cfg:  Config{Address: "http://prometheus.monitoring:9090", BearerTokenFile: "/var/run/secrets/token"},
+			want: field.ErrorList{field.Invalid(field.NewPath("p", "bearerTokenFile"), nil, "")},
+		},
+		{
+			name: "token over plain http, allowed",
+			cfg:  Config{Address: "http://prometheus.monitoring:9090", BearerTokenFile: "/var/run/secrets/token", AllowInsecureBearerToken: true},
+		},
+		{
+			name: "token over https",
+			cfg:  Config{Address: "HTTPS://prometheus.monitoring:9090", BearerTokenFile: "/var/run/secrets/token"},
+		},
+		{
 			name: "negative answer limit",
 			cfg:  Config{Address: "https://prometheus.monitoring:9090", QuerySet: QuerySetAuto, MaxResponseBytes: -1},
 			want: field.ErrorList{field.Invalid(field.NewPath("p", "maxResponseBytes"), nil, "")},
