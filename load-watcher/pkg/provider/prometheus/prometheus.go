@@ -69,11 +69,11 @@ func New(cfg Config) (*Provider, error) {
 	if err := cfg.Validate(field.NewPath("prometheus")); err != nil {
 		return nil, err
 	}
-	rt, err := newTransport(cfg)
+	hc, err := newHTTPClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	client, err := api.NewClient(api.Config{Address: cfg.Address, RoundTripper: rt})
+	client, err := api.NewClient(api.Config{Address: cfg.Address, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("creating Prometheus client for %s: %w", cfg.Address, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 
@@ -15,6 +16,61 @@ import (
 // ErrResponseTooLarge is wrapped by the error of a query whose answer is
 // larger than Config.MaxResponseBytes.
 var ErrResponseTooLarge = errors.New("Prometheus answer too large")
+
+// maxRedirects is how many redirects a query follows, as net/http's default.
+const maxRedirects = 10
+
+// newHTTPClient builds the HTTP client for a validated cfg: its transport,
+// and a redirect policy that keeps the bearer token with cfg.Address.
+func newHTTPClient(cfg Config) (*http.Client, error) {
+	rt, err := newTransport(cfg)
+	if err != nil {
+		return nil, err
+	}
+	origin, err := url.Parse(cfg.Address)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the Prometheus address: %w", err)
+	}
+	return &http.Client{Transport: rt, CheckRedirect: checkRedirect(origin, cfg.BearerTokenFile != "")}, nil
+}
+
+// checkRedirect follows no redirect from https to http, whose answer anyone
+// on the way could forge, and with a bearer token none that leaves origin:
+// the token is for that server alone.
+func checkRedirect(origin *url.URL, withToken bool) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		from := via[len(via)-1].URL
+		if from.Scheme == "https" && req.URL.Scheme != "https" {
+			return fmt.Errorf("not following the redirect from %s to %s: it leaves https", originOf(from), originOf(req.URL))
+		}
+		if withToken && !sameOrigin(req.URL, origin) {
+			return fmt.Errorf("not following the redirect to %s: the bearer token goes to %s only", originOf(req.URL), originOf(origin))
+		}
+		return nil
+	}
+}
+
+// sameOrigin reports whether a and b name one server: scheme, host and
+// port, the port defaulting to the scheme's.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && portOf(a) == portOf(b)
+}
+
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// originOf is u's scheme and host, for messages: no path, query or user.
+func originOf(u *url.URL) string { return u.Scheme + "://" + u.Host }
 
 // newTransport builds the HTTP transport for the TLS, token and size
 // settings.
@@ -46,17 +102,26 @@ func newAuthTransport(cfg Config) (http.RoundTripper, error) {
 	if _, err := readToken(cfg.BearerTokenFile); err != nil {
 		return nil, err
 	}
-	return &bearerFromFile{file: cfg.BearerTokenFile, next: base}, nil
+	origin, err := url.Parse(cfg.Address)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the Prometheus address: %w", err)
+	}
+	return &bearerFromFile{file: cfg.BearerTokenFile, origin: origin, next: base}, nil
 }
 
 // bearerFromFile reads the token on every request, so a rotated
-// service-account token is picked up without a restart.
+// service-account token is picked up without a restart. It puts the token
+// on requests to origin only, whatever sent them elsewhere.
 type bearerFromFile struct {
-	file string
-	next http.RoundTripper
+	file   string
+	origin *url.URL
+	next   http.RoundTripper
 }
 
 func (b *bearerFromFile) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !sameOrigin(req.URL, b.origin) {
+		return b.next.RoundTrip(req)
+	}
 	token, err := readToken(b.file)
 	if err != nil {
 		return nil, err
