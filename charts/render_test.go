@@ -441,6 +441,9 @@ func TestLoadWatcherArgs(t *testing.T) {
 			t.Errorf("load-watcher args lack %s: %v", want, args)
 		}
 	}
+	if hasPrefixArg(args, "--metrics-server-timeout") {
+		t.Errorf("load-watcher on Prometheus gets metrics-server's flags: %v", args)
+	}
 	cr := mustFind(t, objs, "ClusterRole", "ballast-load-watcher")
 	if strings.Contains(mustYAML(t, cr.raw), "metrics.k8s.io") {
 		t.Error("load-watcher on Prometheus still gets metrics.k8s.io access")
@@ -451,6 +454,18 @@ func TestLoadWatcherArgs(t *testing.T) {
 	dash := mustFind(t, objs, "ConfigMap", "ballast-dashboard").typed.(*corev1.ConfigMap)
 	if dash.Namespace != "monitoring" || !strings.Contains(dash.Data["ballast.json"], `"uid": "ballast-overview"`) {
 		t.Errorf("dashboard ConfigMap in %q without the dashboard", dash.Namespace)
+	}
+}
+
+func TestLoadWatcherMetricsServerArgs(t *testing.T) {
+	for values, want := range map[string]string{
+		``: "--metrics-server-timeout=10s",
+		`load-watcher: {metricsServer: {timeout: 2500ms}}`: "--metrics-server-timeout=2500ms",
+	} {
+		args := deployment(t, render(t, valuesFromYAML(t, values)), "ballast-load-watcher").Spec.Template.Spec.Containers[0].Args
+		if !contains(args, want) || hasPrefixArg(args, "--prometheus-") {
+			t.Errorf("values %q: load-watcher args %v, want %s and no Prometheus flag", values, args, want)
+		}
 	}
 }
 

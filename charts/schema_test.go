@@ -31,6 +31,8 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"dry run as a string", `descheduler: {dryRun: "yes"}`, "/descheduler/dryRun"},
 		{"overcommit below 1", `scheduler: {plugins: {usageAwareFit: {maxOvercommit: {cpu: 0.5}}}}`, "/scheduler/plugins/usageAwareFit/maxOvercommit/cpu"},
 		{"prometheus address without scheme", `load-watcher: {prometheus: {address: "prometheus:9090"}}`, "/load-watcher/prometheus/address"},
+		{"metrics-server timeout of 0", `load-watcher: {metricsServer: {timeout: 0s}}`, "/load-watcher/metricsServer/timeout"},
+		{"metrics-server timeout without a unit", `load-watcher: {metricsServer: {timeout: "10"}}`, "/load-watcher/metricsServer/timeout"},
 		{"insecure token switch as a string", `load-watcher: {prometheus: {allowInsecureBearerToken: "yes"}}`, "/load-watcher/prometheus/allowInsecureBearerToken"},
 		{"prometheus answer limit of 0", `load-watcher: {prometheus: {maxResponseBytes: 0}}`, "/load-watcher/prometheus/maxResponseBytes"},
 		{"prometheus answer limit with a unit", `load-watcher: {prometheus: {maxResponseBytes: 4Mi}}`, "/load-watcher/prometheus/maxResponseBytes"},

@@ -28,6 +28,8 @@ func TestCheckRefusesWhatLoadWatcherRefusesAtStart(t *testing.T) {
 		{name: "window shorter than the period", container: deployment("--period=2m"), want: "windows"},
 		{name: "window without unit", container: deployment("--windows=1m,5"), want: "windows"},
 		{name: "unknown provider", container: deployment("--provider=metric-server"), want: "provider"},
+		{name: "metrics-server timeout of 0", container: deployment("--metrics-server-timeout=0s"), want: "metricsServer.timeout"},
+		{name: "metrics-server timeout", container: deployment("--metrics-server-timeout=2s")},
 		{name: "port out of range", container: deployment("--listen-address=:70000"), want: "listenAddress"},
 		{name: "prometheus without address", container: deployment("--provider=prometheus"), want: "prometheus"},
 		{name: "bearer token over plain http", container: deployment("--provider=prometheus", "--prometheus-address=http://p:9090",

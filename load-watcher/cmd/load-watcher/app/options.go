@@ -20,6 +20,7 @@ import (
 	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/prometheus"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/registry"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
@@ -42,6 +43,7 @@ type options struct {
 	windows        []string
 	staleAfter     time.Duration
 	kubeconfig     string
+	metricsServer  metricsserver.Config
 	prometheus     prometheus.Config
 	staticUsage    []string
 	version        bool
@@ -53,6 +55,7 @@ func defaultOptions() *options {
 		listenAddress: ":2020",
 		period:        collector.DefaultPeriod,
 		windows:       []string{"1m", "5m", "15m"},
+		metricsServer: metricsserver.Config{Timeout: metricsserver.DefaultTimeout},
 		prometheus: prometheus.Config{QuerySet: prometheus.QuerySetAuto, Timeout: prometheus.DefaultTimeout,
 			MaxResponseBytes: prometheus.DefaultMaxResponseBytes},
 	}
@@ -69,6 +72,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.windows, "windows", o.windows, "Statistics windows, comma separated.")
 	fs.DurationVar(&o.staleAfter, "stale-after", 0, "A node whose newest sample is older is stale (default 3 × --period).")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; the in-cluster configuration when empty.")
+	fs.DurationVar(&o.metricsServer.Timeout, "metrics-server-timeout", o.metricsServer.Timeout, "Timeout of each sampling round's List of NodeMetrics (--provider=metrics-server).")
 	fs.StringVar(&o.prometheus.Address, "prometheus-address", "", "Prometheus base URL (--provider=prometheus).")
 	fs.StringVar((*string)(&o.prometheus.QuerySet), "prometheus-query-set", string(o.prometheus.QuerySet), "Default queries: auto, node-exporter or kube-prometheus.")
 	fs.StringVar(&o.prometheus.CPUQuery, "prometheus-cpu-query", "", "PromQL returning each node's busy CPU fraction (0-1); replaces the query set's.")
@@ -152,6 +156,11 @@ func (o *options) validate() error {
 	}
 	// The flags start from the defaults, so a zero or empty value was
 	// given: it is checked as it is, not read as the default.
+	if o.provider == metricsserver.Name {
+		if err := o.metricsServer.Validate(field.NewPath("metricsServer")); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("metricsServer"), "", err.Error()))
+		}
+	}
 	if o.provider == prometheus.Name {
 		if err := o.prometheus.Validate(field.NewPath("prometheus")); err != nil {
 			errs = append(errs, field.Invalid(field.NewPath("prometheus"), "", err.Error()))
