@@ -1,6 +1,7 @@
 package charts
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -193,6 +194,35 @@ func TestLoadWatcherTLS(t *testing.T) {
 		if hasPrefixArg(args, "--load-watcher-ca-file") || !contains(args, "--load-watcher-address=http://ballast-load-watcher.ballast-system.svc:2020") {
 			t.Errorf("%s without TLS: args %v", name, args)
 		}
+	}
+}
+
+// The Prometheus bearer token goes to an https:// address, or to an http://
+// one only when the values say so.
+func TestPrometheusBearerTokenOverHTTPS(t *testing.T) {
+	prom := `load-watcher: {provider: prometheus, prometheus: {address: %q, bearerTokenSecret: {name: reader}, allowInsecureBearerToken: %v}}`
+	for _, tt := range []struct {
+		address string
+		allow   bool
+		want    []string
+		not     string
+	}{
+		{address: "https://prom.monitoring:9090", want: []string{"--prometheus-bearer-token-file=/etc/ballast/prometheus-token/token"},
+			not: "--prometheus-allow-insecure-bearer-token"},
+		{address: "http://prom.monitoring:9090", allow: true, want: []string{"--prometheus-bearer-token-file=/etc/ballast/prometheus-token/token",
+			"--prometheus-allow-insecure-bearer-token=true"}},
+	} {
+		lw := deployment(t, render(t, valuesFromYAML(t, fmt.Sprintf(prom, tt.address, tt.allow))), "ballast-load-watcher").Spec.Template.Spec
+		args := lw.Containers[0].Args
+		for _, want := range tt.want {
+			if !contains(args, want) {
+				t.Errorf("%s: args lack %s: %v", tt.address, want, args)
+			}
+		}
+		if tt.not != "" && hasPrefixArg(args, tt.not) {
+			t.Errorf("%s: args hold %s: %v", tt.address, tt.not, args)
+		}
+		checkSecretMount(t, lw, "/etc/ballast/prometheus-token", "reader", "token")
 	}
 }
 

@@ -432,12 +432,17 @@ func TestLoadWatcherArgs(t *testing.T) {
 		"--prometheus-address=http://prometheus-operated.monitoring.svc:9090",
 		"--prometheus-query-set=kube-prometheus",
 		"--prometheus-bearer-token-file=/etc/ballast/prometheus-token/token",
+		"--prometheus-allow-insecure-bearer-token=true",
+		"--prometheus-max-response-bytes=4194304",
 		"--listen-address=:2020",
 		"--windows=1m,5m,15m",
 	} {
 		if !contains(args, want) {
 			t.Errorf("load-watcher args lack %s: %v", want, args)
 		}
+	}
+	if hasPrefixArg(args, "--metrics-server-timeout") {
+		t.Errorf("load-watcher on Prometheus gets metrics-server's flags: %v", args)
 	}
 	cr := mustFind(t, objs, "ClusterRole", "ballast-load-watcher")
 	if strings.Contains(mustYAML(t, cr.raw), "metrics.k8s.io") {
@@ -452,6 +457,18 @@ func TestLoadWatcherArgs(t *testing.T) {
 	}
 }
 
+func TestLoadWatcherMetricsServerArgs(t *testing.T) {
+	for values, want := range map[string]string{
+		``: "--metrics-server-timeout=10s",
+		`load-watcher: {metricsServer: {timeout: 2500ms}}`: "--metrics-server-timeout=2500ms",
+	} {
+		args := deployment(t, render(t, valuesFromYAML(t, values)), "ballast-load-watcher").Spec.Template.Spec.Containers[0].Args
+		if !contains(args, want) || hasPrefixArg(args, "--prometheus-") {
+			t.Errorf("values %q: load-watcher args %v, want %s and no Prometheus flag", values, args, want)
+		}
+	}
+}
+
 func TestRenderFailsOnInconsistentValues(t *testing.T) {
 	cases := []struct {
 		name, values, wantErr string
@@ -459,6 +476,8 @@ func TestRenderFailsOnInconsistentValues(t *testing.T) {
 		{"several schedulers without leader election", `scheduler: {replicas: 2, leaderElection: {enabled: false}}`, "scheduler.replicas > 1 requires"},
 		{"several deschedulers without leader election", `descheduler: {replicas: 2, leaderElection: {enabled: false}}`, "descheduler.replicas > 1 requires"},
 		{"prometheus without address", `load-watcher: {provider: prometheus}`, "load-watcher.prometheus.address is required"},
+		{"prometheus token over plain http", `load-watcher: {provider: prometheus, prometheus: {address: "http://prom:9090", bearerTokenSecret: {name: reader}}}`,
+			"load-watcher.prometheus.allowInsecureBearerToken=true"},
 		{"window load-watcher does not keep", `scheduler: {plugins: {loadAware: {window: 30m}}}`, "scheduler.plugins.loadAware.window=30m"},
 		{"descheduler window load-watcher does not keep", `descheduler: {loadAwareBalance: {window: 2m}}`, "descheduler.loadAwareBalance.window=2m"},
 		{"low threshold above high", `descheduler: {loadAwareBalance: {lowThresholds: {cpu: 90}}}`, "highThresholds.cpu (80) must be above lowThresholds.cpu (90)"},

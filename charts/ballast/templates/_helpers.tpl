@@ -218,6 +218,9 @@ leaseDuration > renewDeadline > 1.2 × retryPeriod. Takes (list section values).
 {{- if and $lw.enabled (eq $lw.provider "prometheus") (not $lw.prometheus.address) }}
 {{- fail "load-watcher.prometheus.address is required when load-watcher.provider=prometheus" }}
 {{- end }}
+{{- if and $lw.enabled (eq $lw.provider "prometheus") $lw.prometheus.bearerTokenSecret.name (hasPrefix "http://" (lower $lw.prometheus.address)) (not $lw.prometheus.allowInsecureBearerToken) }}
+{{- fail (printf "load-watcher.prometheus.bearerTokenSecret would go to load-watcher.prometheus.address=%s in clear text: use an https:// address, or set load-watcher.prometheus.allowInsecureBearerToken=true" $lw.prometheus.address) }}
+{{- end }}
 {{- $tls := .Values.global.loadWatcher.tls }}
 {{- if and $tls.enabled (not $tls.secretName) }}
 {{- fail "global.loadWatcher.tls.secretName is required when global.loadWatcher.tls.enabled=true: name the kubernetes.io/tls Secret holding load-watcher's certificate" }}

@@ -19,6 +19,7 @@ import (
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
 	prometheusprovider "github.com/ballast-sched/ballast/load-watcher/pkg/provider/prometheus"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/registry"
 )
@@ -31,6 +32,9 @@ type Config struct {
 	// RestConfig reaches the cluster: the Node informer and metrics-server. Required
 	// unless both Nodes and a ready Source are given.
 	RestConfig *rest.Config
+	// MetricsServer configures the metrics-server provider; its client is
+	// made from RestConfig when nil.
+	MetricsServer metricsserver.Config
 	// Prometheus configures the prometheus provider.
 	Prometheus prometheusprovider.Config
 	// Source replaces the provider built from Provider (e.g. static.New()).
@@ -65,7 +69,7 @@ func New(cfg Config) (*Client, error) {
 	src := cfg.Source
 	if src == nil {
 		var err error
-		src, err = registry.New(cfg.Provider, registry.Options{RestConfig: cfg.RestConfig, Prometheus: cfg.Prometheus})
+		src, err = registry.New(cfg.Provider, registry.Options{RestConfig: cfg.RestConfig, MetricsServer: cfg.MetricsServer, Prometheus: cfg.Prometheus})
 		if err != nil {
 			return nil, err
 		}

@@ -208,7 +208,7 @@ func (o *options) wireSource(cfg *collector.Config) error {
 	if err != nil {
 		return err
 	}
-	opts := registry.Options{RestConfig: restCfg, Prometheus: o.prometheus}
+	opts := registry.Options{RestConfig: restCfg, MetricsServer: o.metricsServer, Prometheus: o.prometheus}
 	if o.provider == static.Name {
 		if opts.Static, err = o.staticProvider(); err != nil {
 			return fmt.Errorf("invalid flags: %w", err)

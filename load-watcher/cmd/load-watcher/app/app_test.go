@@ -52,8 +52,13 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		want string
 	}{
 		{name: "unknown provider", args: []string{"--provider=signalfx"}, want: "provider: Unsupported value"},
+		{name: "metrics-server timeout of 0", args: []string{"--metrics-server-timeout=0s"}, want: "metricsServer.timeout: Invalid value"},
+		{name: "negative metrics-server timeout", args: []string{"--metrics-server-timeout=-1s"}, want: "metricsServer.timeout: Invalid value"},
 		{name: "prometheus without address", args: []string{"--provider=prometheus"}, want: "prometheus.address: Required"},
 		{name: "bad query set", args: []string{"--provider=prometheus", "--prometheus-address=http://p:9090", "--prometheus-query-set=x"}, want: "querySet"},
+		{name: "negative answer limit", args: []string{"--provider=prometheus", "--prometheus-address=http://p:9090", "--prometheus-max-response-bytes=-1"}, want: "prometheus.maxResponseBytes"},
+		{name: "bearer token over plain http", args: []string{"--provider=prometheus", "--prometheus-address=http://p:9090", "--prometheus-bearer-token-file=/var/run/token"}, want: "prometheus.bearerTokenFile: Invalid value"},
+		{name: "answer limit of 0", args: []string{"--provider=prometheus", "--prometheus-address=http://p:9090", "--prometheus-max-response-bytes=0"}, want: "prometheus.maxResponseBytes"},
 		{name: "static usage with another provider", args: []string{"--static-usage=a=1:2"}, want: "staticUsage"},
 		{name: "bad window", args: []string{"--windows=1m,later"}, want: "windows[1]"},
 		{name: "window shorter than period", args: []string{"--provider=static", "--windows=10s"}, want: "windows[0]"},

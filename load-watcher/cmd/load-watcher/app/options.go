@@ -20,6 +20,7 @@ import (
 	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/prometheus"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/registry"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
@@ -42,6 +43,7 @@ type options struct {
 	windows        []string
 	staleAfter     time.Duration
 	kubeconfig     string
+	metricsServer  metricsserver.Config
 	prometheus     prometheus.Config
 	staticUsage    []string
 	version        bool
@@ -53,7 +55,9 @@ func defaultOptions() *options {
 		listenAddress: ":2020",
 		period:        collector.DefaultPeriod,
 		windows:       []string{"1m", "5m", "15m"},
-		prometheus:    prometheus.Config{QuerySet: prometheus.QuerySetAuto, Timeout: prometheus.DefaultTimeout},
+		metricsServer: metricsserver.Config{Timeout: metricsserver.DefaultTimeout},
+		prometheus: prometheus.Config{QuerySet: prometheus.QuerySetAuto, Timeout: prometheus.DefaultTimeout,
+			MaxResponseBytes: prometheus.DefaultMaxResponseBytes},
 	}
 }
 
@@ -68,14 +72,17 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.windows, "windows", o.windows, "Statistics windows, comma separated.")
 	fs.DurationVar(&o.staleAfter, "stale-after", 0, "A node whose newest sample is older is stale (default 3 × --period).")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; the in-cluster configuration when empty.")
+	fs.DurationVar(&o.metricsServer.Timeout, "metrics-server-timeout", o.metricsServer.Timeout, "Timeout of each sampling round's List of NodeMetrics (--provider=metrics-server).")
 	fs.StringVar(&o.prometheus.Address, "prometheus-address", "", "Prometheus base URL (--provider=prometheus).")
 	fs.StringVar((*string)(&o.prometheus.QuerySet), "prometheus-query-set", string(o.prometheus.QuerySet), "Default queries: auto, node-exporter or kube-prometheus.")
 	fs.StringVar(&o.prometheus.CPUQuery, "prometheus-cpu-query", "", "PromQL returning each node's busy CPU fraction (0-1); replaces the query set's.")
 	fs.StringVar(&o.prometheus.MemoryQuery, "prometheus-memory-query", "", "PromQL returning each node's used memory fraction (0-1); replaces the query set's.")
-	fs.StringVar(&o.prometheus.BearerTokenFile, "prometheus-bearer-token-file", "", "File holding a bearer token sent to Prometheus.")
+	fs.StringVar(&o.prometheus.BearerTokenFile, "prometheus-bearer-token-file", "", "File holding a bearer token sent to Prometheus; only to an https address unless --prometheus-allow-insecure-bearer-token.")
+	fs.BoolVar(&o.prometheus.AllowInsecureBearerToken, "prometheus-allow-insecure-bearer-token", false, "Send the bearer token to an http Prometheus address, in clear text (unsafe).")
 	fs.StringVar(&o.prometheus.CAFile, "prometheus-ca-file", "", "PEM CA bundle trusted for an https Prometheus.")
 	fs.BoolVar(&o.prometheus.InsecureSkipVerify, "prometheus-insecure-skip-verify", false, "Skip TLS verification of Prometheus (unsafe).")
-	fs.DurationVar(&o.prometheus.Timeout, "prometheus-timeout", o.prometheus.Timeout, "Timeout of each Prometheus query.")
+	fs.DurationVar(&o.prometheus.Timeout, "prometheus-timeout", o.prometheus.Timeout, "Timeout of each Prometheus query; a sampling round ends after twice it.")
+	fs.Int64Var(&o.prometheus.MaxResponseBytes, "prometheus-max-response-bytes", o.prometheus.MaxResponseBytes, "Largest Prometheus answer read, in bytes after decompression; a larger one fails its query.")
 	fs.StringSliceVar(&o.staticUsage, "static-usage", nil, "With --provider=static: node=cpu%:memory% entries, e.g. node-a=30:45,node-b=80:20 (demos; no cluster needed).")
 	fs.BoolVar(&o.version, "version", false, "Print the version and exit.")
 }
@@ -147,10 +154,15 @@ func (o *options) validate() error {
 	if len(o.staticUsage) > 0 && o.provider != static.Name {
 		errs = append(errs, field.Invalid(field.NewPath("staticUsage"), strings.Join(o.staticUsage, ","), "only with --provider=static"))
 	}
+	// The flags start from the defaults, so a zero or empty value was
+	// given: it is checked as it is, not read as the default.
+	if o.provider == metricsserver.Name {
+		if err := o.metricsServer.Validate(field.NewPath("metricsServer")); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("metricsServer"), "", err.Error()))
+		}
+	}
 	if o.provider == prometheus.Name {
-		p := o.prometheus
-		p.SetDefaults()
-		if err := p.Validate(field.NewPath("prometheus")); err != nil {
+		if err := o.prometheus.Validate(field.NewPath("prometheus")); err != nil {
 			errs = append(errs, field.Invalid(field.NewPath("prometheus"), "", err.Error()))
 		}
 	}

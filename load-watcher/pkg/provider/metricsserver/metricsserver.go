@@ -14,9 +14,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
@@ -28,32 +30,69 @@ const Name = "metrics-server"
 
 var _ provider.Provider = &Provider{}
 
+// DefaultTimeout bounds a sampling round: one List of NodeMetrics, which
+// the API server passes on to metrics-server and which takes milliseconds
+// when both are well.
+const DefaultTimeout = 10 * time.Second
+
 // Config configures the metrics-server provider.
 type Config struct {
 	// Client talks to the metrics.k8s.io API.
 	Client metricsclient.Interface
+	// Timeout bounds each sampling round; defaults to DefaultTimeout.
+	Timeout time.Duration
+}
+
+// SetDefaults fills unset fields.
+func (c *Config) SetDefaults() {
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+}
+
+// Validate reports every invalid field at once. The client is checked by
+// New, which is given one.
+func (c *Config) Validate(path *field.Path) error {
+	var errs field.ErrorList
+	if c.Timeout <= 0 {
+		errs = append(errs, field.Invalid(path.Child("timeout"), c.Timeout.String(), "must be positive"))
+	}
+	return errs.ToAggregate()
 }
 
 // Provider samples NodeMetrics.
 type Provider struct {
-	client metricsclient.Interface
+	client  metricsclient.Interface
+	timeout time.Duration
 }
 
-// New returns a metrics-server provider.
+// New validates cfg and returns a metrics-server provider.
 func New(cfg Config) (*Provider, error) {
 	if cfg.Client == nil {
 		return nil, errors.New("metrics-server provider: a metrics.k8s.io client is required")
 	}
-	return &Provider{client: cfg.Client}, nil
+	cfg.SetDefaults()
+	if err := cfg.Validate(field.NewPath("metricsServer")); err != nil {
+		return nil, err
+	}
+	return &Provider{client: cfg.Client, timeout: cfg.Timeout}, nil
 }
 
 // Name implements provider.Provider.
 func (p *Provider) Name() string { return Name }
 
-// Sample implements provider.Provider with one List of all NodeMetrics.
+// Sample implements provider.Provider with one List of all NodeMetrics,
+// which ends after the timeout: a metrics API that stalls fails the round
+// instead of holding it.
 func (p *Provider) Sample(ctx context.Context, nodes []provider.Node) ([]provider.Sample, error) {
-	list, err := p.client.MetricsV1beta1().NodeMetricses().List(ctx, metav1.ListOptions{})
+	roundErr := fmt.Errorf("the sampling round's deadline (%s) passed: %w", p.timeout, context.DeadlineExceeded)
+	round, cancel := context.WithTimeoutCause(ctx, p.timeout, roundErr)
+	defer cancel()
+	list, err := p.client.MetricsV1beta1().NodeMetricses().List(round, metav1.ListOptions{})
 	if err != nil {
+		if round.Err() != nil && ctx.Err() == nil && !errors.Is(err, roundErr) {
+			err = fmt.Errorf("%w: %w", roundErr, err)
+		}
 		return nil, fmt.Errorf("listing NodeMetrics: %w", err)
 	}
 	return Samples(list.Items, nodes), nil

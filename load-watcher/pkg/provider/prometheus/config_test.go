@@ -29,9 +29,32 @@ func TestConfigValidate(t *testing.T) {
 				field.NotSupported[string](field.NewPath("p", "querySet"), nil, nil),
 			},
 		},
+		{
+			name: "missing query set is the default",
+			cfg:  Config{Address: "http://prometheus.monitoring:9090"},
+		},
+		{
+			name: "token over plain http",
+			cfg:  Config{Address: "http://prometheus.monitoring:9090", BearerTokenFile: "/var/run/secrets/token"},
+			want: field.ErrorList{field.Invalid(field.NewPath("p", "bearerTokenFile"), nil, "")},
+		},
+		{
+			name: "token over plain http, allowed",
+			cfg:  Config{Address: "http://prometheus.monitoring:9090", BearerTokenFile: "/var/run/secrets/token", AllowInsecureBearerToken: true},
+		},
+		{
+			name: "token over https",
+			cfg:  Config{Address: "HTTPS://prometheus.monitoring:9090", BearerTokenFile: "/var/run/secrets/token"},
+		},
+		{
+			name: "negative answer limit",
+			cfg:  Config{Address: "https://prometheus.monitoring:9090", QuerySet: QuerySetAuto, MaxResponseBytes: -1},
+			want: field.ErrorList{field.Invalid(field.NewPath("p", "maxResponseBytes"), nil, "")},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.SetDefaults() // as New does
 			err := tt.cfg.Validate(field.NewPath("p"))
 			var got field.ErrorList
 			if agg, ok := err.(utilerrors.Aggregate); ok {

@@ -26,6 +26,9 @@ var _ provider.Provider = &Provider{}
 type Provider struct {
 	api     promv1.API
 	timeout time.Duration
+	// roundTimeout bounds a whole round: twice timeout, one query per
+	// resource. Auto detection's extra queries share it.
+	roundTimeout time.Duration
 	// candidates are the query sets tried per resource, in order; more
 	// than one only for QuerySetAuto.
 	candidates []Queries
@@ -66,20 +69,21 @@ func New(cfg Config) (*Provider, error) {
 	if err := cfg.Validate(field.NewPath("prometheus")); err != nil {
 		return nil, err
 	}
-	rt, err := newTransport(cfg)
+	hc, err := newHTTPClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	client, err := api.NewClient(api.Config{Address: cfg.Address, RoundTripper: rt})
+	client, err := api.NewClient(api.Config{Address: cfg.Address, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("creating Prometheus client for %s: %w", cfg.Address, err)
 	}
 	return &Provider{
-		api:        promv1.NewAPI(client),
-		timeout:    cfg.Timeout,
-		candidates: candidates(cfg),
-		custom:     map[string]bool{cfg.CPUQuery: cfg.CPUQuery != "", cfg.MemoryQuery: cfg.MemoryQuery != ""},
-		chosen:     map[resourceKind]int{},
+		api:          promv1.NewAPI(client),
+		timeout:      cfg.Timeout,
+		roundTimeout: 2 * cfg.Timeout,
+		candidates:   candidates(cfg),
+		custom:       map[string]bool{cfg.CPUQuery: cfg.CPUQuery != "", cfg.MemoryQuery: cfg.MemoryQuery != ""},
+		chosen:       map[resourceKind]int{},
 	}, nil
 }
 
@@ -108,12 +112,22 @@ func (p *Provider) Name() string { return Name }
 
 // Sample implements provider.Provider. A failing resource query does not
 // discard the other resource: the answer is partial and the error says why.
+// Each query ends after the timeout, and the round as a whole after twice
+// the timeout, however many queries auto detection has left to try: a
+// Prometheus that stalls fails the round instead of holding it.
 func (p *Provider) Sample(ctx context.Context, nodes []provider.Node) ([]provider.Sample, error) {
+	roundErr := fmt.Errorf("the sampling round's deadline (%s, twice the query timeout) passed: %w", p.roundTimeout, context.DeadlineExceeded)
+	round, cancel := context.WithTimeoutCause(ctx, p.roundTimeout, roundErr)
+	defer cancel()
 	idx := newNodeIndex(nodes)
 	byNode := make(map[string]*provider.Sample, len(nodes))
 	var errs []error
 	for _, kind := range []resourceKind{cpuKind, memoryKind} {
-		points, err := p.query(ctx, kind, idx)
+		if round.Err() != nil {
+			errs = append(errs, fmt.Errorf("%s query not sent", kind))
+			continue
+		}
+		points, err := p.query(round, kind, idx)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -134,6 +148,10 @@ func (p *Provider) Sample(ctx context.Context, nodes []provider.Node) ([]provide
 				s.Memory, s.HasMemory = toPercent(pt.value, n.Capacity.MemoryBytes, n.Allocatable.MemoryBytes), true
 			}
 		}
+	}
+	if err := errors.Join(errs...); err != nil && round.Err() != nil && ctx.Err() == nil && !errors.Is(err, roundErr) {
+		// Say why, once, when the queries' errors do not.
+		errs = append([]error{roundErr}, errs...)
 	}
 	out := make([]provider.Sample, 0, len(byNode))
 	for _, n := range nodes {
@@ -161,6 +179,9 @@ func (p *Provider) query(ctx context.Context, kind resourceKind, idx nodeIndex) 
 	p.mu.Unlock()
 	var lastErr error
 	for i := range p.candidates {
+		if i > 0 && ctx.Err() != nil {
+			break // the round's deadline passed: the next set would fail at once
+		}
 		c := (start + i) % len(p.candidates)
 		q := p.candidates[c].of(kind)
 		points, err := p.run(ctx, q, idx)

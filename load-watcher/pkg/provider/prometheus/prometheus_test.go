@@ -147,7 +147,8 @@ func TestBearerTokenIsReadFromFile(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Config{Address: srv.URL, QuerySet: QuerySetNodeExporter, CPUQuery: "q", MemoryQuery: "q", BearerTokenFile: tokenFile})
+	p, err := New(Config{Address: srv.URL, QuerySet: QuerySetNodeExporter, CPUQuery: "q", MemoryQuery: "q", BearerTokenFile: tokenFile,
+		AllowInsecureBearerToken: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,10 +174,13 @@ func TestNewRejectsBadTLSFiles(t *testing.T) {
 	dir := t.TempDir()
 	notPEM := filepath.Join(dir, "ca.crt")
 	_ = os.WriteFile(notPEM, []byte("not a certificate"), 0o600)
+	token := filepath.Join(dir, "token")
+	_ = os.WriteFile(token, []byte("s3cret"), 0o600)
 	for name, cfg := range map[string]Config{
 		"missing CA file":   {Address: "https://p:9090", CAFile: filepath.Join(dir, "absent")},
 		"CA file not PEM":   {Address: "https://p:9090", CAFile: notPEM},
 		"missing token":     {Address: "https://p:9090", BearerTokenFile: filepath.Join(dir, "absent")},
+		"token over http":   {Address: "http://p:9090", BearerTokenFile: token},
 		"unsupported query": {Address: "https://p:9090", QuerySet: "graphite"},
 	} {
 		if _, err := New(cfg); err == nil {

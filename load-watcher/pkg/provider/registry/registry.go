@@ -21,6 +21,9 @@ import (
 type Options struct {
 	// RestConfig reaches the Kubernetes API (metrics-server).
 	RestConfig *rest.Config
+	// MetricsServer configures the metrics-server provider; its client is
+	// made from RestConfig when nil.
+	MetricsServer metricsserver.Config
 	// Prometheus configures the prometheus provider.
 	Prometheus prometheus.Config
 	// Static is the programmable provider to use for "static"; a fresh
@@ -61,14 +64,18 @@ func New(name string, opts Options) (provider.Provider, error) {
 }
 
 func newMetricsServer(o Options) (provider.Provider, error) {
-	if o.RestConfig == nil {
-		return nil, fmt.Errorf("a Kubernetes client configuration is required")
+	cfg := o.MetricsServer
+	if cfg.Client == nil {
+		if o.RestConfig == nil {
+			return nil, fmt.Errorf("a Kubernetes client configuration is required")
+		}
+		c, err := metricsclient.NewForConfig(o.RestConfig)
+		if err != nil {
+			return nil, fmt.Errorf("creating metrics.k8s.io client: %w", err)
+		}
+		cfg.Client = c
 	}
-	c, err := metricsclient.NewForConfig(o.RestConfig)
-	if err != nil {
-		return nil, fmt.Errorf("creating metrics.k8s.io client: %w", err)
-	}
-	return metricsserver.New(metricsserver.Config{Client: c})
+	return metricsserver.New(cfg)
 }
 
 func newStatic(o Options) (provider.Provider, error) {

@@ -3,10 +3,12 @@ package registry
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/rest"
 
+	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/metricsserver"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/prometheus"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 )
@@ -28,6 +30,9 @@ func TestNew(t *testing.T) {
 	}{
 		{name: "metrics-server", provider: "metrics-server", opts: Options{RestConfig: &rest.Config{Host: "https://127.0.0.1:6443"}}, wantName: "metrics-server"},
 		{name: "metrics-server needs a cluster", provider: "metrics-server", wantErr: "client configuration"},
+		{name: "metrics-server with a negative timeout", provider: "metrics-server",
+			opts:    Options{RestConfig: &rest.Config{Host: "https://127.0.0.1:6443"}, MetricsServer: metricsserver.Config{Timeout: -time.Second}},
+			wantErr: "metricsServer.timeout"},
 		{name: "prometheus", provider: "prometheus", opts: Options{Prometheus: prometheus.Config{Address: "http://127.0.0.1:9090"}}, wantName: "prometheus"},
 		{name: "prometheus needs an address", provider: "prometheus", wantErr: "prometheus.address"},
 		{name: "static", provider: "static", opts: Options{Static: s}, wantName: "static"},
