@@ -23,7 +23,7 @@ import (
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/core/startup"
 	deschedulercheck "github.com/ballast-sched/ballast/descheduler/pkg/check"
-	loadwatcherapp "github.com/ballast-sched/ballast/load-watcher/cmd/load-watcher/app"
+	loadwatchercheck "github.com/ballast-sched/ballast/load-watcher/pkg/check"
 	schedulercheck "github.com/ballast-sched/ballast/scheduler/pkg/check"
 )
 
@@ -31,7 +31,7 @@ import (
 var checks = map[string]func(context.Context, startup.Container) error{
 	"scheduler":    schedulercheck.Check,
 	"descheduler":  deschedulercheck.Check,
-	"load-watcher": loadwatcherapp.Check,
+	"load-watcher": loadwatchercheck.Check,
 }
 
 // apiServer is the Component of a Refusal of objects that would not even

@@ -1,3 +1,5 @@
+// Package app is the load-watcher command: the wiring of its flags to a
+// usage source, the HTTP servers and their lifetime.
 package app
 
 import (
@@ -24,6 +26,7 @@ import (
 	"github.com/ballast-sched/ballast/core/certs"
 	"github.com/ballast-sched/ballast/core/version"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/collector"
+	"github.com/ballast-sched/ballast/load-watcher/pkg/options"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/registry"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 	"github.com/ballast-sched/ballast/load-watcher/pkg/server"
@@ -50,26 +53,26 @@ func Main() {
 // version to stdout and returns. When ready is not nil it receives the
 // listener's address once the server accepts connections.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr string)) error {
-	o := defaultOptions()
-	fs := newFlagSet(o)
+	o := options.Default()
+	fs := options.NewFlagSet(o)
 	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.version {
+	if o.Version {
 		_, err := fmt.Fprintln(stdout, version.Line("load-watcher"))
 		return err
 	}
-	cfg, err := o.configure(fs, lookupEnv)
+	cfg, err := o.Configure(fs, os.LookupEnv)
 	if err != nil {
 		return err
 	}
-	setMemoryLimit(lookupEnv, cgroupMemoryMax)
+	setMemoryLimit(os.LookupEnv, cgroupMemoryMax)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cfg.Registerer = reg
-	if err := o.wireSource(&cfg); err != nil {
+	if err := wireSource(o, &cfg); err != nil {
 		return err
 	}
 	col, err := collector.New(cfg)
@@ -77,19 +80,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		return fmt.Errorf("invalid flags: %w", err)
 	}
 
-	tlsCfg, err := o.tlsConfig()
+	tlsCfg, err := tlsConfig(o)
 	if err != nil {
 		return err
 	}
 	// With a metrics port of its own, the API serves no /metrics.
 	apiOpts := server.Options{Source: col, Gatherer: reg}
-	if o.metricsAddress != "" {
+	if o.MetricsAddress != "" {
 		apiOpts.Gatherer = nil
 	}
 	handler := server.NewHandler(apiOpts)
-	servers := []*served{{name: "API", addr: o.bound(o.listenAddress), handler: handler}}
-	if o.metricsAddress != "" {
-		servers = append(servers, &served{name: "metrics", addr: o.bound(o.metricsAddress), handler: server.NewMetricsHandler(reg)})
+	servers := []*served{{name: "API", addr: o.Bound(o.ListenAddress), handler: handler}}
+	if o.MetricsAddress != "" {
+		servers = append(servers, &served{name: "metrics", addr: o.Bound(o.MetricsAddress), handler: server.NewMetricsHandler(reg)})
 	}
 	for _, s := range servers {
 		if err := s.listen(tlsCfg); err != nil {
@@ -106,8 +109,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		go func() { errc <- s.serve() }()
 	}
 	eff := col.Config()
-	klog.InfoS("Serving node usage", "address", servers[0].lis.Addr().String(), "tls", tlsCfg != nil, "provider", o.provider,
-		"period", eff.Period, "windows", o.windows, "staleAfter", eff.StaleAfter)
+	klog.InfoS("Serving node usage", "address", servers[0].lis.Addr().String(), "tls", tlsCfg != nil, "provider", o.Provider,
+		"period", eff.Period, "windows", o.Windows, "staleAfter", eff.StaleAfter)
 	if len(servers) > 1 {
 		klog.InfoS("Serving metrics", "address", servers[1].lis.Addr().String(), "tls", tlsCfg != nil)
 	}
@@ -181,11 +184,11 @@ func closeAll(servers []*served) {
 }
 
 // tlsConfig loads --tls-cert-file and --tls-private-key-file; nil without them.
-func (o *options) tlsConfig() (*tls.Config, error) {
-	if o.tlsCertFile == "" {
+func tlsConfig(o *options.Options) (*tls.Config, error) {
+	if o.TLSCertFile == "" {
 		return nil, nil
 	}
-	kp, err := certs.NewKeyPair(o.tlsCertFile, o.tlsKeyFile, func(err error) {
+	kp, err := certs.NewKeyPair(o.TLSCertFile, o.TLSKeyFile, func(err error) {
 		klog.ErrorS(err, "Reloading the serving certificate failed; keeping the previous one")
 	})
 	if err != nil {
@@ -195,26 +198,26 @@ func (o *options) tlsConfig() (*tls.Config, error) {
 }
 
 // wireSource sets the provider and the node source of cfg from the flags.
-func (o *options) wireSource(cfg *collector.Config) error {
-	if o.provider == static.Name && o.kubeconfig == "" && !inCluster() {
-		p, err := o.staticProvider()
+func wireSource(o *options.Options, cfg *collector.Config) error {
+	if o.Provider == static.Name && o.Kubeconfig == "" && !inCluster() {
+		p, err := o.StaticProvider()
 		if err != nil {
 			return fmt.Errorf("invalid flags: %w", err)
 		}
 		cfg.Provider, cfg.Nodes = p, p
 		return nil
 	}
-	restCfg, err := restConfig(o.kubeconfig)
+	restCfg, err := restConfig(o.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	opts := registry.Options{RestConfig: restCfg, MetricsServer: o.metricsServer, Prometheus: o.prometheus}
-	if o.provider == static.Name {
-		if opts.Static, err = o.staticProvider(); err != nil {
+	opts := registry.Options{RestConfig: restCfg, MetricsServer: o.MetricsServer, Prometheus: o.Prometheus}
+	if o.Provider == static.Name {
+		if opts.Static, err = o.StaticProvider(); err != nil {
 			return fmt.Errorf("invalid flags: %w", err)
 		}
 	}
-	if cfg.Provider, err = registry.New(o.provider, opts); err != nil {
+	if cfg.Provider, err = registry.New(o.Provider, opts); err != nil {
 		return err
 	}
 	cs, err := kubernetes.NewForConfig(restCfg)

@@ -11,39 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/ballast-sched/ballast/core/client"
 	"github.com/ballast-sched/ballast/core/pki/pkitest"
 	"github.com/ballast-sched/ballast/core/version"
 )
-
-func TestEnvFillsFlagsNotGiven(t *testing.T) {
-	o := defaultOptions()
-	fs := newFlagSet(o)
-	if err := fs.Parse([]string{"--period=30s"}); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"LOAD_WATCHER_PERIOD":                          "1m", // the flag wins
-		"LOAD_WATCHER_PROVIDER":                        "prometheus",
-		"LOAD_WATCHER_PROMETHEUS_ADDRESS":              "http://prom:9090",
-		"LOAD_WATCHER_WINDOWS":                         "2m,10m",
-		"LOAD_WATCHER_PROMETHEUS_INSECURE_SKIP_VERIFY": "true",
-	}
-	if err := applyEnv(fs, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
-		t.Fatal(err)
-	}
-	if o.period != 30*time.Second || o.provider != "prometheus" || o.prometheus.Address != "http://prom:9090" || !o.prometheus.InsecureSkipVerify {
-		t.Errorf("options = %+v", o)
-	}
-	if diff := cmp.Diff([]string{"2m", "10m"}, o.windows); diff != "" {
-		t.Errorf("windows (-want,+got):\n%s", diff)
-	}
-	if err := applyEnv(fs, func(k string) (string, bool) { return "soon", k == "LOAD_WATCHER_STALE_AFTER" }); err == nil || !strings.Contains(err.Error(), "LOAD_WATCHER_STALE_AFTER") {
-		t.Errorf("bad env value: err = %v, want one naming the variable", err)
-	}
-}
 
 func TestRunRejectsBadFlags(t *testing.T) {
 	tests := []struct {
