@@ -1,10 +1,24 @@
 package integration
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/ballast-sched/ballast/core/cli"
+	"github.com/ballast-sched/ballast/core/cli/log"
+	schedulerexplain "github.com/ballast-sched/ballast/scheduler/pkg/explain"
+	"github.com/ballast-sched/ballast/scheduler/pkg/explanation"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -23,7 +37,10 @@ import (
 // scheduler's configuration in its ConfigMap and no load-watcher: a pod no
 // node can take says which filter stops it on every node, a pod another
 // scheduler places says so, a bound pod shows where it would go now and
-// its events, and a missing load-watcher is said, not fatal.
+// its events, and a missing load-watcher is said, not fatal. The CLI asks
+// the scheduler's explain endpoint, served here by the scheduler's own
+// handler on the same API server; the lane reaches a real scheduler's
+// through the kubelet's port-forward.
 func TestExplainPod(t *testing.T) {
 	c, ctx := startCluster(t)
 	for _, n := range []cluster.NodeSpec{{Name: "node-a"}, {Name: "node-b", Labels: map[string]string{"disk": "ssd"}}} {
@@ -86,9 +103,27 @@ func TestExplainPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	kubeconfig := "--kubeconfig=" + c.KubeconfigPath()
+	configFile := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(configFile, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	endpoint := httptest.NewServer(schedulerexplain.Handler(schedulerexplain.Source{ConfigFile: configFile, Client: c.Client, RestConfig: c.RestConfig}))
+	t.Cleanup(endpoint.Close)
+	runExplain := func(args ...string) (string, string, error) {
+		var out, errOut bytes.Buffer
+		cmd := explain.NewCommandWith(log.New(&errOut), cli.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+			func(*rest.Config, kubernetes.Interface, string, string) explain.Scheduler {
+				return endpointScheduler(endpoint.URL)
+			})
+		cmd.SetArgs(args)
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		err := cmd.ExecuteContext(ctx)
+		return out.String(), errOut.String(), err
+	}
 	asJSON := func(t *testing.T, name string) explain.PodExplanation {
 		t.Helper()
-		out, stderr, err := runCLI("explain", "pod", "default/"+name, kubeconfig, "-o", "json", "--timeout=40s")
+		out, stderr, err := runExplain("pod", "default/"+name, kubeconfig, "-o", "json", "--timeout=40s")
 		if err != nil {
 			t.Fatalf("explain pod %s: %v\n%s", name, err, stderr)
 		}
@@ -132,7 +167,7 @@ func TestExplainPod(t *testing.T) {
 		}
 	})
 	t.Run("bound", func(t *testing.T) {
-		out, stderr, err := runCLI("explain", "pod", "default/web", kubeconfig, "--timeout=40s")
+		out, stderr, err := runExplain("pod", "default/web", kubeconfig, "--timeout=40s")
 		if err != nil {
 			t.Fatalf("explain pod web: %v\n%s", err, stderr)
 		}
@@ -146,4 +181,11 @@ func TestExplainPod(t *testing.T) {
 			}
 		}
 	})
+}
+
+// endpointScheduler is a scheduler's explain endpoint at a URL.
+type endpointScheduler string
+
+func (e endpointScheduler) ExplainPod(ctx context.Context, namespace, name string) (*explanation.Response, error) {
+	return explanation.Get(ctx, http.DefaultClient, string(e), namespace, name)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ballast-sched/ballast/load-watcher/pkg/provider/static"
 	"github.com/ballast-sched/ballast/scheduler/config"
 	schedulerexplain "github.com/ballast-sched/ballast/scheduler/pkg/explain"
+	"github.com/ballast-sched/ballast/scheduler/pkg/explanation"
 )
 
 // TestExplainSaysWhereAPodGoesAndWhy runs Explain on a real API server: a
@@ -36,7 +37,7 @@ func TestExplainSaysWhereAPodGoesAndWhy(t *testing.T) {
 	snap := usageSnapshot(t, ctx, c, provider)
 	cfg := []byte(strings.Replace(config.DefaultScheduler, "schedulerName: default-scheduler", "schedulerName: ballast-scheduler", 1))
 
-	explain := func(t *testing.T, pod *v1.Pod) *schedulerexplain.Explanation {
+	explain := func(t *testing.T, pod *v1.Pod) *explanation.Explanation {
 		t.Helper()
 		created, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
 		if err != nil {
@@ -48,14 +49,14 @@ func TestExplainSaysWhereAPodGoesAndWhy(t *testing.T) {
 		}
 		return ex
 	}
-	node := func(ex *schedulerexplain.Explanation, name string) schedulerexplain.NodeExplanation {
+	node := func(ex *explanation.Explanation, name string) explanation.NodeExplanation {
 		for _, n := range ex.Nodes {
 			if n.Name == name {
 				return n
 			}
 		}
 		t.Fatalf("no node %s in %+v", name, ex.Nodes)
-		return schedulerexplain.NodeExplanation{}
+		return explanation.NodeExplanation{}
 	}
 
 	t.Run("placed", func(t *testing.T) {

@@ -173,7 +173,7 @@ func askLoadWatcher(ctx context.Context, o Options, lw *appsv1.Deployment, schem
 	}
 	var forwardErr error
 	if lw != nil {
-		port, pod, stop, err := forward(ctx, o.RestConfig, o.Client, lw, o.LoadWatcher.Port)
+		port, pod, stop, err := forwardTo(ctx, o.RestConfig, o.Client, lw, o.LoadWatcher.Port)
 		forwardErr = err
 		if err == nil {
 			defer stop()

@@ -24,6 +24,7 @@ import (
 
 	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
 	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/installer/pkg/forward"
 )
 
 // apiServer stands in for the API server's service proxy in front of a
@@ -153,9 +154,9 @@ func TestForwardFindsARunningPodAndItsTargetPort(t *testing.T) {
 	}
 	cs := fake.NewClientset(d, svc, pod("starting", false, corev1.PodRunning), pod("done", true, corev1.PodSucceeded), pod("serving", true, corev1.PodRunning))
 	ctx := context.Background()
-	p, err := runningPod(ctx, cs, d)
+	p, err := forward.RunningPod(ctx, cs, d)
 	if err != nil || p.Name != "serving" {
-		t.Fatalf("runningPod() = %v, %v; want the ready, running pod", p, err)
+		t.Fatalf("forward.RunningPod() = %v, %v; want the ready, running pod", p, err)
 	}
 	for svcPort, want := range map[int]int{2020: 8080, 2021: 2021} {
 		if got, err := targetPort(ctx, cs, d, p, svcPort); err != nil || got != want {
@@ -167,11 +168,11 @@ func TestForwardFindsARunningPodAndItsTargetPort(t *testing.T) {
 	}
 	// One that is not ready still says why on /readyz.
 	starting := fake.NewClientset(d, pod("starting", false, corev1.PodRunning), pod("done", true, corev1.PodSucceeded))
-	if p, err := runningPod(ctx, starting, d); err != nil || p.Name != "starting" {
-		t.Errorf("runningPod() = %v, %v; want the running pod that is not ready", p, err)
+	if p, err := forward.RunningPod(ctx, starting, d); err != nil || p.Name != "starting" {
+		t.Errorf("forward.RunningPod() = %v, %v; want the running pod that is not ready", p, err)
 	}
 	empty := fake.NewClientset(d, pod("done", true, corev1.PodSucceeded))
-	if _, err := runningPod(ctx, empty, d); err == nil {
-		t.Error("runningPod() found a pod where none runs")
+	if _, err := forward.RunningPod(ctx, empty, d); err == nil {
+		t.Error("forward.RunningPod() found a pod where none runs")
 	}
 }

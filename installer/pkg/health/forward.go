@@ -3,8 +3,6 @@ package health
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,19 +10,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/transport/spdy"
+
+	"github.com/ballast-sched/ballast/installer/pkg/forward"
 )
 
-// forward opens a port-forward to one running pod of d, a ready one if
+// forwardTo opens a port-forward to one running pod of d, a ready one if
 // there is (one that is not ready still answers why on /readyz), to the container
 // port behind the Service port svcPort, and returns the local port, the
-// pod's name and a function that closes the forward. The API server and the
-// kubelet carry the connection into the pod's own network namespace, so
-// load-watcher's NetworkPolicy, which admits only Ballast's scheduler and
-// descheduler, does not stand in the way, wherever the pod runs.
-func forward(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, d *appsv1.Deployment, svcPort int) (int, string, func(), error) {
-	pod, err := runningPod(ctx, client, d)
+// pod's name and a function that closes the forward. The forward reaches
+// load-watcher although its NetworkPolicy admits only Ballast's scheduler and
+// descheduler.
+func forwardTo(ctx context.Context, cfg *rest.Config, client kubernetes.Interface, d *appsv1.Deployment, svcPort int) (int, string, func(), error) {
+	pod, err := forward.RunningPod(ctx, client, d)
 	if err != nil {
 		return 0, "", nil, err
 	}
@@ -32,64 +29,8 @@ func forward(ctx context.Context, cfg *rest.Config, client kubernetes.Interface,
 	if err != nil {
 		return 0, pod.Name, nil, err
 	}
-	transport, upgrader, err := spdy.RoundTripperFor(cfg)
-	if err != nil {
-		return 0, pod.Name, nil, fmt.Errorf("port-forward transport: %w", err)
-	}
-	url := client.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("portforward").URL()
-	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, url)
-	stop, ready := make(chan struct{}), make(chan struct{})
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", port)}, stop, ready, io.Discard, io.Discard)
-	if err != nil {
-		return 0, pod.Name, nil, fmt.Errorf("port-forward to pod %s: %w", pod.Name, err)
-	}
-	failed := make(chan error, 1)
-	go func() { failed <- fw.ForwardPorts() }()
-	select {
-	case <-ready:
-	case err := <-failed:
-		return 0, pod.Name, nil, fmt.Errorf("port-forward to pod %s: %w", pod.Name, err)
-	case <-ctx.Done():
-		close(stop)
-		return 0, pod.Name, nil, fmt.Errorf("port-forward to pod %s: %w", pod.Name, ctx.Err())
-	}
-	ports, err := fw.GetPorts()
-	if err != nil || len(ports) == 0 {
-		close(stop)
-		return 0, pod.Name, nil, fmt.Errorf("port-forward to pod %s: no local port: %v", pod.Name, err)
-	}
-	return int(ports[0].Local), pod.Name, func() { close(stop) }, nil
-}
-
-// runningPod returns a ready pod of d, else a running one.
-func runningPod(ctx context.Context, client kubernetes.Interface, d *appsv1.Deployment) (*corev1.Pod, error) {
-	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-	if err != nil {
-		return nil, fmt.Errorf("selector of Deployment %s: %w", d.Name, err)
-	}
-	pods, err := client.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
-	if err != nil {
-		return nil, fmt.Errorf("list pods of %s: %w", d.Name, err)
-	}
-	var running *corev1.Pod
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
-			continue
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return p, nil
-			}
-		}
-		if running == nil {
-			running = p
-		}
-	}
-	if running == nil {
-		return nil, fmt.Errorf("no running pod of %s", d.Name)
-	}
-	return running, nil
+	local, stop, err := forward.ToPod(ctx, cfg, client, pod, port)
+	return local, pod.Name, stop, err
 }
 
 // targetPort resolves the Service port svcPort of the Service named like d

@@ -7,6 +7,12 @@
 // the scheduler would at start. `ballast render` and `ballast install` run it
 // on the chart they render.
 //
+// It builds no plugin: what the framework refuses when it builds a profile's
+// plugins is checked from what each plugin implements (pluginpoints.go, kept
+// equal to the plugins by the plugins package's tests), so the check links
+// neither kube-scheduler's plugins nor Ballast's, which the `ballast` CLI
+// must not carry.
+//
 // kube-scheduler's own flags are known by name and type from the command
 // (upstreamflags.go, kept equal to it by the command's tests); their values
 // are checked where the scheduler would refuse them at start and the check
@@ -26,25 +32,13 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	fwk "k8s.io/kube-scheduler/framework"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
-	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/ballast-sched/ballast/core/startup"
-	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
+	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 	"github.com/ballast-sched/ballast/scheduler/pkg/options"
-	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
 )
-
-// unreachable is the API server the check's plugins are given: they are
-// built but never started, so nothing dials it.
-const unreachable = "https://kubernetes.invalid"
 
 // Check runs what ballast-scheduler does with c's arguments and files before
 // it first talks to the API server. It starts no server and reaches no
@@ -80,27 +74,42 @@ func check(ctx context.Context, root *startup.Root, args []string) error {
 				o.LeaderLease, orDefaultConfig(file), le.LeaderElect, le.ResourceNamespace, le.ResourceName)
 		}
 	}
-	// Build each profile's plugins, as the scheduler does at start, on a
-	// client that is never used.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	restCfg := &rest.Config{Host: unreachable}
-	client, err := kubernetes.NewForConfig(restCfg)
-	if err != nil {
-		return err
-	}
-	noUsage := func(context.Context, fwk.Handle) (nodeload.Source, error) { return nil, nil }
-	registry := plugins.NewRegistry(noUsage, plugins.Options{})
-	factory := informers.NewSharedInformerFactory(client, 0)
+	// What building each profile's plugins refuses, as the scheduler
+	// does at start: the plugins and their extension points, Ballast's
+	// plugins' args (kube-scheduler's own are validated with the
+	// configuration).
 	for i := range cfg.Profiles {
-		if _, err := plugins.NewFramework(ctx, registry, &cfg.Profiles[i], frameworkruntime.WithClientSet(client),
-			frameworkruntime.WithKubeConfig(restCfg), frameworkruntime.WithInformerFactory(factory),
-			frameworkruntime.WithSnapshotSharedLister(internalcache.NewEmptySnapshot()),
-			frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(factory.Storage().V1().CSINodes().Lister()))); err != nil {
-			return fmt.Errorf("building the scheduler from %s: %w", orDefaultConfig(file), err)
+		profile := &cfg.Profiles[i]
+		if err := Profile(profile); err != nil {
+			return fmt.Errorf("%s: profile %q: %w", orDefaultConfig(file), profile.SchedulerName, err)
+		}
+		if err := checkBallastArgs(field.NewPath("profiles").Index(i), profile); err != nil {
+			return fmt.Errorf("%s: %w", orDefaultConfig(file), err)
 		}
 	}
 	return nil
+}
+
+// checkBallastArgs validates the args of Ballast's plugins in profile, as
+// their constructors do once the scheme has defaulted them.
+func checkBallastArgs(path *field.Path, profile *schedconfig.KubeSchedulerProfile) error {
+	var errs []error
+	for i, pc := range profile.PluginConfig {
+		args := path.Child("pluginConfig").Index(i).Child("args")
+		var err error
+		switch a := pc.Args.(type) {
+		case *config.LoadAwareArgs:
+			err = config.ValidateLoadAwareArgs(args, a)
+		case *config.LoadVariationRiskBalancingArgs:
+			err = config.ValidateLoadVariationRiskBalancingArgs(args, a)
+		case *config.UsageAwareFitArgs:
+			err = config.ValidateUsageAwareFitArgs(args, a)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("invalid %s args: %w", pc.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // configuration is what the scheduler runs with: --config, decoded, defaulted
@@ -113,7 +122,7 @@ func configuration(root *startup.Root, file string) (*schedconfig.KubeSchedulerC
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := plugins.DecodeConfiguration(data)
+	cfg, err := config.DecodeSchedulerConfiguration(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}

@@ -9,10 +9,16 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler"
+	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -21,10 +27,11 @@ import (
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
+	"github.com/ballast-sched/ballast/scheduler/pkg/explanation"
 	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
@@ -49,61 +56,14 @@ type Input struct {
 	Now time.Time
 }
 
-// Explanation says where the scheduler would place a pod now and why, node
-// by node: the filter that rejects a node with its reasons, LoadAware's
-// figures, and each score plugin's score.
-type Explanation struct {
-	// Profile is the scheduler profile that places the pod (its
-	// schedulerName); empty when no profile of the configuration does, and
-	// OtherScheduler then says so.
-	Profile        string `json:"profile,omitempty"`
-	OtherScheduler bool   `json:"otherScheduler,omitempty"`
-	// Best are the feasible nodes with the highest total score: the
-	// scheduler picks one of them.
-	Best []string `json:"best,omitempty"`
-	// PreFilter is the reason every node is rejected before the per-node
-	// filters run, if one is.
-	PreFilter *Verdict `json:"preFilter,omitempty"`
-	// Nodes are every node of the cluster, the best first.
-	Nodes []NodeExplanation `json:"nodes"`
-}
-
-// Verdict is a plugin's rejection: which plugin and why.
-type Verdict struct {
-	Plugin  string   `json:"plugin"`
-	Reasons []string `json:"reasons"`
-}
-
-// NodeExplanation is one node's part in the placement.
-type NodeExplanation struct {
-	Name string `json:"name"`
-	// Feasible is true when every filter passes the node.
-	Feasible bool `json:"feasible"`
-	// Rejected is the first filter that rejects the node, as the
-	// scheduler reports it; nil when feasible.
-	Rejected *Verdict `json:"rejected,omitempty"`
-	// Load is LoadAware's view of the node, when the profile runs it.
-	Load *loadaware.NodeReport `json:"load,omitempty"`
-	// Scores are the weighted scores of each score plugin, for feasible
-	// nodes; Total their sum.
-	Scores []PluginScore `json:"scores,omitempty"`
-	Total  int64         `json:"total,omitempty"`
-}
-
-// PluginScore is one score plugin's score of a node, weighted.
-type PluginScore struct {
-	Plugin string `json:"plugin"`
-	Score  int64  `json:"score"`
-}
-
 // Explain runs the profile of in.Config that places in.Pod — kube-scheduler's
 // framework and the same plugins as the scheduler, on the cluster as it is
 // now and the usage load-watcher serves now — and returns every node's
 // verdict: where the pod would go now, and why not elsewhere. A pod already
 // bound is placed as if it were not: its own usage stays in its node's
 // measured figures.
-func Explain(ctx context.Context, in Input) (*Explanation, error) {
-	cfg, err := plugins.DecodeConfiguration(in.Config)
+func Explain(ctx context.Context, in Input) (*explanation.Explanation, error) {
+	cfg, err := config.DecodeSchedulerConfiguration(in.Config)
 	if err != nil {
 		return nil, fmt.Errorf("the scheduler's configuration: %w", err)
 	}
@@ -114,86 +74,93 @@ func Explain(ctx context.Context, in Input) (*Explanation, error) {
 		}
 	}
 	if profile == nil {
-		return &Explanation{OtherScheduler: true}, nil
-	}
-	if len(in.Pod.Spec.ResourceClaims) > 0 {
-		return nil, fmt.Errorf("pod %s/%s requests dynamic resources (resourceClaims), which explain does not evaluate",
-			in.Pod.Namespace, in.Pod.Name)
+		return &explanation.Explanation{OtherScheduler: true}, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+
 	now := in.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
 	// LoadAware's own code, on a source that serves in.Usage; the instance
-	// is kept to report its figures.
+	// of each profile is kept to report its figures.
 	source := func(context.Context, fwk.Handle) (nodeload.Source, error) { return snapshotSource{in.Usage}, nil }
 	registry := plugins.NewRegistry(source, plugins.Options{Now: func() time.Time { return now }})
-	var la *loadaware.LoadAware
+	var mu sync.Mutex
+	built := map[fwk.Handle]*loadaware.LoadAware{}
 	if build, ok := registry[loadaware.Name]; ok {
 		registry[loadaware.Name] = func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 			p, err := build(ctx, args, h)
 			if l, ok := p.(*loadaware.LoadAware); ok {
-				la = l
+				mu.Lock()
+				built[h] = l
+				mu.Unlock()
 			}
 			return p, err
 		}
 	}
-	// What the scheduler's plugins read, listed once; the snapshot of the
-	// nodes and their pods is the scheduler's cache as it fills it before
-	// it schedules.
+	// kube-scheduler itself, built as the scheduler's start builds it, on
+	// informers of its own that list the cluster once.
 	factory := informers.NewSharedInformerFactory(in.Client, 0)
-	snapshot := &laterSnapshot{internalcache.NewEmptySnapshot()}
-	nodeLister, podLister := factory.Core().V1().Nodes().Lister(), factory.Core().V1().Pods().Lister()
-	fw, err := plugins.NewFramework(ctx, registry, profile,
-		frameworkruntime.WithClientSet(in.Client),
-		frameworkruntime.WithKubeConfig(in.RestConfig),
-		frameworkruntime.WithInformerFactory(factory),
-		frameworkruntime.WithSnapshotSharedLister(snapshot),
-		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(factory.Storage().V1().CSINodes().Lister())),
-		frameworkruntime.WithParallelism(int(cfg.Parallelism)),
-	)
+	sched, err := newScheduler(ctx, in.Client, in.RestConfig, cfg, registry, factory)
 	if err != nil {
 		return nil, fmt.Errorf("building the scheduler: %w", err)
 	}
+	// The scheduler's cache of the cluster, as it fills it before it
+	// schedules.
 	factory.Start(ctx.Done())
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			return nil, fmt.Errorf("listing %v from the API server", typ)
 		}
 	}
-	nodes, err := nodeLister.List(labels.Everything())
-	if err != nil {
+	if err := sched.WaitForHandlersSync(ctx); err != nil {
+		return nil, fmt.Errorf("reading the cluster: %w", err)
+	}
+	fw := sched.Profiles[profile.SchedulerName]
+	snapshot, ok := fw.SnapshotSharedLister().(*internalcache.Snapshot)
+	if !ok {
+		return nil, fmt.Errorf("the %s profile has no snapshot of the cluster", profile.SchedulerName)
+	}
+	logger := klog.FromContext(ctx)
+	if in.Pod.Spec.NodeName != "" {
+		// Placed as if it were not: off its node in the cache.
+		_ = sched.Cache.RemovePod(logger, in.Pod)
+	}
+	if err := sched.Cache.UpdateSnapshot(logger, snapshot); err != nil {
 		return nil, err
 	}
-	all, err := podLister.List(labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	var placed []*v1.Pod
-	for _, p := range all {
-		// The scheduler's cache holds the pods bound to a node that have
-		// not ended; the pod explained is placed as if it were not bound.
-		if p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed || p.UID == in.Pod.UID {
-			continue
-		}
-		placed = append(placed, p)
-	}
-	snapshot.Snapshot = internalcache.NewSnapshot(placed, nodes)
+	la := built[fw]
 	pod := in.Pod.DeepCopy()
 	pod.Spec.NodeName = ""
-	return run(ctx, fw, la, snapshot.Snapshot, pod, profile.SchedulerName)
+	return run(ctx, fw, la, snapshot, pod, profile.SchedulerName)
 }
 
-// laterSnapshot is the framework's snapshot of the cluster, given to the
-// framework when it is built, before the informers its plugins register have
-// listed the cluster, and filled once they have.
-type laterSnapshot struct{ *internalcache.Snapshot }
+// newScheduler builds kube-scheduler as the scheduler's start does, with
+// cfg's profiles and the in-tree plugins with those of registry, on client
+// and the informers of factory, without running it.
+func newScheduler(ctx context.Context, client kubernetes.Interface, restCfg *rest.Config, cfg *schedconfig.KubeSchedulerConfiguration,
+	registry frameworkruntime.Registry, factory informers.SharedInformerFactory) (*scheduler.Scheduler, error) {
+	schedmetrics.Register()
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	context.AfterFunc(ctx, broadcaster.Shutdown)
+	return scheduler.New(ctx, client, factory, nil,
+		profile.NewRecorderFactory(broadcaster),
+		scheduler.WithKubeConfig(restCfg),
+		scheduler.WithProfiles(cfg.Profiles...),
+		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
+		scheduler.WithFrameworkOutOfTreeRegistry(registry),
+		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
+		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
+		scheduler.WithExtenders(cfg.Extenders...),
+		scheduler.WithParallelism(cfg.Parallelism),
+	)
+}
 
 // run is one scheduling cycle of pod on the framework fw, every node kept.
-func run(ctx context.Context, fw framework.Framework, la *loadaware.LoadAware, snapshot *internalcache.Snapshot, pod *v1.Pod, profile string) (*Explanation, error) {
-	ex := &Explanation{Profile: profile}
+func run(ctx context.Context, fw framework.Framework, la *loadaware.LoadAware, snapshot *internalcache.Snapshot, pod *v1.Pod, profile string) (*explanation.Explanation, error) {
+	ex := &explanation.Explanation{Profile: profile}
 	state := framework.NewCycleState()
 	infos, err := snapshot.NodeInfos().List()
 	if err != nil {
@@ -201,23 +168,23 @@ func run(ctx context.Context, fw framework.Framework, la *loadaware.LoadAware, s
 	}
 	pre, st, _ := fw.RunPreFilterPlugins(ctx, state, pod)
 	if !st.IsSuccess() && !st.IsSkip() {
-		ex.PreFilter = &Verdict{Plugin: st.Plugin(), Reasons: st.Reasons()}
+		ex.PreFilter = &explanation.Verdict{Plugin: st.Plugin(), Reasons: st.Reasons()}
 	}
 	var feasible []fwk.NodeInfo
-	byName := map[string]*NodeExplanation{}
+	byName := map[string]*explanation.NodeExplanation{}
 	for _, ni := range infos {
-		n := NodeExplanation{Name: ni.Node().Name}
+		n := explanation.NodeExplanation{Name: ni.Node().Name}
 		switch {
 		case ex.PreFilter != nil:
 			n.Rejected = ex.PreFilter
 		case !pre.AllNodes() && !pre.NodeNames.Has(n.Name):
-			n.Rejected = &Verdict{Plugin: "PreFilter", Reasons: []string{"excluded before the filters (node affinity or name)"}}
+			n.Rejected = &explanation.Verdict{Plugin: "PreFilter", Reasons: []string{"excluded before the filters (node affinity or name)"}}
 		default:
 			if st := fw.RunFilterPlugins(ctx, state, pod, ni); st.IsSuccess() {
 				n.Feasible = true
 				feasible = append(feasible, ni)
 			} else {
-				n.Rejected = &Verdict{Plugin: st.Plugin(), Reasons: st.Reasons()}
+				n.Rejected = &explanation.Verdict{Plugin: st.Plugin(), Reasons: st.Reasons()}
 			}
 		}
 		ex.Nodes = append(ex.Nodes, n)
@@ -237,7 +204,7 @@ func run(ctx context.Context, fw framework.Framework, la *loadaware.LoadAware, s
 		for _, s := range scores {
 			n := byName[s.Name]
 			for _, ps := range s.Scores {
-				n.Scores = append(n.Scores, PluginScore{Plugin: ps.Name, Score: ps.Score})
+				n.Scores = append(n.Scores, explanation.PluginScore{Plugin: ps.Name, Score: ps.Score})
 			}
 			n.Total = s.TotalScore
 			if s.TotalScore > best {

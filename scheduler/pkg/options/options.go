@@ -6,8 +6,12 @@ package options
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ballast-sched/ballast/scheduler/pkg/explanation"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -47,12 +51,15 @@ type Options struct {
 	// APIServerCache is the file the connector keeps the API server's own
 	// addresses in, across the container's restarts.
 	APIServerCache string
+	// ExplainAddress is the loopback address the explain endpoint listens
+	// on; empty: not served.
+	ExplainAddress string
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{LoadWatcherAddress: DefaultLoadWatcherAddress, LoadWatcherMode: ModeService, StaleAfter: DefaultStaleAfter,
-		WaitForAPIServer: true}
+		WaitForAPIServer: true, ExplainAddress: net.JoinHostPort("127.0.0.1", strconv.Itoa(explanation.DefaultPort))}
 }
 
 // AddFlags registers the flags on fs.
@@ -72,6 +79,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.APIServerCache, "api-server-cache", o.APIServerCache,
 		"File in which --wait-for-api-server keeps the API server's own addresses across the container's restarts (on an emptyDir), "+
 			"for a scheduler that restarts while the API server is down. Empty: not kept.")
+	fs.StringVar(&o.ExplainAddress, "explain-address", o.ExplainAddress,
+		"Loopback address (host:port) on which the scheduler explains where it would place a pod and why, for `ballast explain pod`, "+
+			"which reaches it through the API server (pods/portforward). Empty: not served.")
 	fs.StringVar(&o.LeaderLease, "leader-lease", o.LeaderLease,
 		"namespace/name of the Lease the leader election holds (the configuration's leaderElection resourceNamespace/resourceName). "+
 			"Every replica then releases it as soon as the kubelet reports the holder's container exited or restarted, instead of waiting for it to run out. Empty: off.")
@@ -105,6 +115,16 @@ func (o *Options) Validate() error {
 	if o.LeaderLease != "" {
 		if ns, name, ok := o.Lease(); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
 			errs = append(errs, field.Invalid(field.NewPath("--leader-lease"), o.LeaderLease, "must be namespace/name"))
+		}
+	}
+	if o.ExplainAddress != "" {
+		if host, port, err := net.SplitHostPort(o.ExplainAddress); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("--explain-address"), o.ExplainAddress, "want host:port"))
+		} else if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			errs = append(errs, field.Invalid(field.NewPath("--explain-address"), o.ExplainAddress,
+				"must be a loopback address (127.0.0.1 or ::1): the endpoint is reached through the API server's port-forward only"))
+		} else if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
+			errs = append(errs, field.Invalid(field.NewPath("--explain-address"), o.ExplainAddress, "the port must be a number from 1 to 65535"))
 		}
 	}
 	if o.StaleAfter <= 0 {

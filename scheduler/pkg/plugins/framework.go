@@ -5,35 +5,11 @@ import (
 	"fmt"
 
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
-
-	// Ballast's plugin args, in the scheme a configuration is decoded with.
-	_ "github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
 )
-
-// DecodeConfiguration decodes, defaults and validates a
-// KubeSchedulerConfiguration as kube-scheduler does with its --config file:
-// strictly, with Ballast's plugin args in the scheme.
-func DecodeConfiguration(data []byte) (*schedconfig.KubeSchedulerConfiguration, error) {
-	obj, gvk, err := scheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	cfg, ok := obj.(*schedconfig.KubeSchedulerConfiguration)
-	if !ok {
-		return nil, fmt.Errorf("want a KubeSchedulerConfiguration, got %s", gvk)
-	}
-	cfg.TypeMeta.APIVersion = gvk.GroupVersion().String()
-	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
 
 // NewFramework builds the framework of profile as kube-scheduler does when it
 // starts: its in-tree plugins and those of registry (Ballast's), each built

@@ -31,11 +31,25 @@ type Options struct {
 	Registerer prometheus.Registerer
 }
 
-// NewRegistry returns Ballast's plugins, to be merged with kube-scheduler's
-// in-tree registry. Every plugin of every profile shares one usage source,
-// built by source when the first plugin that reads usage is built, and one
-// tracker.
+// Set is Ballast's plugins and the usage they share.
+type Set struct {
+	// Registry is the plugins, to be merged with kube-scheduler's in-tree
+	// registry.
+	Registry frameworkruntime.Registry
+	// Usage is the usage they place by: no snapshot until the first plugin
+	// that reads usage has been built.
+	Usage nodeload.Source
+}
+
+// NewRegistry returns the registry of New.
 func NewRegistry(source SourceFactory, o Options) frameworkruntime.Registry {
+	return New(source, o).Registry
+}
+
+// New returns Ballast's plugins. Every plugin of every profile shares one
+// usage source, built by source when the first plugin that reads usage is
+// built, and one tracker.
+func New(source SourceFactory, o Options) Set {
 	hub := &usageHub{factory: source}
 	tracker := nodeload.NewTracker(hub, nodeload.Options{Registerer: o.Registerer, Now: o.Now})
 	withUsage := func(newFactory func(*nodeload.Tracker) frameworkruntime.PluginFactory) frameworkruntime.PluginFactory {
@@ -47,10 +61,10 @@ func NewRegistry(source SourceFactory, o Options) frameworkruntime.Registry {
 			return factory(ctx, args, h)
 		}
 	}
-	return frameworkruntime.Registry{
+	return Set{Usage: hub, Registry: frameworkruntime.Registry{
 		loadaware.Name:                  withUsage(loadaware.NewFactory),
 		loadvariationriskbalancing.Name: withUsage(loadvariationriskbalancing.NewFactory),
 		usageawarefit.Name:              withUsage(usageawarefit.NewFactory),
 		podcountbalance.Name:            podcountbalance.New,
-	}
+	}}
 }

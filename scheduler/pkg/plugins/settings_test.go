@@ -39,7 +39,7 @@ profiles:
 		configs[name] = data
 	}
 	for name, data := range configs {
-		cfg, err := DecodeConfiguration([]byte(data))
+		cfg, err := schedulerconfig.DecodeSchedulerConfiguration([]byte(data))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

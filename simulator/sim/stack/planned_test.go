@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	schedulerconfig "github.com/ballast-sched/ballast/scheduler/pkg/apis/config"
-	schedulerplugins "github.com/ballast-sched/ballast/scheduler/pkg/plugins"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -41,7 +40,7 @@ profiles:
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := schedulerplugins.DecodeConfiguration([]byte(out))
+			cfg, err := schedulerconfig.DecodeSchedulerConfiguration([]byte(out))
 			if err != nil {
 				t.Fatalf("decoding %s: %v", out, err)
 			}

@@ -6,6 +6,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ballast-sched/ballast/scheduler/pkg/explain"
+	"github.com/ballast-sched/ballast/scheduler/pkg/nodeload"
+
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/cli"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -24,8 +27,10 @@ import (
 // source the --load-watcher-* flags describe.
 func NewCommand() *cobra.Command {
 	o := options.NewOptions()
-	registry := plugins.NewRegistry(plugins.FlagSource(o), plugins.Options{Registerer: legacyregistry.Registerer()})
-	cmd := schedapp.NewSchedulerCommand(withPlugins(registry), releaseCrashedLeader(o))
+	set := plugins.New(plugins.FlagSource(o), plugins.Options{Registerer: legacyregistry.Registerer()})
+	var cmd *cobra.Command
+	configFile := func() string { return cmd.Flags().Lookup("config").Value.String() }
+	cmd = schedapp.NewSchedulerCommand(withPlugins(set.Registry), releaseCrashedLeader(o), serveExplanations(o, configFile, set.Usage))
 	cmd.Use = "ballast-scheduler"
 	cmd.Long = "ballast-scheduler is kube-scheduler with Ballast's load-aware plugins " +
 		"(LoadAware, LoadVariationRiskBalancing, PodCountBalance, UsageAwareFit), " +
@@ -64,6 +69,19 @@ func releaseCrashedLeader(o *options.Options) schedapp.Option {
 	return func(r frameworkruntime.Registry) error {
 		if namespace, name, ok := o.Lease(); ok {
 			leaderrelease.OnFirstPlugin(r, namespace, name)
+		}
+		return nil
+	}
+}
+
+// serveExplanations has the first of Ballast's plugins to be built start
+// the explain endpoint on --explain-address, explaining with the
+// configuration of --config and the plugins' usage. Without either it
+// changes nothing.
+func serveExplanations(o *options.Options, configFile func() string, usage nodeload.Source) schedapp.Option {
+	return func(r frameworkruntime.Registry) error {
+		if o.ExplainAddress != "" && configFile() != "" {
+			explain.ServeOnFirstPlugin(r, o.ExplainAddress, configFile(), usage)
 		}
 		return nil
 	}

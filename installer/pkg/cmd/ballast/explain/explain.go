@@ -29,6 +29,12 @@ import (
 
 // NewCommand returns the explain command and its subcommands.
 func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
+	return NewCommandWith(logger, streams, newReleaseScheduler)
+}
+
+// NewCommandWith returns the explain command, asking the scheduler newScheduler
+// returns where it would place a pod.
+func NewCommandWith(logger *log.Logger, streams cli.IOStreams, newScheduler NewScheduler) *cobra.Command {
 	flags := &installation.Flags{}
 	c := &cobra.Command{
 		Use:   "explain",
@@ -39,13 +45,16 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	c.AddCommand(subcommand(flags, &cobra.Command{
 		Use:   "pod [NAMESPACE/]NAME",
 		Short: "Say where a pod is, where Ballast's scheduler would place it now and why not on every other node",
-		Long: "explain pod runs the scheduler's own profile (its configuration from the release, the same kube-scheduler framework\n" +
-			"and plugins) on the cluster as it is now and the usage load-watcher serves now: for every node, the filter that\n" +
+		Long: "explain pod asks the release's scheduler (its explain endpoint, through the API server's port-forward: it needs the\n" +
+			"pods/portforward right in Ballast's namespace) to run the profile that places the pod, its own configuration, plugins\n" +
+			"and usage, on the cluster as it is now: for every node, the filter that\n" +
 			"rejects it and why, LoadAware's figures (usage, pods bound since the sample, the pod's estimate, the threshold)\n" +
 			"and each score plugin's score. It lists the pod's events too: where the scheduler placed it, why it is Pending,\n" +
 			"why the descheduler moved it. A pod is placed as if it were not bound yet; its own usage stays in its node's figures.",
 		Example: "  ballast explain pod default/web-6d4f9c-abcde\n  ballast explain pod web-6d4f9c-abcde -o json",
-	}, func(ctx context.Context, ref string) error { return explainPod(ctx, logger, streams, flags, ref) }))
+	}, func(ctx context.Context, ref string) error {
+		return explainPod(ctx, logger, streams, flags, ref, newScheduler)
+	}))
 	c.AddCommand(subcommand(flags, &cobra.Command{
 		Use:   "node NAME",
 		Short: "Say how a node stands against the scheduler's and the descheduler's thresholds, and what moved off or onto it",
@@ -74,6 +83,8 @@ func subcommand(flags *installation.Flags, c *cobra.Command, explain func(ctx co
 type installed struct {
 	client     kubernetes.Interface
 	restConfig *rest.Config
+	// namespace and release are Ballast's.
+	namespace, release string
 	// schedulerConfig is the scheduler's KubeSchedulerConfiguration; nil
 	// when the release runs no scheduler.
 	schedulerConfig []byte
@@ -103,7 +114,7 @@ func connect(ctx context.Context, logger *log.Logger, flags *installation.Flags)
 	if err != nil {
 		return nil, err
 	}
-	in := &installed{client: clients.Kube, restConfig: restConfig}
+	in := &installed{client: clients.Kube, restConfig: restConfig, namespace: flags.Namespace, release: flags.ReleaseName}
 	if in.schedulerConfig, err = configMapKey(ctx, in.client, flags, "scheduler", "config.yaml"); err != nil {
 		return nil, err
 	}

@@ -15,11 +15,9 @@ import (
 
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/log"
-	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
-	schedulerexplain "github.com/ballast-sched/ballast/scheduler/pkg/explain"
-	"github.com/ballast-sched/ballast/scheduler/pkg/plugins/loadaware"
+	"github.com/ballast-sched/ballast/scheduler/pkg/explanation"
 )
 
 // PodExplanation is what `ballast explain pod` prints.
@@ -31,11 +29,12 @@ type PodExplanation struct {
 	Node  string `json:"node,omitempty"`
 	Phase string `json:"phase"`
 	// Now is where the scheduler would place the pod now, and why.
-	Now *schedulerexplain.Explanation `json:"now,omitempty"`
+	Now *explanation.Explanation `json:"now,omitempty"`
 	// NotBallast says why the pod is not Ballast's to place.
 	NotBallast string `json:"notBallast,omitempty"`
-	// UsageTime is when load-watcher's figures were assembled; UsageError
-	// says why there are none (every node is then placed by requests).
+	// UsageTime is when the usage the scheduler places by was assembled;
+	// UsageError says why there is none (every node is then placed by
+	// requests).
 	UsageTime  *metav1.Time `json:"usageTime,omitempty"`
 	UsageError string       `json:"usageError,omitempty"`
 	// Workload is the pod's controller; Moves the descheduler's recent
@@ -47,7 +46,7 @@ type PodExplanation struct {
 	Events     []Event `json:"events"`
 }
 
-func explainPod(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *installation.Flags, ref string) error {
+func explainPod(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *installation.Flags, ref string, newScheduler NewScheduler) error {
 	ns, name := "default", ref
 	if before, after, ok := strings.Cut(ref, "/"); ok {
 		ns, name = before, after
@@ -56,28 +55,41 @@ func explainPod(ctx context.Context, logger *log.Logger, streams cli.IOStreams, 
 	if err != nil {
 		return err
 	}
+	ex, err := podExplanation(ctx, in, ns, name, newScheduler(in.restConfig, in.client, flags.Namespace, flags.ReleaseName))
+	if err != nil {
+		return err
+	}
+	if ex.Events, err = eventsOf(ctx, in.client, ns, "Pod", name); err != nil {
+		logger.Warnf("%v", err)
+	}
+	if flags.Output != "" {
+		return cli.WriteDocument(streams.Out, ex, flags.Output)
+	}
+	return ex.Print(streams.Out, time.Now())
+}
+
+// podExplanation says where pod ns/name is, where the release's scheduler
+// would place it now and why, and the moves of its workload.
+func podExplanation(ctx context.Context, in *installed, ns, name string, scheduler Scheduler) (PodExplanation, error) {
 	pod, err := in.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("reading pod %s/%s: %w", ns, name, err)
+		return PodExplanation{}, fmt.Errorf("reading pod %s/%s: %w", ns, name, err)
 	}
 	ex := PodExplanation{Namespace: ns, Name: name, SchedulerName: pod.Spec.SchedulerName, Node: pod.Spec.NodeName, Phase: string(pod.Status.Phase)}
-	var snap *usage.Snapshot
-	if in.usage != nil {
-		snap = in.usage.Snapshot
-		ex.UsageTime = &metav1.Time{Time: snap.Time}
-	} else if in.usageErr != nil {
-		ex.UsageError = in.usageErr.Error()
-	}
 	switch {
 	case in.schedulerConfig == nil:
-		ex.NotBallast = fmt.Sprintf("release %s in namespace %s runs no scheduler (no ConfigMap with its configuration)", flags.ReleaseName, flags.Namespace)
+		ex.NotBallast = fmt.Sprintf("release %s in namespace %s runs no scheduler (no ConfigMap with its configuration)", in.release, in.namespace)
 	default:
-		now, err := schedulerexplain.Explain(ctx, schedulerexplain.Input{Config: in.schedulerConfig, Client: in.client, RestConfig: in.restConfig,
-			Usage: snap, Pod: pod})
+		resp, err := scheduler.ExplainPod(ctx, ns, name)
 		if err != nil {
-			return fmt.Errorf("explaining pod %s/%s: %w", ns, name, err)
+			return PodExplanation{}, fmt.Errorf("explaining pod %s/%s: %w", ns, name, err)
 		}
-		if now.OtherScheduler {
+		if resp.UsageTime != nil {
+			ex.UsageTime = &metav1.Time{Time: *resp.UsageTime}
+		} else {
+			ex.UsageError = "the scheduler has no usage from load-watcher"
+		}
+		if now := resp.Explanation; now.OtherScheduler {
 			ex.NotBallast = fmt.Sprintf("its schedulerName, %s, is none of Ballast's scheduler profiles: that scheduler places it, by its own rules",
 				schedulerNameOf(pod))
 		} else {
@@ -91,13 +103,7 @@ func explainPod(ctx context.Context, logger *log.Logger, streams cli.IOStreams, 
 	if in.movesErr != nil {
 		ex.MovesError = in.movesErr.Error()
 	}
-	if ex.Events, err = eventsOf(ctx, in.client, ns, "Pod", name); err != nil {
-		logger.Warnf("%v", err)
-	}
-	if flags.Output != "" {
-		return cli.WriteDocument(streams.Out, ex, flags.Output)
-	}
-	return ex.Print(streams.Out, time.Now())
+	return ex, nil
 }
 
 func schedulerNameOf(pod *corev1.Pod) string {
@@ -119,9 +125,9 @@ func (p PodExplanation) Print(w io.Writer, now time.Time) error {
 		fmt.Fprintf(w, "Not Ballast's to place: %s.\n", p.NotBallast)
 	case p.Now != nil:
 		if p.UsageError != "" {
-			fmt.Fprintf(w, "No usage from load-watcher (%s): the scheduler places by requests alone.\n", p.UsageError)
+			fmt.Fprintf(w, "No usage (%s): the scheduler places by requests alone.\n", p.UsageError)
 		} else if p.UsageTime != nil {
-			fmt.Fprintf(w, "Usage from load-watcher, %s old.\n", now.Sub(p.UsageTime.Time).Round(time.Second))
+			fmt.Fprintf(w, "The scheduler's usage from load-watcher is %s old.\n", now.Sub(p.UsageTime.Time).Round(time.Second))
 		}
 		printNow(w, p)
 	}
@@ -180,7 +186,7 @@ func printNow(w io.Writer, p PodExplanation) {
 }
 
 // loadFigures formats LoadAware's view of a node.
-func loadFigures(r *loadaware.NodeReport) string {
+func loadFigures(r *explanation.NodeReport) string {
 	switch {
 	case r == nil:
 		return "-"
@@ -206,8 +212,8 @@ func loadFigures(r *loadaware.NodeReport) string {
 
 // scores formats the weighted scores of the plugins that scored a node,
 // highest first.
-func scores(ps []schedulerexplain.PluginScore) string {
-	ps = append([]schedulerexplain.PluginScore(nil), ps...)
+func scores(ps []explanation.PluginScore) string {
+	ps = append([]explanation.PluginScore(nil), ps...)
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Score > ps[j].Score })
 	parts := make([]string, 0, len(ps))
 	for _, s := range ps {
