@@ -166,8 +166,8 @@ topologySpreadConstraints:
 {{- end }}
 
 {{/*
-Seconds in a Go duration ("1m30s" is 90), as a number, for rules that compare
-durations.
+Seconds in a Go duration ("1m30s" is 90; the schema has checked its form), as
+a number, for rules that compare durations. The chart's one duration helper.
 */}}
 {{- define "ballast.seconds" -}}
 {{- $total := 0.0 -}}
@@ -290,7 +290,7 @@ leaseDuration > renewDeadline > 1.2 × retryPeriod. Takes (list section values).
 {{- range $name := list "loadAwareBalance" "spreadReplicas" }}
 {{- $args := index $d $name }}
 {{- if and $args.evictionCooldown $args.balanceCooldown }}
-{{- if lt (include "ballast.durationSeconds" $args.balanceCooldown | float64) (include "ballast.durationSeconds" $args.evictionCooldown | float64) }}
+{{- if lt (include "ballast.seconds" $args.balanceCooldown | float64) (include "ballast.seconds" $args.evictionCooldown | float64) }}
 {{- fail (printf "descheduler.%s.balanceCooldown (%s) must be at least evictionCooldown (%s): balancing would undo a move sooner than cooling a hot node may" $name $args.balanceCooldown $args.evictionCooldown) }}
 {{- end }}
 {{- end }}
@@ -340,17 +340,3 @@ admissionregistration.k8s.io/v1beta1
 true
 {{- end -}}
 {{- end -}}
-
-{{/*
-Seconds in a Go duration string such as "1h30m" or "90s" (the schema has
-checked its form).
-*/}}
-{{- define "ballast.durationSeconds" -}}
-{{- $units := dict "ns" 0.000000001 "us" 0.000001 "µs" 0.000001 "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 }}
-{{- $total := 0.0 }}
-{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h)" (toString .) -1 }}
-{{- $number := regexFind "^[0-9]+(\\.[0-9]+)?" . }}
-{{- $total = addf $total (mulf ($number | float64) (get $units (trimPrefix $number .))) }}
-{{- end }}
-{{- $total }}
-{{- end }}
