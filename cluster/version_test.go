@@ -8,9 +8,9 @@ import (
 )
 
 // TestVersionIsGoMods holds Version to the k8s.io/kubernetes the module
-// builds the control plane from.
+// builds the control plane from (this module's go.mod).
 func TestVersionIsGoMods(t *testing.T) {
-	gomod, err := os.ReadFile("../../go.mod")
+	gomod, err := os.ReadFile("go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}

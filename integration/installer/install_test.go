@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/component-base/metrics/legacyregistry"
+
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
@@ -213,7 +215,7 @@ func runSchedulerAsItsServiceAccount(t *testing.T, ctx context.Context, c *clust
 	t.Cleanup(cancel)
 	configz.Delete("componentconfig")
 	cc, sched, err := app.Setup(sctx, opts, func(r frameworkruntime.Registry) error {
-		return r.Merge(plugins.NewRegistry(fixedUsage(ctx, c), plugins.Options{}))
+		return r.Merge(plugins.NewRegistry(fixedUsage(ctx, c), plugins.Options{Registerer: legacyregistry.Registerer()}))
 	})
 	if err != nil {
 		t.Fatalf("set up kube-scheduler with the chart's config: %v", err)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/component-base/metrics/legacyregistry"
+
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
 
 	corev1 "k8s.io/api/core/v1"
@@ -101,7 +103,7 @@ func TestBatchingKeepsLoadAwarePlacement(t *testing.T) {
 			}
 		}
 	})
-	if _, err := c.StartScheduler(ctx, batchingProfile, plugins.NewRegistry(staticUsage(t, c, usage, time.Second), plugins.Options{})); err != nil {
+	if _, err := c.StartScheduler(ctx, batchingProfile, plugins.NewRegistry(staticUsage(t, c, usage, time.Second), plugins.Options{Registerer: legacyregistry.Registerer()})); err != nil {
 		t.Fatal(err)
 	}
 	perNode := placement(t, ctx, c, "big", pods)

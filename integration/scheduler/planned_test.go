@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/component-base/metrics/legacyregistry"
+
 	"github.com/ballast-sched/ballast/scheduler/pkg/plugins"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,7 +49,7 @@ func TestReplacementLandsWherePlanned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.StartScheduler(ctx, plannedProfile, plugins.NewRegistry(staticUsage(t, c, usage, time.Second), plugins.Options{})); err != nil {
+	if _, err := c.StartScheduler(ctx, plannedProfile, plugins.NewRegistry(staticUsage(t, c, usage, time.Second), plugins.Options{Registerer: legacyregistry.Registerer()})); err != nil {
 		t.Fatal(err)
 	}
 	deploy := func(name string) {

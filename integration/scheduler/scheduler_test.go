@@ -39,7 +39,7 @@ func TestHotMemoryNodeIsAvoided(t *testing.T) {
 	usage.Set("node-2", 20, 95)
 	usage.Set("node-3", 20, 30)
 	config := withProfile(shippedProfile(t, "ballast-scheduler.yaml"), defaultProfile)
-	if _, err := c.StartScheduler(ctx, config, plugins.NewRegistry(staticUsage(t, c, usage, time.Second), plugins.Options{})); err != nil {
+	if _, err := c.StartScheduler(ctx, config, plugins.NewRegistry(staticUsage(t, c, usage, time.Second), plugins.Options{Registerer: legacyregistry.Registerer()})); err != nil {
 		t.Fatal(err)
 	}
 
@@ -94,7 +94,7 @@ func TestPodCountBalance(t *testing.T) {
 			}
 		}
 	}
-	if _, err := c.StartScheduler(ctx, podCountProfile, plugins.NewRegistry(staticUsage(t, c, static.New(), time.Second), plugins.Options{})); err != nil {
+	if _, err := c.StartScheduler(ctx, podCountProfile, plugins.NewRegistry(staticUsage(t, c, static.New(), time.Second), plugins.Options{Registerer: legacyregistry.Registerer()})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment("next").SchedulerName("ballast-pod-count").Replicas(1).Requests("10m", "10Mi").Obj(), metav1.CreateOptions{}); err != nil {
@@ -133,7 +133,7 @@ func TestBurstSpreads(t *testing.T) {
 	usage.Set("node-1", 10, 10)
 	usage.Set("node-2", 20, 10)
 	usage.Set("node-3", 20, 10)
-	if _, err := c.StartScheduler(ctx, herdingProfile, plugins.NewRegistry(staticUsage(t, c, usage, time.Second), plugins.Options{})); err != nil {
+	if _, err := c.StartScheduler(ctx, herdingProfile, plugins.NewRegistry(staticUsage(t, c, usage, time.Second), plugins.Options{Registerer: legacyregistry.Registerer()})); err != nil {
 		t.Fatal(err)
 	}
 	// Each pod is estimated at 200m of 4 CPUs: 5 %.
@@ -160,7 +160,7 @@ func TestLoadWatcherUnreachable(t *testing.T) {
 	c, ctx := startCluster(t, "node-1", "node-2", "node-3")
 	before := unavailableCount(t, "LoadAware", nodeload.CauseMissing)
 	opts := &options.Options{LoadWatcherAddress: "http://127.0.0.1:1", LoadWatcherMode: options.ModeService, StaleAfter: 90 * time.Second}
-	if _, err := c.StartScheduler(ctx, shippedProfile(t, "ballast-scheduler.yaml"), plugins.NewRegistry(plugins.FlagSource(opts), plugins.Options{})); err != nil {
+	if _, err := c.StartScheduler(ctx, shippedProfile(t, "ballast-scheduler.yaml"), plugins.NewRegistry(plugins.FlagSource(opts), plugins.Options{Registerer: legacyregistry.Registerer()})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment("web").SchedulerName("ballast-scheduler").Replicas(6).Requests("100m", "128Mi").Obj(), metav1.CreateOptions{}); err != nil {
@@ -295,7 +295,7 @@ func TestPodRejectedForUsageIsRetriedWhenANodeCools(t *testing.T) {
 	usage := static.New()
 	usage.Set("node-1", 20, 95)
 	usage.Set("node-2", 20, 96)
-	if _, err := c.StartScheduler(ctx, shippedProfile(t, "ballast-scheduler.yaml"), plugins.NewRegistry(staticUsage(t, c, usage, time.Second), plugins.Options{})); err != nil {
+	if _, err := c.StartScheduler(ctx, shippedProfile(t, "ballast-scheduler.yaml"), plugins.NewRegistry(staticUsage(t, c, usage, time.Second), plugins.Options{Registerer: legacyregistry.Registerer()})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment("waits").SchedulerName("ballast-scheduler").Replicas(1).Requests("100m", "128Mi").Obj(), metav1.CreateOptions{}); err != nil {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/component-base/metrics/legacyregistry"
+
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	deschedulerplugins "github.com/ballast-sched/ballast/descheduler/pkg/plugins"
@@ -126,7 +128,7 @@ func newEnv(t *testing.T, nodes ...cluster.NodeSpec) *env {
 	go func() { _ = e.lw.Run(ctx) }()
 	e.publishUsage()
 	src := func(context.Context, fwk.Handle) (nodeload.Source, error) { return e.lw, nil }
-	if _, err := c.StartScheduler(ctx, schedulerConfig, plugins.NewRegistry(src, plugins.Options{})); err != nil {
+	if _, err := c.StartScheduler(ctx, schedulerConfig, plugins.NewRegistry(src, plugins.Options{Registerer: legacyregistry.Registerer()})); err != nil {
 		t.Fatalf("ballast-scheduler: %v", err)
 	}
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
