@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/ballast-sched/ballast/charts"
@@ -87,6 +88,14 @@ func TestExplainPod(t *testing.T) {
 			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-rs", UID: "web-rs",
 				Controller: ptr.To(true)}}
 		}
+		if name == "db-0" {
+			// A StatefulSet's pod whose volume is kept on node-a, as k3s's
+			// local-path provisioner keeps it.
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "db",
+				Controller: ptr.To(true)}}
+			p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-db-0"}}}}
+		}
 		if _, err := c.Client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -94,6 +103,26 @@ func TestExplainPod(t *testing.T) {
 	pod("gpu", "ballast-scheduler", "", map[string]string{"accelerator": "gpu"})
 	pod("other", "default-scheduler", "", nil)
 	pod("web", "ballast-scheduler", "node-b", map[string]string{"disk": "ssd"})
+	if _, err := c.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pvc-db-0"},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/rancher/k3s/storage/pvc-db-0"}},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{"node-a"}}}}}}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data-db-0", Namespace: "default"},
+		Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pvc-db-0", AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod("db-0", "ballast-scheduler", "node-a", nil)
 	if _, err := c.Client.CoreV1().Events("default").Create(ctx, &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Name: "web.scheduled", Namespace: "default"},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web"},
@@ -154,13 +183,20 @@ func TestExplainPod(t *testing.T) {
 		}
 	})
 	t.Run("node", func(t *testing.T) {
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			p, err := c.Client.CoreV1().Pods("default").Get(ctx, "db-0", metav1.GetOptions{})
+			return err == nil && p.Status.Phase == corev1.PodRunning, nil
+		}); err != nil {
+			t.Fatalf("db-0 never ran: %v", err)
+		}
 		out, stderr, err := runCLI("explain", "node", "node-a", kubeconfig, "--timeout=40s")
 		if err != nil {
 			t.Fatalf("explain node node-a: %v\n%s", err, stderr)
 		}
 		t.Logf("\n%s", out)
 		for _, want := range []string{"Node node-a", "No usage from load-watcher", "Scheduler (window 5m): no usable usage",
-			"Descheduler (window 5m): no usable usage", "Recent moves off and onto it:", "off node-a, expected on node-b"} {
+			"Descheduler (window 5m): no usable usage", "Recent moves off and onto it:", "off node-a, expected on node-b",
+			"Pods the descheduler never moves off it:", "default/db-0: pinned by its volume: volume pvc-db-0 of claim data-db-0 is reachable from node-a alone"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q", want)
 			}

@@ -21,6 +21,8 @@ const (
 	SkipOtherScheduler = "other-scheduler"
 	// SkipGrowing: the pod's memory keeps growing; it would heat any node.
 	SkipGrowing = "growing"
+	// SkipPinned: the pod's volumes keep it on its node (PinnedBy).
+	SkipPinned = "pinned"
 	// SkipNoRelief: the pod uses next to nothing of the resources its node
 	// is over its limits on; moving it would free nothing.
 	SkipNoRelief = "no-relief"
@@ -28,7 +30,7 @@ const (
 
 // SkipReasons are every value of the reason label of skipped candidates.
 var SkipReasons = []string{SkipNoDestination, SkipPDB, SkipCooldown, SkipStale, SkipInvalid, SkipLimit, SkipFiltered,
-	SkipEvictionError, SkipOtherScheduler, SkipGrowing, SkipNoRelief}
+	SkipEvictionError, SkipOtherScheduler, SkipGrowing, SkipNoRelief, SkipPinned}
 
 // Outcomes of a move's replacement, the values of the outcome label of
 // moves_landed_total.

@@ -29,6 +29,9 @@ type Plugin struct {
 	// GrowthPerMinute is the args' memoryGrowthPerMinute in bytes: a pod
 	// whose memory grows faster is not moved (Growing).
 	GrowthPerMinute float64
+	// Volumes reads the claims and volumes of candidates, to leave those
+	// their volumes keep on their node (WithoutPinned); nil reads none.
+	Volumes Volumes
 }
 
 // NewPlugin completes deps for the plugin called name and builds its
@@ -47,7 +50,12 @@ func NewPlugin(ctx context.Context, name string, handle frameworktypes.Handle, d
 	if args.MemoryGrowthPerMinute != nil {
 		growth = args.MemoryGrowthPerMinute.AsApproximateFloat64()
 	}
+	var vols Volumes
+	if f := handle.SharedInformerFactory(); f != nil {
+		vols = listedVolumes{claims: f.Core().V1().PersistentVolumeClaims().Lister(), volumes: f.Core().V1().PersistentVolumes().Lister()}
+	}
 	return Plugin{
+		Volumes:         vols,
 		Logger:          klog.FromContext(ctx).WithValues("plugin", name),
 		Handle:          handle,
 		Deps:            deps,

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -53,9 +55,22 @@ type harness struct {
 
 func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods ...*v1.Pod) *harness {
 	t.Helper()
+	return newHarnessWith(t, args, nodes, nil, pods...)
+}
+
+// newHarnessWith is newHarness with objects of other kinds in the cluster
+// (claims, volumes).
+func newHarnessWith(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, objs []runtime.Object, pods ...*v1.Pod) *harness {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	h := &harness{t: t, ctx: ctx, Cluster: balancetest.NewClusterOf(t, nodes, pods), source: &staticSource{},
+	cluster := balancetest.NewClusterOf(t, nodes, pods)
+	for _, o := range objs {
+		if err := cluster.Client.Tracker().Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &harness{t: t, ctx: ctx, Cluster: cluster, source: &staticSource{},
 		clock: testingclock.NewFakeClock(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)), metrics: balance.NewMetrics(), nodes: nodes,
 		podUsage: map[string]loadmodel.Amount{}, growth: map[string]podusage.Growth{}}
 	reg := metrics.NewKubeRegistry()
@@ -66,6 +81,10 @@ func newHarness(t testing.TB, args *LoadAwareBalanceArgs, nodes []*v1.Node, pods
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	// The informers the plugin registered (claims, volumes), started as the
+	// descheduler starts its factory once every plugin is built.
+	handle.SharedInformerFactory().Start(ctx.Done())
+	handle.SharedInformerFactory().WaitForCacheSync(ctx.Done())
 	h.plugin = plugin
 	return h
 }

@@ -73,6 +73,8 @@ func (p *LoadAwareBalance) Name() string { return PluginName }
 
 // cycle is the state of one Balance call.
 type cycle struct {
+	// nodes are every node of the cycle: where a pod could go.
+	nodes []*v1.Node
 	now   time.Time
 	loads map[string]balance.NodeLoad
 	// limits are the thresholds each node is held under: HighThresholds,
@@ -111,7 +113,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	p.Deps.Recall(ctx, logger)
 	defer p.Deps.Keep(ctx, logger)
 
-	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{},
+	c := &cycle{nodes: nodes, now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{},
 		byNode: map[string]int32{}, byNamespace: map[string]int32{}, shares: sizeShares(nodes), swings: map[string]balance.NodeLoad{},
 		replicas: map[balance.Workload]int{}, hot: map[string]bool{}}
 	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
@@ -446,6 +448,8 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 	// A pod whose memory keeps growing stays: it would heat any node, and
 	// what the node cannot shed counts in its goal.
 	pods = p.WithoutGrowing(logger, PluginName, pods)
+	// So does a pod its volumes keep here: moving it frees nothing.
+	pods = p.WithoutPinned(logger, PluginName, pods, c.nodes)
 	// What each pod uses, and its share of this node: what moving it frees.
 	amounts := make(map[*v1.Pod]loadmodel.Amount, len(pods))
 	shares := make(map[*v1.Pod]balance.NodeLoad, len(pods))

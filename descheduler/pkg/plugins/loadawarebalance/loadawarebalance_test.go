@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/component-base/metrics/testutil"
 	"sigs.k8s.io/descheduler/pkg/api"
 
@@ -1186,5 +1187,33 @@ func memoryDeviation(points float64) func(*LoadAwareBalanceArgs) {
 	return func(a *LoadAwareBalanceArgs) {
 		unlimited(a)
 		a.DeviationThresholds = balance.ResourceThresholds{"memory": points}
+	}
+}
+
+// A pod whose volume is kept on its node (k3s's local-path provisioner: a
+// hostPath volume with node affinity to the node) is never evicted off a
+// hot node: its replacement could only come back, or stay Pending. The
+// node sheds another pod instead, and the skip is counted.
+func TestBalanceLeavesAPodItsVolumePins(t *testing.T) {
+	claim := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-db-0", Namespace: "default"},
+		Spec: v1.PersistentVolumeClaimSpec{VolumeName: "pvc-db"}}
+	pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pvc-db"}, Spec: v1.PersistentVolumeSpec{
+		PersistentVolumeSource: v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/lib/rancher/k3s/storage/pvc-db"}},
+		NodeAffinity: &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+			MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{"hot"}}}}}}}}}
+	withClaim := func(p *v1.Pod) {
+		p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: "data", VolumeSource: v1.VolumeSource{
+			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data-db-0"}}})
+	}
+	nodes := []*v1.Node{node("hot", func(n *v1.Node) { n.Labels[v1.LabelHostname] = "hot" }), node("cool-a"), node("cool-b")}
+	// db uses the most of the node: without its volume it would go first.
+	h := newHarnessWith(t, args(unlimited), nodes, []runtime.Object{claim, pv},
+		pod("db", "hot", "rs-db", 200, withClaim), pod("web", "hot", "rs-web", 120))
+	h.cycle(loads("hot", 40, 95, "cool-a", 10, 20, "cool-b", 10, 30))
+	if diff := cmp.Diff([]string{"web"}, h.Evicted); diff != "" {
+		t.Errorf("evicted (-want,+got):\n%s", diff)
+	}
+	if got := h.skipped(balance.SkipPinned); got != 1 {
+		t.Errorf("pinned skips = %v, want 1", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/metrics"
 	testingclock "k8s.io/utils/clock/testing"
@@ -66,18 +67,36 @@ type harness struct {
 
 func newHarness(t testing.TB, args *SpreadReplicasArgs, nodes []*v1.Node, pods ...*v1.Pod) *harness {
 	t.Helper()
+	return newHarnessWith(t, args, nodes, nil, pods...)
+}
+
+// newHarnessWith is newHarness with objects of other kinds in the cluster
+// (claims, volumes).
+func newHarnessWith(t testing.TB, args *SpreadReplicasArgs, nodes []*v1.Node, objs []runtime.Object, pods ...*v1.Pod) *harness {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	h := &harness{t: t, ctx: ctx, Cluster: balancetest.NewClusterOf(t, nodes, pods), source: &staticSource{},
+	cluster := balancetest.NewClusterOf(t, nodes, pods)
+	for _, o := range objs {
+		if err := cluster.Client.Tracker().Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &harness{t: t, ctx: ctx, Cluster: cluster, source: &staticSource{},
 		clock:   testingclock.NewFakeClock(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)),
 		metrics: balance.NewMetrics(), store: balance.NewStore(), nodes: nodes}
 	metrics.NewKubeRegistry().MustRegister(h.metrics.Collectors()...)
-	plugin, err := New(ctx, args, h.Handle(ctx),
+	handle := h.Handle(ctx)
+	plugin, err := New(ctx, args, handle,
 		balance.Deps{Usage: h.source, Model: balance.SchedulerModel{}, Metrics: h.metrics, Clock: h.clock, Store: h.store, PodUsage: h,
 			Events: h.Events})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	// The informers the plugin registered (claims, volumes), started as the
+	// descheduler starts its factory once every plugin is built.
+	handle.SharedInformerFactory().Start(ctx.Done())
+	handle.SharedInformerFactory().WaitForCacheSync(ctx.Done())
 	h.plugin = plugin
 	return h
 }

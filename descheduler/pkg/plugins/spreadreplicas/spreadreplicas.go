@@ -185,6 +185,8 @@ func (p *SpreadReplicas) replicasByWorkload(logger klog.Logger, nodes []*v1.Node
 		}
 		// A pod whose memory keeps growing stays: it would heat any node.
 		evictable = p.WithoutGrowing(logger, PluginName, evictable)
+		// So does one its volumes keep on its node.
+		evictable = p.WithoutPinned(logger, PluginName, evictable, nodes)
 		podutil.SortPodsBasedOnPriorityLowToHigh(evictable)
 		for _, pod := range evictable {
 			if w, ok := balance.WorkloadOf(pod); ok {

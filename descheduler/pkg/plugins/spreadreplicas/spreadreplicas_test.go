@@ -398,3 +398,31 @@ func TestMovesAWorkloadOncePerBalanceCooldown(t *testing.T) {
 		t.Error("evicted nothing once balanceCooldown was over")
 	}
 }
+
+// Replicas their volumes keep on their node are never spread: a
+// StatefulSet's pods with local volumes on node-a stay, and are counted as
+// skipped (pinned).
+func TestLeavesReplicasTheirVolumesPin(t *testing.T) {
+	var objs []runtime.Object
+	var pods []*v1.Pod
+	for i := range 6 {
+		claim := fmt.Sprintf("data-web-%d", i)
+		objs = append(objs,
+			&v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: "default"}, Spec: v1.PersistentVolumeClaimSpec{VolumeName: "pv-" + claim}},
+			&v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-" + claim}, Spec: v1.PersistentVolumeSpec{
+				PersistentVolumeSource: v1.PersistentVolumeSource{Local: &v1.LocalVolumeSource{Path: "/mnt/" + claim}},
+				NodeAffinity: &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+					MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"node-a"}}}}}}}}})
+		p := replica(fmt.Sprintf("web-%d", i), "node-a", "web")
+		p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: "data", VolumeSource: v1.VolumeSource{
+			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
+		pods = append(pods, p)
+	}
+	h := newHarnessWith(t, args(nil), twoNodes, objs, pods...)
+	if got := h.cycle(quiet); len(got) != 0 {
+		t.Fatalf("evicted %v, replicas their volumes keep on node-a", got)
+	}
+	if v := h.Counter(h.metrics.SkippedCandidates, PluginName, balance.SkipPinned); v != 6 {
+		t.Errorf("pinned skips = %v, want 6", v)
+	}
+}

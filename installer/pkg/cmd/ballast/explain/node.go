@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/log"
@@ -36,10 +38,19 @@ type NodeExplanation struct {
 	Descheduler *Judgement `json:"descheduler,omitempty"`
 	// Candidates are the pods the descheduler may move off the node while
 	// it is hot: those placed by the schedulers it moves pods of.
-	Candidates []string          `json:"candidates,omitempty"`
+	Candidates []string `json:"candidates,omitempty"`
+	// Pinned are the pods the descheduler never moves off the node because
+	// their volumes keep them there, with why.
+	Pinned     []PinnedPod       `json:"pinned,omitempty"`
 	Moves      []MoveExplanation `json:"moves,omitempty"`
 	MovesError string            `json:"movesError,omitempty"`
 	Events     []Event           `json:"events,omitempty"`
+}
+
+// PinnedPod is a pod its volumes keep on its node.
+type PinnedPod struct {
+	Pod string `json:"pod"`
+	Why string `json:"why"`
 }
 
 // WindowUsage is one window's statistics of one resource, in percent.
@@ -112,11 +123,14 @@ func explainNode(ctx context.Context, logger *log.Logger, streams cli.IOStreams,
 	if args != nil {
 		ex.Descheduler = judgeForDescheduler(args.HighThresholds, args.LowThresholds, args.DeviationThresholds,
 			usage.Window(args.Window.Duration), args.ThresholdStatistics, nu, snap, ex.UsageError == "" && !nu.Stale)
-		if strings.HasPrefix(ex.Descheduler.Verdict, "hot") {
-			if ex.Candidates, err = candidates(ctx, in, name, schedulerNames); err != nil {
-				logger.Warnf("%v", err)
-			}
-		}
+	}
+	movable, pinned, err := candidates(ctx, in, name, schedulerNames)
+	if err != nil {
+		logger.Warnf("%v", err)
+	}
+	ex.Pinned = pinned
+	if ex.Descheduler != nil && strings.HasPrefix(ex.Descheduler.Verdict, "hot") {
+		ex.Candidates = movable
 	}
 	ex.Moves = explainMoves(in.moves, func(m balance.Move) bool { return m.Source == name || m.Destination == name || m.LandedOn == name })
 	if in.movesErr != nil {
@@ -244,27 +258,57 @@ func mean(snap *usage.Snapshot, window usage.Window, r usage.Resource, stats loa
 	return sum / float64(n)
 }
 
-// candidates are the pods on node that the descheduler may move: placed by
-// one of schedulerNames, with a controller to replace them.
-func candidates(ctx context.Context, in *installed, node string, schedulerNames []string) ([]string, error) {
+// candidates are the pods on node that the descheduler may move — placed by
+// one of schedulerNames, with a controller to replace them — and those of
+// them it never moves because their volumes keep them on node
+// (balance.PinnedBy, as the descheduler judges them).
+func candidates(ctx context.Context, in *installed, node string, schedulerNames []string) ([]string, []PinnedPod, error) {
 	pods, err := in.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()})
 	if err != nil {
-		return nil, fmt.Errorf("listing the pods on %s: %w", node, err)
+		return nil, nil, fmt.Errorf("listing the pods on %s: %w", node, err)
 	}
-	var out []string
+	var nodes []*corev1.Node
+	if list, err := in.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		for i := range list.Items {
+			nodes = append(nodes, &list.Items[i])
+		}
+	} else {
+		return nil, nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	vols := clientVolumes{ctx: ctx, client: in.client}
+	var movable []string
+	var pinned []PinnedPod
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if _, ok := balance.WorkloadOf(p); !ok || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 			continue
 		}
-		for _, s := range schedulerNames {
-			if schedulerNameOf(p) == s {
-				out = append(out, p.Namespace+"/"+p.Name)
-			}
+		if !slices.Contains(schedulerNames, schedulerNameOf(p)) {
+			continue
 		}
+		if why := balance.PinnedBy(p, nodes, vols); why != "" {
+			pinned = append(pinned, PinnedPod{Pod: p.Namespace + "/" + p.Name, Why: why})
+			continue
+		}
+		movable = append(movable, p.Namespace+"/"+p.Name)
 	}
-	sort.Strings(out)
-	return out, nil
+	sort.Strings(movable)
+	sort.Slice(pinned, func(i, j int) bool { return pinned[i].Pod < pinned[j].Pod })
+	return movable, pinned, nil
+}
+
+// clientVolumes reads claims and volumes from the API server.
+type clientVolumes struct {
+	ctx    context.Context
+	client kubernetes.Interface
+}
+
+func (c clientVolumes) Claim(namespace, name string) (*corev1.PersistentVolumeClaim, error) {
+	return c.client.CoreV1().PersistentVolumeClaims(namespace).Get(c.ctx, name, metav1.GetOptions{})
+}
+
+func (c clientVolumes) Volume(name string) (*corev1.PersistentVolume, error) {
+	return c.client.CoreV1().PersistentVolumes().Get(c.ctx, name, metav1.GetOptions{})
 }
 
 // Print writes the explanation as text and tables.
@@ -317,6 +361,12 @@ func (n NodeExplanation) Print(w io.Writer, now time.Time) error {
 	}
 	if len(n.Candidates) > 0 {
 		fmt.Fprintf(w, "\nPods the descheduler may move off it while it is hot: %s\n", strings.Join(n.Candidates, ", "))
+	}
+	if len(n.Pinned) > 0 {
+		fmt.Fprintln(w, "\nPods the descheduler never moves off it:")
+		for _, p := range n.Pinned {
+			fmt.Fprintf(w, "  %s: %s\n", p.Pod, p.Why)
+		}
 	}
 	if len(n.Moves) > 0 {
 		fmt.Fprintln(w, "\nRecent moves off and onto it:")
