@@ -13,6 +13,7 @@ import (
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	deschedulerplugins "github.com/ballast-sched/ballast/descheduler/pkg/plugins"
+	"github.com/ballast-sched/ballast/descheduler/pkg/schedulerfit"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,9 +44,14 @@ import (
 // LoadAwareBalance's memory (hot cycles, cooldowns) from one cycle to the
 // next, as a long-running descheduler process would.
 type Descheduler struct {
-	c          *cluster.Cluster
-	deps       balance.Deps
-	policyPath string
+	c    *cluster.Cluster
+	deps balance.Deps
+	// schedulerConfig is the configuration of the scheduler the pods are
+	// placed by, whose profile schedulerProfile's filters judge each
+	// destination (schedulerfit).
+	schedulerConfig  []byte
+	schedulerProfile string
+	policyPath       string
 	// metrics is the metrics.k8s.io client a policy with a KubernetesMetrics
 	// provider reads, as the descheduler binary builds one for it.
 	metrics metricsclient.Interface
@@ -72,7 +78,7 @@ var movesConfigMap = types.NamespacedName{Namespace: metav1.NamespaceSystem, Nam
 // Ballast's plugins read pod usage from the same simulated metrics.k8s.io
 // and keep their moves in a ConfigMap of the cluster, as the chart's do.
 func newDescheduler(ctx context.Context, c *cluster.Cluster, usage *collector.Collector, metricsClient metricsclient.Interface, clock clock.PassiveClock,
-	policy string, predicted balance.SchedulerModel, dir string) (*Descheduler, error) {
+	policy string, predicted balance.SchedulerModel, schedulerConfig, schedulerProfile, dir string) (*Descheduler, error) {
 	path := filepath.Join(dir, "policy.yaml")
 	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the descheduler policy: %w", err)
@@ -90,6 +96,9 @@ func newDescheduler(ctx context.Context, c *cluster.Cluster, usage *collector.Co
 		metrics:    metricsClient,
 		registry:   registry,
 		clock:      clock,
+
+		schedulerConfig:  []byte(schedulerConfig),
+		schedulerProfile: schedulerProfile,
 	}
 	d.deps = balance.Deps{Usage: usage, Model: predicted, Clock: clock, Metrics: m,
 		Persist: balance.MovesConfigMap{Client: c.Client, Namespace: movesConfigMap.Namespace, Name: movesConfigMap.Name}}
@@ -239,15 +248,30 @@ func (d *Descheduler) HighThresholds() (map[usage.Resource]float64, error) {
 // loadPolicy loads the policy file with Ballast's plugins registered, bound
 // to this runner. Callers hold cycleMu.
 func (d *Descheduler) loadPolicy() (*api.DeschedulerPolicy, error) {
-	return loadPolicy(d.policyPath, d.c.Client, d.deps)
+	return loadPolicy(d.policyPath, d.c.Client, d.deps, d.schedulerConfig, d.schedulerProfile)
 }
 
 // loadPolicy decodes, defaults and validates the policy file at path with
 // the upstream plugins and Ballast's, bound to deps, in the descheduler's
 // process-wide registry. Callers hold cycleMu.
-func loadPolicy(path string, client clientset.Interface, deps balance.Deps) (*api.DeschedulerPolicy, error) {
+func loadPolicy(path string, client clientset.Interface, deps balance.Deps, schedulerConfig []byte, schedulerProfile string) (*api.DeschedulerPolicy, error) {
 	descheduler.SetupPlugins()
-	deschedulerplugins.Register(pluginregistry.PluginRegistry, func(context.Context, frameworktypes.Handle) (balance.Deps, error) { return deps, nil })
+	// The scheduler's own filters judge each destination, as in the
+	// descheduler binary: built once per cycle, on the cycle's informers.
+	var once sync.Once
+	var err error
+	deschedulerplugins.Register(pluginregistry.PluginRegistry, func(ctx context.Context, h frameworktypes.Handle) (balance.Deps, error) {
+		once.Do(func() {
+			if h.ClientSet() == nil || h.SharedInformerFactory() == nil {
+				return
+			}
+			var fit *schedulerfit.Fit
+			if fit, err = schedulerfit.NewForConfig(ctx, schedulerConfig, schedulerProfile, h.ClientSet(), h.SharedInformerFactory()); err == nil {
+				deps.Fit = fit.Fits
+			}
+		})
+		return deps, err
+	})
 	policy, err := descheduler.LoadPolicyConfig(path, client, pluginregistry.PluginRegistry)
 	if err != nil {
 		return nil, fmt.Errorf("loading the descheduler policy: %w", err)

@@ -70,7 +70,7 @@ func redundantPolicyArgs(t *testing.T, data []byte) []string {
 		}
 		cycleMu.Lock()
 		defer cycleMu.Unlock()
-		policy, err := loadPolicy(path, fake.NewClientset(), balance.Deps{})
+		policy, err := loadPolicy(path, fake.NewClientset(), balance.Deps{}, nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -156,7 +156,8 @@ func Start(ctx context.Context, sc *scenario.Scenario, cfg Config) (_ *Stack, er
 		if err != nil {
 			return nil, err
 		}
-		if s.descheduler, err = newDescheduler(ctx, s.c, s.collector, s.metricsClient, cfg.Clock, cfg.DeschedulerPolicy, predicted, s.dir); err != nil {
+		if s.descheduler, err = newDescheduler(ctx, s.c, s.collector, s.metricsClient, cfg.Clock, cfg.DeschedulerPolicy, predicted,
+			cfg.schedulerConfigYAML(), corev1.DefaultSchedulerName, s.dir); err != nil {
 			return nil, err
 		}
 	}
@@ -204,6 +205,15 @@ func (cfg Config) schedulerModel() (balance.SchedulerModel, error) {
 		return balance.SchedulerModel{}, fmt.Errorf("the scheduler's settings for the descheduler: %w", err)
 	}
 	return balance.NewSchedulerModel(settings), nil
+}
+
+// schedulerConfigYAML is the configuration the run's scheduler places pods
+// with: the Ballast run's, or kube-scheduler's default one.
+func (cfg Config) schedulerConfigYAML() string {
+	if cfg.Scheduler == model.ModeBallast {
+		return cfg.SchedulerConfig
+	}
+	return cluster.DefaultSchedulerConfig
 }
 
 // startScheduler starts the configured scheduler, fed by the collector in

@@ -74,7 +74,7 @@ func NewCommand(out io.Writer) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		plugins.Register(pluginregistry.PluginRegistry, processDeps(&lazyClient{client: usage}, model, moves))
+		plugins.Register(pluginregistry.PluginRegistry, processDeps(&lazyClient{client: usage}, model, moves, o.SchedulerConfig, o.SchedulerProfile))
 		return nil
 	}
 	upstreamRunE := cmd.RunE

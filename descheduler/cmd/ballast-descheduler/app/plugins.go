@@ -2,7 +2,10 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"sync"
+
+	"github.com/ballast-sched/ballast/descheduler/pkg/schedulerfit"
 
 	"k8s.io/client-go/tools/events"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -37,15 +40,27 @@ var pluginMetrics = balance.NewMetrics()
 // both plugins (kept in the moves ConfigMap when not nil), one pod usage
 // listing sampled in the background, and the descheduler's events. They are
 // made when the first plugin is built, from its context and handle.
-func processDeps(src usageSource, model balance.LoadModel, moves *options.ConfigMapRef) plugins.DepsFunc {
+func processDeps(src usageSource, model balance.LoadModel, moves *options.ConfigMapRef, schedulerConfig, schedulerProfile string) plugins.DepsFunc {
 	registerMetrics.Do(func() { legacyregistry.MustRegister(pluginMetrics.Collectors()...) })
 	trend := &podusage.Trend{}
 	listing := &podusage.Listing{Trend: trend}
 	deps := balance.Deps{Usage: src, Model: model, Metrics: pluginMetrics, Store: balance.NewStore(), PodUsage: listing, Growth: trend}
 	var started sync.Once
+	var err error
 	return func(ctx context.Context, handle frameworktypes.Handle) (balance.Deps, error) {
 		src.Start(ctx)
 		started.Do(func() {
+			// The scheduler's own filters judge every destination; they
+			// register their informers now, before the descheduler
+			// starts its factory.
+			if cs, factory := handle.ClientSet(), handle.SharedInformerFactory(); cs != nil && factory != nil {
+				var fit *schedulerfit.Fit
+				if fit, err = schedulerfit.New(ctx, schedulerConfig, schedulerProfile, cs, factory); err != nil {
+					err = fmt.Errorf("--scheduler-config %q, profile %q: %w", schedulerConfig, schedulerProfile, err)
+					return
+				}
+				deps.Fit = fit.Fits
+			}
 			if r, ok := model.(interface{ Run(context.Context) }); ok {
 				go r.Run(ctx)
 			}
@@ -60,7 +75,7 @@ func processDeps(src usageSource, model balance.LoadModel, moves *options.Config
 				}
 			}
 		})
-		return deps, nil
+		return deps, err
 	}
 }
 

@@ -39,6 +39,10 @@ type Deps struct {
 	// Persist keeps the Store's moves in the cluster (Recall, Keep); nil
 	// keeps them in this process only.
 	Persist Persistence
+	// Fit judges whether the scheduler would place a pod on a destination
+	// by its own filters (descheduler/pkg/schedulerfit); nil judges with
+	// the upstream descheduler's NodeFit.
+	Fit Fit
 }
 
 // PodAmount is what pod is expected to free on its node and add to its

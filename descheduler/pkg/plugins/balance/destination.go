@@ -25,15 +25,27 @@ type Destination struct {
 // (compared in order, lowest first), or why the node cannot take the pod.
 type Judge func(n *v1.Node) (score int64, rank []int64, why string)
 
+// Fit says why the scheduler would not place pod on node, by its filters; nil
+// when it would.
+type Fit func(ctx context.Context, pod *v1.Pod, node *v1.Node) error
+
+// NodeFit is the upstream descheduler's fit check (unschedulable, node
+// selector and affinity, taints, inter-pod anti-affinity, requests), over the
+// pods podsOn lists: what a plugin judges with when its Deps give no Fit.
+func NodeFit(podsOn podutil.GetPodsAssignedToNodeFunc) Fit {
+	return func(ctx context.Context, pod *v1.Pod, node *v1.Node) error {
+		return nodeutil.NodeFit(ctx, podsOn, pod, node)
+	}
+}
+
 // PickDestination is how every balance plugin chooses where a pod goes: it
 // judges each node but the source, ranks those judge accepts, and returns
-// the first of them that accepts the pod the way the scheduler would
-// (NodeFit: unschedulable, node selector and affinity, taints, inter-pod
-// anti-affinity, requests). The load model is cheap and the fit check lists
-// pods, so nodes are fit-checked in rank order and the first that fits wins.
-// When none does it returns nil and why each node was turned down, or
-// noneWhy when there was no node to judge.
-func PickDestination(ctx context.Context, pod *v1.Pod, source string, nodes []*v1.Node, podsOn podutil.GetPodsAssignedToNodeFunc,
+// the first of them that accepts the pod the way the scheduler would (fit).
+// The load model is cheap and the fit check is not, so nodes are
+// fit-checked in rank order and the first that fits wins. When none does it
+// returns nil and why each node was turned down, or noneWhy when there was
+// no node to judge.
+func PickDestination(ctx context.Context, pod *v1.Pod, source string, nodes []*v1.Node, fit Fit,
 	judge Judge, noneWhy string) (*Destination, string) {
 	var ranked []Destination
 	var rejected []string
@@ -52,7 +64,7 @@ func PickDestination(ctx context.Context, pod *v1.Pod, source string, nodes []*v
 		return cmp.Or(slices.Compare(a.rank, b.rank), cmp.Compare(a.Node.Name, b.Node.Name))
 	})
 	for _, d := range ranked {
-		if err := nodeutil.NodeFit(ctx, podsOn, pod, d.Node); err != nil {
+		if err := fit(ctx, pod, d.Node); err != nil {
 			rejected = append(rejected, d.Node.Name+": "+err.Error())
 			continue
 		}

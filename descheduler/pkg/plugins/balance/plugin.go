@@ -65,6 +65,15 @@ func NewPlugin(ctx context.Context, name string, handle frameworktypes.Handle, d
 	}, nil
 }
 
+// Fit is how the plugin judges whether the scheduler would place a pod on a
+// node: Deps.Fit, or the upstream NodeFit.
+func (p *Plugin) Fit() Fit {
+	if p.Deps.Fit != nil {
+		return p.Deps.Fit
+	}
+	return NodeFit(p.Handle.GetPodsAssignedToNodeFunc())
+}
+
 // PodsOn lists the pods on node that are still there as far as any balance
 // plugin knows: neither terminating nor evicted by a remembered move (the
 // descheduler's informer may list a pod evicted moments ago, even earlier

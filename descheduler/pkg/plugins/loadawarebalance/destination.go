@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
 
@@ -44,7 +43,7 @@ type destinationRules struct {
 // would (balance.PickDestination). The best score wins. When none qualifies
 // it returns nil and why each candidate was rejected.
 func pickDestination(ctx context.Context, pod *v1.Pod, amount loadmodel.Amount, source string, candidates []*v1.Node, rules destinationRules,
-	loads, unsampled map[string]balance.NodeLoad, model balance.LoadModel, podsOn podutil.GetPodsAssignedToNodeFunc) (*balance.Destination, string) {
+	loads, unsampled map[string]balance.NodeLoad, model balance.LoadModel, fit balance.Fit) (*balance.Destination, string) {
 	judge := func(n *v1.Node) (int64, []int64, string) {
 		if rules.undoes(n.Name) {
 			return 0, nil, "the workload was moved off it within the cooldown"
@@ -67,7 +66,7 @@ func pickDestination(ctx context.Context, pod *v1.Pod, amount loadmodel.Amount, 
 		}
 		return p.Score, []int64{-p.Score}, ""
 	}
-	return balance.PickDestination(ctx, pod, source, candidates, podsOn, judge, "no node with fresh usage that is not hot")
+	return balance.PickDestination(ctx, pod, source, candidates, fit, judge, "no node with fresh usage that is not hot")
 }
 
 // overWithPod says which resources of after, a destination's usage with the

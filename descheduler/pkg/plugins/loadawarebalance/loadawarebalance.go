@@ -563,8 +563,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		if !balancing && len(p.Deps.Model.SchedulerThresholds().Above(c.loads[node.Name])) > 0 {
 			candidates, rules.low = job.to.relief, nil
 		}
-		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, candidates, rules, c.loads, c.unsampled, p.Deps.Model,
-			p.Handle.GetPodsAssignedToNodeFunc())
+		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, candidates, rules, c.loads, c.unsampled, p.Deps.Model, p.Fit())
 		if dest == nil {
 			p.skip(podLogger, balance.SkipNoDestination, "no node can take the pod", "rejected", why)
 			continue

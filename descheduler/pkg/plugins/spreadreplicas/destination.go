@@ -65,7 +65,7 @@ func (p *SpreadReplicas) pickDestination(ctx context.Context, c *cycle, w balanc
 		}
 		return pl.Score, []int64{int64(r.count[n.Name]), -pl.Score}, ""
 	}
-	dest, why := balance.PickDestination(ctx, pod, source, nodes, p.Handle.GetPodsAssignedToNodeFunc(), judge, "no other node")
+	dest, why := balance.PickDestination(ctx, pod, source, nodes, p.Fit(), judge, "no other node")
 	if dest == nil {
 		return nil, why
 	}
