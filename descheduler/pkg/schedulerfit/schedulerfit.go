@@ -46,9 +46,9 @@ type Fit struct {
 	path, profile string
 	// config is the configuration when it is given rather than read
 	// (NewForConfig).
-	config        []byte
-	client        kubernetes.Interface
-	factory       informers.SharedInformerFactory
+	config  []byte
+	client  kubernetes.Interface
+	factory informers.SharedInformerFactory
 
 	mu       sync.Mutex
 	data     []byte
