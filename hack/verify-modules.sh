@@ -3,7 +3,8 @@
 # and each program outside it that consumes Ballast's modules
 # (test/consumers/*), must be tidy on its own (GOWORK=off, as someone who
 # requires it alone builds it), and `go work sync` must change nothing, so
-# every module lists the versions the workspace builds with. The versions
+# every module lists the versions the workspace builds with; core,
+# load-watcher, scheduler and descheduler must build alone. The versions
 # themselves are held equal across modules by hack/verify-layers.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,6 +16,15 @@ status=0
 for dir in $dirs $consumers; do
 	if ! (cd "$dir" && GOWORK=off go mod tidy -diff >/dev/null 2>&1); then
 		echo "$dir/go.mod is not tidy: (cd $dir && GOWORK=off go mod tidy)" >&2
+		status=1
+	fi
+done
+
+# The ground floor and the three components build alone, as a program of
+# someone else's that requires one of them builds it.
+for dir in core load-watcher scheduler descheduler; do
+	if ! (cd "$dir" && GOWORK=off go build ./... 2>&1); then
+		echo "$dir does not build alone: (cd $dir && GOWORK=off go build ./...)" >&2
 		status=1
 	fi
 done
