@@ -81,8 +81,12 @@ func Start(source Source) (*Server, error) {
 }
 
 // RestConfig is a client configuration for k8s.io/metrics clientsets.
+//
+// Its clients are not rate limited: the server is in this process, and
+// client-go's default limit (5 requests a second) would make every sampling
+// round of a simulation wait for it, on the wall clock alone.
 func (s *Server) RestConfig() *rest.Config {
-	return &rest.Config{Host: "http://" + s.listener.Addr().String()}
+	return &rest.Config{Host: "http://" + s.listener.Addr().String(), QPS: -1}
 }
 
 // Address is the host:port the server listens on.
