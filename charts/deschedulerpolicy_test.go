@@ -8,6 +8,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 )
 
 // surgePolicy returns the surge policy and its binding, or nils.
@@ -128,5 +129,49 @@ descheduler:
 	p, _ = surgePolicy(t, render(t, valuesFromYAML(t, `descheduler: {loadAwareBalance: {surgeSingleReplica: true}, namespaces: {exclude: [backup]}}`)))
 	if all = expressions(p); !strings.Contains(all, `!(request.namespace in ["kube-system","ballast-system","backup"])`) {
 		t.Errorf("the policy does not keep the descheduler out of namespaces.exclude:\n%s", all)
+	}
+}
+
+// TestMovesPolicy: the descheduler may create its moves ConfigMap again if
+// it was deleted; create cannot be limited by name, so it is granted in
+// Ballast's namespace only and a policy refuses any other name.
+func TestMovesPolicy(t *testing.T) {
+	objs := render(t, nil)
+	role := mustFind(t, objs, "Role", "ballast-descheduler").typed.(*rbacv1.Role)
+	creates := false
+	for _, r := range role.Rules {
+		if contains(r.Resources, "configmaps") && contains(r.Verbs, "create") {
+			creates = true
+			if len(r.Verbs) != 1 || len(r.Resources) != 1 {
+				t.Errorf("rule %+v: want create on configmaps alone", r)
+			}
+		}
+	}
+	if !creates || role.Namespace != "ballast-system" {
+		t.Errorf("Role %s/%s: want create on ConfigMaps in Ballast's namespace", role.Namespace, role.Name)
+	}
+	p := mustFind(t, objs, "ValidatingAdmissionPolicy", "ballast-descheduler-moves").typed.(*admissionregistrationv1.ValidatingAdmissionPolicy)
+	b := mustFind(t, objs, "ValidatingAdmissionPolicyBinding", "ballast-descheduler-moves").typed.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
+	if b.Spec.PolicyName != p.Name || !reflect.DeepEqual(b.Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}) {
+		t.Errorf("binding %+v: want policy %s denied everywhere", b.Spec, p.Name)
+	}
+	if fp := p.Spec.FailurePolicy; fp == nil || *fp != admissionregistrationv1.Fail {
+		t.Errorf("failurePolicy %v: want Fail", fp)
+	}
+	rules := p.Spec.MatchConstraints.ResourceRules
+	if len(rules) != 1 || !reflect.DeepEqual(rules[0].Resources, []string{"configmaps"}) ||
+		!reflect.DeepEqual(rules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}) {
+		t.Errorf("match constraints %+v: want creates of ConfigMaps", rules)
+	}
+	all := expressions(p)
+	for _, want := range []string{`"system:serviceaccount:ballast-system:ballast-descheduler"`, `"ballast-system/ballast-descheduler-moves"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the policy does not name %s:\n%s", want, all)
+		}
+	}
+	// No RBAC from the chart, no right to guard.
+	objs = render(t, valuesFromYAML(t, `descheduler: {rbac: {create: false}}`))
+	if _, found := find(objs, "ValidatingAdmissionPolicy", "ballast-descheduler-moves"); found {
+		t.Error("a moves policy without the chart's Role")
 	}
 }
