@@ -137,6 +137,7 @@ func TestDefaultsRenderTheExpectedObjects(t *testing.T) {
 		"RoleBinding/ballast-descheduler", "RoleBinding/ballast-scheduler", "RoleBinding/ballast-scheduler-auth-reader",
 		"Service/ballast-load-watcher",
 		"ServiceAccount/ballast-descheduler", "ServiceAccount/ballast-load-watcher", "ServiceAccount/ballast-scheduler",
+		"ValidatingAdmissionPolicy/ballast-descheduler-moves", "ValidatingAdmissionPolicyBinding/ballast-descheduler-moves",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rendered objects (-want,+got):\n%s", diff)

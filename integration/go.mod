@@ -19,6 +19,7 @@ require (
 	k8s.io/cli-runtime v0.36.3
 	k8s.io/client-go v0.36.3
 	k8s.io/component-base v0.36.3
+	k8s.io/klog/v2 v2.140.0
 	k8s.io/kube-scheduler v0.36.3
 	k8s.io/kubernetes v1.36.3
 	k8s.io/metrics v0.36.3
@@ -196,7 +197,6 @@ require (
 	k8s.io/dynamic-resource-allocation v0.36.3 // indirect
 	k8s.io/endpointslice v0.0.0 // indirect
 	k8s.io/externaljwt v0.0.0 // indirect
-	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kms v0.36.3 // indirect
 	k8s.io/kube-aggregator v0.35.0 // indirect
 	k8s.io/kube-controller-manager v0.0.0 // indirect

@@ -2,18 +2,42 @@
 // leader election cannot tell a leader that died from one that is slow: a
 // standby takes the lease only after it has seen the lease unchanged for the
 // whole lease duration, plus up to two jittered retry periods. When the
-// kubelet reports that the container of the lease's holder has exited or has
-// been restarted since the holder took the lease, the holder is dead for
-// certain; the releaser then releases the lease on its behalf, as the leader
-// itself does when it stops on SIGTERM, and a standby takes it at its next
-// attempt.
+// kubelet reports that the container the holder ran in has ended since the
+// holder took the lease, the holder is dead for certain; the releaser then
+// releases the lease on its behalf, as the leader itself does when it stops
+// on SIGTERM, and a standby takes it at its next attempt.
 //
-// A restarted leader knows it without the kubelet: the lease names its own
-// pod but was taken before it started.
+// Releasing a live leader's lease is worse than waiting: its standby takes
+// the lease while it keeps scheduling until its renew deadline. So only
+// evidence that belongs to the process holding the lease now is acted on:
 //
-// Only that proof is acted on. A holder on a node that stopped reporting (a
-// node that died, a network partition), a pod deleted with force, or a status
-// that names no container is left to the lease's expiry, as before.
+//   - Dated after the lease was taken, on the clock that dated the lease. The
+//     holder writes the lease's acquire time on its node's clock, and the
+//     kubelet of the same node dates the holder's container; the releaser,
+//     on another node, never compares its own clock with either. The holder
+//     ran in the one container instance that was running when it took the
+//     lease: started at or before the acquire time, and, if it has ended,
+//     ended after it. An end before the acquire time is an earlier
+//     instance's (a restart the holder followed), whatever a lagging cache
+//     shows when.
+//   - New since the releaser first saw the lease's current term (holder,
+//     acquire time, transitions). A node's clock stepped back (a Raspberry Pi
+//     without a real-time clock, corrected by NTP) can date an earlier
+//     instance across the acquire time; but every end the cache already
+//     showed when the term began is an earlier instance's, and is never
+//     evidence, whatever its dates. Ends are told apart by their container
+//     IDs: restart counts are not, as a container waiting to restart shows
+//     the count of the instance that ended.
+//
+// Both guards fail together only when a stale cache and a stepped-back clock
+// coincide. A crash the guards cannot date (one in the second the lease was
+// taken, one after a clock step, one the releaser first sees after the
+// fact) is left to the lease's expiry, as is a holder on a node that stopped
+// reporting (a node that died, a network partition), a pod deleted with
+// force, or a status that names no container.
+//
+// A restarted leader knows without the kubelet: the lease named its own pod
+// before it could take part in the election (ReadPredecessor).
 package leaderrelease
 
 import (
@@ -26,7 +50,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	coordinationinformers "k8s.io/client-go/informers/coordination/v1"
 	"k8s.io/client-go/kubernetes"
+	coordinationlisters "k8s.io/client-go/listers/coordination/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -43,11 +72,13 @@ func HolderPod(identity string) string {
 }
 
 // Crashed reports whether pod, the holder's pod, proves that the process
-// holding lease is gone, and why: no container of the pod is running since
-// before the holder took the lease. A process takes the lease after its
-// container started, and the kubelet writes the start on the same node's
-// clock as the holder writes its acquire time; a container running since
-// before then may be the holder, one started later is a restart.
+// holding lease is gone, and why: in every container, no instance is running
+// since before the holder took the lease, and the instance that was running
+// then has ended. Only the pod's own dates are compared with the lease's
+// acquire time: the kubelet writes them on the same node's clock as the
+// holder wrote the acquire time, in whole seconds, so an instance that
+// started in the second of the acquire time may be the holder's, and one
+// that ended in that second cannot be told from an earlier one.
 func Crashed(lease *coordinationv1.Lease, pod *corev1.Pod) (string, bool) {
 	spec := lease.Spec
 	if spec.HolderIdentity == nil || *spec.HolderIdentity == "" || spec.AcquireTime == nil ||
@@ -57,73 +88,159 @@ func Crashed(lease *coordinationv1.Lease, pod *corev1.Pod) (string, bool) {
 	acquired := spec.AcquireTime.Time
 	var reasons []string
 	for _, c := range pod.Status.ContainerStatuses {
-		switch {
-		case c.State.Running != nil && !c.State.Running.StartedAt.Time.After(acquired):
+		if c.State.Running != nil && !c.State.Running.StartedAt.Time.After(acquired) {
 			return "", false
-		case c.State.Running != nil:
-			reasons = append(reasons, fmt.Sprintf("container %s restarted at %s, after the lease was taken at %s",
-				c.Name, c.State.Running.StartedAt.UTC().Format(time.RFC3339), acquired.UTC().Format(time.RFC3339Nano)))
-		case c.State.Terminated != nil:
-			reasons = append(reasons, fmt.Sprintf("container %s exited (%s, code %d)", c.Name, c.State.Terminated.Reason, c.State.Terminated.ExitCode))
-		default:
-			reasons = append(reasons, fmt.Sprintf("container %s is not running", c.Name))
 		}
+		end := heldAt(acquired, c.State.Terminated, c.LastTerminationState.Terminated)
+		if end == nil {
+			return "", false
+		}
+		reasons = append(reasons, fmt.Sprintf("container %s ran from %s to %s, across the lease's acquire time %s, and ended (%s, code %d)",
+			c.Name, end.StartedAt.UTC().Format(time.RFC3339), end.FinishedAt.UTC().Format(time.RFC3339),
+			acquired.UTC().Format(time.RFC3339Nano), end.Reason, end.ExitCode))
 	}
 	return strings.Join(reasons, "; "), true
 }
 
-// Crashed also holds, without the kubelet's word, when the holder is
-// this process's own pod (self) and took the lease before this process
-// started: a pod's container runs one process at a time, so the holder was
-// this container's previous run. This is what a leader that exited (it lost
-// its lease while the API server was down) learns first when the kubelet
-// restarts it.
-func crashedSelf(lease *coordinationv1.Lease, self string, started time.Time) (string, bool) {
-	spec := lease.Spec
-	holder := ptr.Deref(spec.HolderIdentity, "")
-	if self == "" || holder == "" || HolderPod(holder) != self || spec.AcquireTime == nil || !spec.AcquireTime.Time.Before(started) {
-		return "", false
+// heldAt returns the first of ends that the container runtime recorded (it
+// names the container) and that ran across acquired: started at or before
+// it, ended after it. nil if none did.
+func heldAt(acquired time.Time, ends ...*corev1.ContainerStateTerminated) *corev1.ContainerStateTerminated {
+	for _, end := range ends {
+		if end != nil && end.ContainerID != "" && !end.StartedAt.IsZero() &&
+			!end.StartedAt.Time.After(acquired) && end.FinishedAt.Time.After(acquired) {
+			return end
+		}
 	}
-	return fmt.Sprintf("this pod's previous container took the lease at %s, before this one started at %s",
-		spec.AcquireTime.UTC().Format(time.RFC3339Nano), started.UTC().Format(time.RFC3339Nano)), true
+	return nil
 }
 
-// Releaser watches the pods of the lease's namespace and releases the lease
-// when its holder has crashed.
+// term is one holder's tenure of the lease, and the pod object it names.
+type term struct {
+	holder string
+	// acquired is the acquire time in microseconds, the lease's precision.
+	acquired    int64
+	transitions int32
+	pod         types.UID
+}
+
+func termOf(lease *coordinationv1.Lease, pod *corev1.Pod) term {
+	t := term{holder: ptr.Deref(lease.Spec.HolderIdentity, ""), transitions: ptr.Deref(lease.Spec.LeaseTransitions, 0), pod: pod.UID}
+	if lease.Spec.AcquireTime != nil {
+		t.acquired = lease.Spec.AcquireTime.UnixMicro()
+	}
+	return t
+}
+
+// sighting is what the releaser saw of the holder's pod when it first saw a
+// term: the container instances that had ended by then.
+type sighting struct {
+	term  term
+	ended sets.Set[string]
+}
+
+// ended returns the container IDs of the instances pod shows ended.
+func ended(pod *corev1.Pod) sets.Set[string] {
+	ids := sets.New[string]()
+	for _, c := range pod.Status.ContainerStatuses {
+		for _, end := range []*corev1.ContainerStateTerminated{c.State.Terminated, c.LastTerminationState.Terminated} {
+			if end != nil && end.ContainerID != "" {
+				ids.Insert(end.ContainerID)
+			}
+		}
+	}
+	return ids
+}
+
+// without returns pod without the ends of the instances in known.
+func without(pod *corev1.Pod, known sets.Set[string]) *corev1.Pod {
+	pod = pod.DeepCopy()
+	for i := range pod.Status.ContainerStatuses {
+		c := &pod.Status.ContainerStatuses[i]
+		if end := c.State.Terminated; end != nil && known.Has(end.ContainerID) {
+			c.State.Terminated = nil
+		}
+		if end := c.LastTerminationState.Terminated; end != nil && known.Has(end.ContainerID) {
+			c.LastTerminationState.Terminated = nil
+		}
+	}
+	return pod
+}
+
+// Releaser watches the lease and the pods of its namespace and releases the
+// lease when its holder has crashed.
 type Releaser struct {
-	client    kubernetes.Interface
-	pods      corelisters.PodLister
-	namespace string
-	name      string
-	// self is this process's pod (its hostname), started when the releaser
-	// was made, before the process could take the lease.
-	self    string
-	started time.Time
-	now     func() time.Time
-	// check is signalled on every change of a pod in namespace; one check
-	// at a time runs.
+	client     kubernetes.Interface
+	pods       corelisters.PodLister
+	podsSynced cache.InformerSynced
+	leases     cache.SharedIndexInformer
+	lease      coordinationlisters.LeaseLister
+	namespace  string
+	name       string
+	// self is this process's pod (its hostname); predecessor the holder
+	// identity naming it that ReadPredecessor found, a process of an
+	// earlier container of the pod.
+	self        string
+	predecessor string
+	now         func() time.Time
+	// check is signalled on every change of the lease or of a pod in
+	// namespace; one check at a time runs.
 	check chan struct{}
+	// seen is the current term as first seen; only the check touches it.
+	seen sighting
 }
 
 // New returns a releaser of the lease namespace/name for the process of
 // pod self (empty: unknown). Pods come from the informer, which the caller
-// starts. Make it before the process takes part in the election.
+// starts; the lease from an informer of its own, which Run starts.
 func New(client kubernetes.Interface, pods cache.SharedIndexInformer, namespace, name, self string) (*Releaser, error) {
-	r := &Releaser{client: client, pods: corelisters.NewPodLister(pods.GetIndexer()), namespace: namespace, name: name,
-		self: self, started: time.Now(), now: time.Now, check: make(chan struct{}, 1)}
+	leases := coordinationinformers.NewFilteredLeaseInformer(client, namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+	})
+	r := &Releaser{client: client, pods: corelisters.NewPodLister(pods.GetIndexer()), podsSynced: pods.HasSynced,
+		leases: leases, lease: coordinationlisters.NewLeaseLister(leases.GetIndexer()),
+		namespace: namespace, name: name, self: self, now: time.Now, check: make(chan struct{}, 1)}
 	signal := func(obj any) {
-		if p, ok := obj.(*corev1.Pod); ok && p.Namespace == namespace {
-			r.signal()
+		switch o := obj.(type) {
+		case *corev1.Pod:
+			if o.Namespace == namespace {
+				r.signal()
+			}
+		case *coordinationv1.Lease:
+			if o.Name == name {
+				r.signal()
+			}
 		}
 	}
-	_, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    signal,
-		UpdateFunc: func(_, obj any) { signal(obj) },
-	})
-	if err != nil {
+	handler := cache.ResourceEventHandlerFuncs{AddFunc: signal, UpdateFunc: func(_, obj any) { signal(obj) }}
+	if _, err := pods.AddEventHandler(handler); err != nil {
 		return nil, fmt.Errorf("watching the pods of %s: %w", namespace, err)
 	}
+	if _, err := leases.AddEventHandler(handler); err != nil {
+		return nil, fmt.Errorf("watching the lease %s/%s: %w", namespace, name, err)
+	}
 	return r, nil
+}
+
+// ReadPredecessor reads the lease once. Call it before this process takes
+// part in the election (kube-scheduler builds its plugins first): a holder
+// that names this pod then is a process of an earlier container of the pod,
+// which has exited, as the kubelet starts a container again only once it
+// has exited. Run releases the lease while that process holds it. Without
+// this reading, a lease naming this pod is left to the other replicas and
+// to its expiry: any other holder naming this pod is this process.
+func (r *Releaser) ReadPredecessor(ctx context.Context) error {
+	lease, err := r.client.CoordinationV1().Leases(r.namespace).Get(ctx, r.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the lease %s/%s: %w", r.namespace, r.name, err)
+	}
+	if holder := ptr.Deref(lease.Spec.HolderIdentity, ""); r.self != "" && holder != "" && HolderPod(holder) == r.self {
+		r.predecessor = holder
+	}
+	return nil
 }
 
 // signal asks Run for a check.
@@ -134,10 +251,20 @@ func (r *Releaser) signal() {
 	}
 }
 
-// Run checks the lease on every change of a pod of its namespace until ctx
-// ends.
+// Run checks the lease on every change of it or of a pod of its namespace
+// until ctx ends.
 func (r *Releaser) Run(ctx context.Context) {
+	r.run(ctx, func() {})
+}
+
+// run is Run, calling checked after each check.
+func (r *Releaser) run(ctx context.Context, checked func()) {
 	logger := klog.FromContext(ctx).WithValues("lease", klog.KRef(r.namespace, r.name))
+	go r.leases.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), r.podsSynced, r.leases.HasSynced) {
+		return
+	}
+	r.signal()
 	for {
 		select {
 		case <-ctx.Done():
@@ -145,10 +272,11 @@ func (r *Releaser) Run(ctx context.Context) {
 		case <-r.check:
 		}
 		if err := r.releaseIfCrashed(ctx, logger); err != nil {
-			logger.V(2).Info("Could not check the lease's holder; trying again", "err", err)
+			logger.V(2).Info("Could not release the lease of a crashed leader; trying again", "err", err)
 			// The API server may be down: look again soon.
 			time.AfterFunc(time.Second, r.signal)
 		}
+		checked()
 	}
 }
 
@@ -156,27 +284,31 @@ func (r *Releaser) Run(ctx context.Context) {
 // carries the lease's resourceVersion: if the holder renewed it meanwhile,
 // or a standby took it, the update is refused and nothing changes.
 func (r *Releaser) releaseIfCrashed(ctx context.Context, logger klog.Logger) error {
-	lease, err := r.client.CoordinationV1().Leases(r.namespace).Get(ctx, r.name, metav1.GetOptions{})
+	lease, err := r.lease.Leases(r.namespace).Get(r.name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
 	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
+		return fmt.Errorf("reading the lease from the cache: %w", err)
 	}
 	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
 	if holder == "" {
 		return nil
 	}
-	why, ok := crashedSelf(lease, r.self, r.started)
+	why, ok := r.crashedPredecessor(lease)
 	if !ok {
-		pod, err := r.pods.Pods(r.namespace).Get(HolderPod(holder))
-		if err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			return err
+		if r.self != "" && HolderPod(holder) == r.self {
+			// This process: it is running.
+			return nil
 		}
-		if why, ok = Crashed(lease, pod); !ok {
+		pod, err := r.pods.Pods(r.namespace).Get(HolderPod(holder))
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the holder's pod from the cache: %w", err)
+		}
+		if why, ok = Crashed(lease, r.news(lease, pod)); !ok {
 			return nil
 		}
 	}
@@ -190,8 +322,27 @@ func (r *Releaser) releaseIfCrashed(ctx context.Context, logger klog.Logger) err
 		if apierrors.IsConflict(err) {
 			return nil
 		}
-		return err
+		return fmt.Errorf("releasing the lease: %w", err)
 	}
 	logger.Info("Released the lease of a crashed leader", "holder", holder, "reason", why)
 	return nil
+}
+
+// crashedPredecessor reports whether the lease is held by the process that
+// ReadPredecessor found, an earlier container's of this pod.
+func (r *Releaser) crashedPredecessor(lease *coordinationv1.Lease) (string, bool) {
+	if r.predecessor == "" || ptr.Deref(lease.Spec.HolderIdentity, "") != r.predecessor {
+		return "", false
+	}
+	return fmt.Sprintf("%s, a process of this pod's earlier container, held the lease when this one started", r.predecessor), true
+}
+
+// news returns pod as evidence about the lease's current term: without the
+// ends of the instances it showed ended when the releaser first saw the term
+// with this pod. At that first sight it is no evidence at all.
+func (r *Releaser) news(lease *coordinationv1.Lease, pod *corev1.Pod) *corev1.Pod {
+	if t := termOf(lease, pod); r.seen.term != t || r.seen.ended == nil {
+		r.seen = sighting{term: t, ended: ended(pod)}
+	}
+	return without(pod, r.seen.ended)
 }

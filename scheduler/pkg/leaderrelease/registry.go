@@ -5,12 +5,18 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 )
+
+// predecessorWait bounds the read of the lease while the scheduler is set up:
+// its health endpoint serves only once set-up is done, and the chart's
+// liveness probe first asks 15 s after the start.
+const predecessorWait = 10 * time.Second
 
 // OnFirstPlugin wraps every factory of r so that the first plugin built
 // starts a releaser of the lease namespace/name. Plugins are built with the
@@ -41,6 +47,16 @@ func startReleaser(ctx context.Context, h fwk.Handle, namespace, name string) er
 	r, err := New(h.ClientSet(), h.SharedInformerFactory().Core().V1().Pods().Informer(), namespace, name, self)
 	if err != nil {
 		return err
+	}
+	// The scheduler takes part in the election only once it is set up, so
+	// the lease read now cannot be this process's. The read waits no longer
+	// than predecessorWait: set-up waits for it, and a lease not read is
+	// left to the other replicas and to its expiry.
+	readCtx, cancel := context.WithTimeout(ctx, predecessorWait)
+	defer cancel()
+	if err := r.ReadPredecessor(readCtx); err != nil {
+		klog.FromContext(ctx).Info("Could not read the lease before the election: a lease this pod's earlier container held runs out",
+			"lease", klog.KRef(namespace, name), "err", err)
 	}
 	go r.Run(ctx)
 	klog.FromContext(ctx).Info("Releasing a crashed leader's lease as soon as the kubelet reports it", "lease", klog.KRef(namespace, name))

@@ -84,7 +84,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"which reaches it through the API server (pods/portforward). Empty: not served.")
 	fs.StringVar(&o.LeaderLease, "leader-lease", o.LeaderLease,
 		"namespace/name of the Lease the leader election holds (the configuration's leaderElection resourceNamespace/resourceName). "+
-			"Every replica then releases it as soon as the kubelet reports the holder's container exited or restarted, instead of waiting for it to run out. Empty: off.")
+			"Every replica then releases it as soon as the kubelet reports that the container the holder ran in has ended since it took the lease, "+
+			"instead of waiting for it to run out. Empty: off.")
 }
 
 // Lease splits LeaderLease; ok is false when it is empty.

@@ -101,7 +101,7 @@ func newDescheduler(ctx context.Context, c *cluster.Cluster, usage *collector.Co
 		schedulerProfile: schedulerProfile,
 	}
 	d.deps = balance.Deps{Usage: usage, Model: predicted, Clock: clock, Metrics: m,
-		Persist: balance.MovesConfigMap{Client: c.Client, Namespace: movesConfigMap.Namespace, Name: movesConfigMap.Name}}
+		Persist: balance.NewMovesConfigMap(c.Client, movesConfigMap.Namespace, movesConfigMap.Name)}
 	d.Restart()
 	return d, nil
 }

@@ -269,7 +269,7 @@ func TestANewLeaderUndoesNothing(t *testing.T) {
 				if _, err := e.c.Client.CoreV1().ConfigMaps(namespace).Create(e.ctx, cm, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
-				e.persist = balance.MovesConfigMap{Client: e.c.Client, Namespace: namespace, Name: cm.Name}
+				e.persist = balance.NewMovesConfigMap(e.c.Client, namespace, cm.Name)
 			}
 			policy := e.writePolicy(balancePolicy())
 			e.cycle(policy, false)

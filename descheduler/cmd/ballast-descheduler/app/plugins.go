@@ -71,7 +71,7 @@ func processDeps(src usageSource, model balance.LoadModel, moves *options.Config
 				broadcaster.StartRecordingToSink(ctx.Done())
 				deps.Events = broadcaster.NewRecorder(component)
 				if moves != nil {
-					deps.Persist = balance.MovesConfigMap{Client: cs, Namespace: moves.Namespace, Name: moves.Name}
+					deps.Persist = balance.NewMovesConfigMap(cs, moves.Namespace, moves.Name)
 				}
 			}
 		})

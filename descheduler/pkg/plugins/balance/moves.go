@@ -83,9 +83,12 @@ type Store struct {
 	// warned holds when each growing pod was last warned about.
 	warned map[types.UID]time.Time
 	// version is the version of the moves kept in the cluster this process
-	// last read or wrote, and saved what it wrote (Deps.Recall, Deps.Keep).
-	version string
-	saved   []byte
+	// last read or wrote, and saved what it wrote (Deps.Recall, Deps.Keep);
+	// rewriting is set while what is kept must be written over whatever it
+	// holds (unreadable, or missing: version empty).
+	version   string
+	saved     []byte
+	rewriting bool
 	// loads and low are the current cycle's node loads and low thresholds
 	// (SetCool).
 	loads map[string]NodeLoad

@@ -5,10 +5,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -23,43 +27,83 @@ import (
 // minutes, is 60 an hour), and far under a ConfigMap's 1 MiB.
 const maxKeptMoves = 1000
 
+// Event reasons and action of the warnings about the kept moves: Keep
+// writes over what could not be read, and creates what was deleted.
+const (
+	ReasonMovesUnreadable = "MovesUnreadable"
+	ReasonMovesMissing    = "MovesMissing"
+	actionRepaired        = "Repaired"
+)
+
 // Persistence keeps the moves of a Store in the cluster, so that a restart
 // or a new leader remembers what the last one moved and undoes none of it.
 type Persistence interface {
 	// Load returns what Save last wrote and its version; no data and an
-	// empty version when nothing was written yet.
+	// empty version when there is nothing kept: never written, or deleted.
 	Load(ctx context.Context) (data []byte, version string, err error)
-	// Save writes data over version and returns the new version; a
-	// version that is not the current one is a conflict.
+	// Save writes data over version and returns the new version; an empty
+	// version creates what Load found missing. A version that is not the
+	// current one is a conflict.
 	Save(ctx context.Context, data []byte, version string) (string, error)
+	// Object is what the kept moves are, for events about them.
+	Object() runtime.Object
 }
 
-// MovesConfigMap keeps the moves in a ConfigMap the chart creates empty:
-// the descheduler only reads and updates it, so its RBAC names that one
-// object and an uninstall removes it.
+// MovesConfigMap keeps the moves in a ConfigMap the chart creates empty.
+// The descheduler reads and updates it, and creates it again when it was
+// deleted, with the labels and annotations it last read on it (the
+// chart's, by which an uninstall finds it). Make it with
+// NewMovesConfigMap.
 type MovesConfigMap struct {
-	Client          kubernetes.Interface
-	Namespace, Name string
+	client          kubernetes.Interface
+	namespace, name string
+	// mu guards last, the ConfigMap as it was last read or written, without
+	// its data.
+	mu   sync.Mutex
+	last *v1.ConfigMap
+}
+
+// NewMovesConfigMap returns the ConfigMap namespace/name as Persistence.
+func NewMovesConfigMap(client kubernetes.Interface, namespace, name string) *MovesConfigMap {
+	return &MovesConfigMap{client: client, namespace: namespace, name: name}
 }
 
 // Load implements Persistence.
-func (m MovesConfigMap) Load(ctx context.Context) ([]byte, string, error) {
-	cm, err := m.Client.CoreV1().ConfigMaps(m.Namespace).Get(ctx, m.Name, metav1.GetOptions{})
-	if err != nil {
-		return nil, "", fmt.Errorf("reading ConfigMap %s/%s: %w", m.Namespace, m.Name, err)
+func (m *MovesConfigMap) Load(ctx context.Context) ([]byte, string, error) {
+	cm, err := m.client.CoreV1().ConfigMaps(m.namespace).Get(ctx, m.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, "", nil
 	}
+	if err != nil {
+		return nil, "", fmt.Errorf("reading ConfigMap %s/%s: %w", m.namespace, m.name, err)
+	}
+	m.remember(cm)
 	return []byte(cm.Data[moves.Key]), cm.ResourceVersion, nil
 }
 
 // Save implements Persistence.
-func (m MovesConfigMap) Save(ctx context.Context, data []byte, version string) (string, error) {
-	cms := m.Client.CoreV1().ConfigMaps(m.Namespace)
-	cm, err := cms.Get(ctx, m.Name, metav1.GetOptions{})
+func (m *MovesConfigMap) Save(ctx context.Context, data []byte, version string) (string, error) {
+	cms := m.client.CoreV1().ConfigMaps(m.namespace)
+	if version == "" {
+		cm := m.Object().(*v1.ConfigMap)
+		cm.ResourceVersion, cm.UID = "", ""
+		cm.Data = map[string]string{moves.Key: string(data)}
+		out, err := cms.Create(ctx, cm, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return "", apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, m.name, fmt.Errorf("created by another replica"))
+		}
+		if err != nil {
+			return "", fmt.Errorf("creating ConfigMap %s/%s: %w", m.namespace, m.name, err)
+		}
+		m.remember(out)
+		return out.ResourceVersion, nil
+	}
+	cm, err := cms.Get(ctx, m.name, metav1.GetOptions{})
 	if err != nil {
-		return "", fmt.Errorf("reading ConfigMap %s/%s: %w", m.Namespace, m.Name, err)
+		return "", fmt.Errorf("reading ConfigMap %s/%s: %w", m.namespace, m.name, err)
 	}
 	if cm.ResourceVersion != version {
-		return "", apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, m.Name, fmt.Errorf("written by another replica since version %s", version))
+		return "", apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, m.name, fmt.Errorf("written by another replica since version %s", version))
 	}
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
@@ -67,9 +111,29 @@ func (m MovesConfigMap) Save(ctx context.Context, data []byte, version string) (
 	cm.Data[moves.Key] = string(data)
 	out, err := cms.Update(ctx, cm, metav1.UpdateOptions{})
 	if err != nil {
-		return "", fmt.Errorf("writing ConfigMap %s/%s: %w", m.Namespace, m.Name, err)
+		return "", fmt.Errorf("writing ConfigMap %s/%s: %w", m.namespace, m.name, err)
 	}
+	m.remember(out)
 	return out.ResourceVersion, nil
+}
+
+// Object implements Persistence: the ConfigMap as it was last read or
+// written, without its data; its name and namespace only before then.
+func (m *MovesConfigMap) Object() runtime.Object {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.last == nil {
+		return &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: m.namespace, Name: m.name}}
+	}
+	return m.last.DeepCopy()
+}
+
+func (m *MovesConfigMap) remember(cm *v1.ConfigMap) {
+	kept := &v1.ConfigMap{ObjectMeta: *cm.ObjectMeta.DeepCopy()}
+	kept.ManagedFields = nil
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.last = kept
 }
 
 // encode writes the newest maxKeptMoves moves, oldest first; nothing at
@@ -137,8 +201,11 @@ func (s *Store) merge(data []byte) (int, error) {
 // Recall reads the moves kept in the cluster into the Store, when they
 // changed since this process last read or wrote them: the first cycle of a
 // new leader, or of a restarted descheduler, starts from its predecessor's
-// memory. A failure leaves the Store as it is and is logged; the cycle goes
-// on with what this process remembers. Callers hold the Store's lock.
+// memory. A failure to read leaves the Store as it is and is logged; the
+// cycle goes on with what this process remembers. Kept moves that cannot be
+// decoded, or none kept at all (deleted), are written over by the next Keep
+// with what this process remembers, and a Warning event says so. Callers
+// hold the Store's lock.
 func (d Deps) Recall(ctx context.Context, logger klog.Logger) {
 	s := d.Store
 	if d.Persist == nil {
@@ -149,15 +216,19 @@ func (d Deps) Recall(ctx context.Context, logger klog.Logger) {
 		logger.Error(err, "Reading the moves kept in the cluster; going on with this process's memory only")
 		return
 	}
+	if version == "" {
+		d.rewrite(logger, version, ReasonMovesMissing, "none kept (deleted?): creating it with the moves this process remembers")
+		return
+	}
 	if version == s.version {
 		return
 	}
 	added, err := s.merge(data)
 	if err != nil {
-		logger.Error(err, "Reading the moves kept in the cluster; going on with this process's memory only")
+		d.rewrite(logger, version, ReasonMovesUnreadable, "unreadable (%v): writing over it with the moves this process remembers", err)
 		return
 	}
-	s.version = version
+	s.version, s.rewriting = version, false
 	if enc, err := s.encode(); err == nil && bytes.Equal(enc, data) {
 		// Nothing this process adds: no need to write it back.
 		s.saved = data
@@ -167,9 +238,31 @@ func (d Deps) Recall(ctx context.Context, logger klog.Logger) {
 	}
 }
 
+// rewrite has the next Keep write the Store's moves over version, whatever
+// it holds, and warns once about it: why, note and its args say.
+func (d Deps) rewrite(logger klog.Logger, version, why, note string, args ...any) {
+	s := d.Store
+	s.version = version
+	if s.rewriting {
+		return
+	}
+	s.rewriting = true
+	obj := d.Persist.Object()
+	what := "the kept moves"
+	if o, err := meta.Accessor(obj); err == nil {
+		what = fmt.Sprintf("ConfigMap %s/%s", o.GetNamespace(), o.GetName())
+	}
+	msg := what + ": " + fmt.Sprintf(note, args...)
+	logger.Info("Repairing the moves kept in the cluster", "reason", why, "message", msg)
+	if d.Events != nil {
+		d.Events.Eventf(obj, nil, v1.EventTypeWarning, why, actionRepaired, "%s", msg)
+	}
+}
+
 // Keep writes the Store's moves to the cluster when they changed since
-// they were last written. A conflict (another replica wrote meanwhile) is
-// merged at the next Recall and written then. Callers hold the Store's lock.
+// they were last written, or when Recall found them unreadable or missing.
+// A conflict (another replica wrote meanwhile) is merged at the next Recall
+// and written then. Callers hold the Store's lock.
 func (d Deps) Keep(ctx context.Context, logger klog.Logger) {
 	s := d.Store
 	if d.Persist == nil {
@@ -180,7 +273,7 @@ func (d Deps) Keep(ctx context.Context, logger klog.Logger) {
 		logger.Error(err, "Encoding the moves to keep in the cluster")
 		return
 	}
-	if bytes.Equal(data, s.saved) {
+	if !s.rewriting && bytes.Equal(data, s.saved) {
 		return
 	}
 	version, err := d.Persist.Save(ctx, data, s.version)
@@ -188,7 +281,10 @@ func (d Deps) Keep(ctx context.Context, logger klog.Logger) {
 		logger.Error(err, "Keeping the moves in the cluster; a restart would forget the newest", "moves", len(s.moves))
 		return
 	}
-	s.version, s.saved = version, data
+	if s.rewriting {
+		logger.Info("Repaired the moves kept in the cluster", "moves", len(s.moves))
+	}
+	s.version, s.saved, s.rewriting = version, data, false
 }
 
 // Move is one move the descheduler remembers, as `ballast explain` reads it

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
 	"github.com/ballast-sched/ballast/core/moves"
@@ -23,10 +25,10 @@ import (
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
 )
 
-func movesConfigMap(t *testing.T) (balance.MovesConfigMap, *fake.Clientset) {
+func movesConfigMap(t *testing.T) (*balance.MovesConfigMap, *fake.Clientset) {
 	t.Helper()
 	client := fake.NewClientset(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "moves", Namespace: "ballast-system", ResourceVersion: "1"}})
-	return balance.MovesConfigMap{Client: client, Namespace: "ballast-system", Name: "moves"}, client
+	return balance.NewMovesConfigMap(client, "ballast-system", "moves"), client
 }
 
 // What one Store kept, another recalls whole: the moves, where their
@@ -254,6 +256,149 @@ func TestKeptMovesExplainThemselves(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %v, want %v", c.what, c.got, c.want)
+		}
+	}
+}
+
+// A moves ConfigMap this process cannot read is written over with what it
+// remembers, with a Warning event naming it, once: later saves go on.
+// Before, every later save conflicted and nothing said why.
+func TestUnreadableMovesAreWrittenOver(t *testing.T) {
+	ctx := context.Background()
+	logger := klog.Background()
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	cm, client := movesConfigMap(t)
+	bumpVersions(client)
+	recorder := events.NewFakeRecorder(10)
+	d := balance.Deps{Store: balance.NewStore(), Persist: cm, Events: recorder}
+	web := balance.Workload{Namespace: "apps", Kind: "ReplicaSet", Name: "web"}
+	cycle := func(remember func(*balance.Store)) {
+		d.Store.Lock()
+		defer d.Store.Unlock()
+		d.Recall(ctx, logger)
+		if remember != nil {
+			remember(d.Store)
+		}
+		d.Keep(ctx, logger)
+	}
+	cycle(func(s *balance.Store) { s.Remember(web, "web-1", "a", "b", t0, nil, nil) })
+
+	// Someone writes what the descheduler cannot read.
+	corrupt(t, client, "{moves: [")
+	cycle(nil)
+	if kept := readMoves(t, client); len(kept) != 1 || kept[0].Pod != "web-1" {
+		t.Errorf("kept %v after the repair, want web-1's move", kept)
+	}
+	wantEvents(t, recorder, "Warning MovesUnreadable ConfigMap ballast-system/moves: unreadable")
+	// Saves go on.
+	cycle(func(s *balance.Store) { s.Remember(web, "web-2", "a", "c", t0.Add(time.Minute), nil, nil) })
+	if kept := readMoves(t, client); len(kept) != 2 {
+		t.Errorf("kept %v, want both moves", kept)
+	}
+	// Unreadable again, the repair conflicting once: one warning.
+	corrupt(t, client, "not json")
+	d.Store.Lock()
+	d.Recall(ctx, logger)
+	d.Store.Unlock()
+	corrupt(t, client, "still not json")
+	cycle(nil)
+	cycle(nil)
+	if kept := readMoves(t, client); len(kept) != 2 {
+		t.Errorf("kept %v, want both moves", kept)
+	}
+	wantEvents(t, recorder, "Warning MovesUnreadable ConfigMap ballast-system/moves: unreadable")
+}
+
+// A deleted moves ConfigMap is created again, with what this process
+// remembers and the labels and annotations it had (by which an uninstall
+// finds it), and a Warning event. Before, it was gone for good.
+func TestDeletedMovesAreCreatedAgain(t *testing.T) {
+	ctx := context.Background()
+	logger := klog.Background()
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	chart := map[string]string{"app.kubernetes.io/managed-by": "Helm"}
+	owner := map[string]string{"meta.helm.sh/release-name": "ballast"}
+	client := fake.NewClientset(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "moves", Namespace: "ballast-system", ResourceVersion: "1",
+		Labels: chart, Annotations: owner}})
+	bumpVersions(client)
+	recorder := events.NewFakeRecorder(10)
+	d := balance.Deps{Store: balance.NewStore(), Persist: balance.NewMovesConfigMap(client, "ballast-system", "moves"), Events: recorder}
+	web := balance.Workload{Namespace: "apps", Kind: "ReplicaSet", Name: "web"}
+	cycle := func(remember func(*balance.Store)) {
+		d.Store.Lock()
+		defer d.Store.Unlock()
+		d.Recall(ctx, logger)
+		if remember != nil {
+			remember(d.Store)
+		}
+		d.Keep(ctx, logger)
+	}
+	cycle(func(s *balance.Store) { s.Remember(web, "web-1", "a", "b", t0, nil, nil) })
+	if err := client.CoreV1().ConfigMaps("ballast-system").Delete(ctx, "moves", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cycle(nil)
+	got, err := client.CoreV1().ConfigMaps("ballast-system").Get(ctx, "moves", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("not created again: %v", err)
+	}
+	if got.Labels["app.kubernetes.io/managed-by"] != "Helm" || got.Annotations["meta.helm.sh/release-name"] != "ballast" {
+		t.Errorf("created again with labels %v, annotations %v; want the chart's", got.Labels, got.Annotations)
+	}
+	if kept := readMoves(t, client); len(kept) != 1 || kept[0].Pod != "web-1" {
+		t.Errorf("kept %v, want web-1's move", kept)
+	}
+	wantEvents(t, recorder, "Warning MovesMissing ConfigMap ballast-system/moves: none kept")
+	cycle(func(s *balance.Store) { s.Remember(web, "web-2", "a", "c", t0.Add(time.Minute), nil, nil) })
+	if kept := readMoves(t, client); len(kept) != 2 {
+		t.Errorf("kept %v, want both moves", kept)
+	}
+	wantEvents(t, recorder)
+}
+
+// bumpVersions moves a ConfigMap's resource version on with every write, as
+// the API server does; the fake clientset keeps them as given.
+func bumpVersions(client *fake.Clientset) {
+	next := 100
+	bump := func(action core.Action) (bool, runtime.Object, error) {
+		next++
+		obj := action.(interface{ GetObject() runtime.Object }).GetObject().(*v1.ConfigMap)
+		obj.ResourceVersion = strconv.Itoa(next)
+		return false, nil, nil
+	}
+	client.PrependReactor("update", "configmaps", bump)
+	client.PrependReactor("create", "configmaps", bump)
+}
+
+// corrupt writes data into the moves as someone else than the descheduler.
+func corrupt(t *testing.T, client *fake.Clientset, data string) {
+	t.Helper()
+	cms := client.CoreV1().ConfigMaps("ballast-system")
+	cm, err := cms.Get(context.Background(), "moves", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data = map[string]string{moves.Key: data}
+	if _, err := cms.Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantEvents checks that the recorder holds an event beginning with each of
+// prefixes, and no other.
+func wantEvents(t *testing.T, recorder *events.FakeRecorder, prefixes ...string) {
+	t.Helper()
+	var got []string
+	for len(recorder.Events) > 0 {
+		got = append(got, <-recorder.Events)
+	}
+	if len(got) != len(prefixes) {
+		t.Errorf("events %q, want %d", got, len(prefixes))
+		return
+	}
+	for i, p := range prefixes {
+		if !strings.HasPrefix(got[i], p) {
+			t.Errorf("event %q, want one beginning %q", got[i], p)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -27,9 +28,14 @@ const SurgeAnnotation = "ballast-sched.io/moved-at"
 // paused, no rollout under way, and no volume claim (a ReadWriteOnce volume
 // cannot be attached to the replacement while the pod holds it). Otherwise
 // it returns nil and why not, and the pod is moved by eviction as any other.
+//
+// The Deployment is the one that controls the pod's ReplicaSet, each found
+// by its controller's owner reference, name and UID: never one that only
+// bears the name a ReplicaSet's name begins with, nor one created again
+// under the same name since the pod was.
 func SurgeTarget(ctx context.Context, client kubernetes.Interface, pod *v1.Pod) (*appsv1.Deployment, string, error) {
-	w, ok := WorkloadOf(pod)
-	if !ok || w.Kind != "Deployment" {
+	rsRef := metav1.GetControllerOf(pod)
+	if !isApps(rsRef, "ReplicaSet") {
 		return nil, "not a Deployment's pod", nil
 	}
 	for _, vol := range pod.Spec.Volumes {
@@ -37,14 +43,38 @@ func SurgeTarget(ctx context.Context, client kubernetes.Interface, pod *v1.Pod) 
 			return nil, "it mounts a volume claim, which its replacement could not attach while it runs", nil
 		}
 	}
-	d, err := client.AppsV1().Deployments(w.Namespace).Get(ctx, w.Name, metav1.GetOptions{})
+	rs, err := client.AppsV1().ReplicaSets(pod.Namespace).Get(ctx, rsRef.Name, metav1.GetOptions{})
 	if err != nil {
-		return nil, "", fmt.Errorf("reading Deployment %s/%s: %w", w.Namespace, w.Name, err)
+		return nil, "", fmt.Errorf("reading ReplicaSet %s/%s: %w", pod.Namespace, rsRef.Name, err)
+	}
+	if rs.UID != rsRef.UID {
+		return nil, fmt.Sprintf("ReplicaSet %s is not the one that created the pod", rs.Name), nil
+	}
+	dRef := metav1.GetControllerOf(rs)
+	if !isApps(dRef, "Deployment") {
+		return nil, "not a Deployment's pod", nil
+	}
+	d, err := client.AppsV1().Deployments(pod.Namespace).Get(ctx, dRef.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, "", fmt.Errorf("reading Deployment %s/%s: %w", pod.Namespace, dRef.Name, err)
+	}
+	if d.UID != dRef.UID {
+		return nil, fmt.Sprintf("Deployment %s is not the one that controls the pod's ReplicaSet", d.Name), nil
 	}
 	if why := surgeable(d); why != "" {
 		return nil, why, nil
 	}
 	return d, "", nil
+}
+
+// isApps reports whether ref is a controller reference to an apps object of
+// kind.
+func isApps(ref *metav1.OwnerReference, kind string) bool {
+	if ref == nil || ref.Kind != kind || ref.UID == "" {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == appsv1.GroupName
 }
 
 // surgeable says why a rollout of d would not keep a Ready pod throughout,

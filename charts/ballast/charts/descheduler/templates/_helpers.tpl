@@ -72,3 +72,19 @@ or a new leader undoes none of them.
 {{- define "descheduler.movesConfigMap" -}}
 {{- include "ballast.movesConfigMap" . -}}
 {{- end -}}
+
+{{/*
+The ValidatingAdmissionPolicy (and its binding) that narrows the
+descheduler's right to patch Deployments to the rollout of a surge move.
+*/}}
+{{- define "descheduler.surgePolicyName" -}}
+{{- printf "%s-surge" (include "descheduler.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end -}}
+
+{{/*
+The ValidatingAdmissionPolicy (and its binding) that keeps the descheduler's
+right to create ConfigMaps to its moves ConfigMap.
+*/}}
+{{- define "descheduler.movesPolicyName" -}}
+{{- printf "%s-moves" (include "descheduler.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end -}}
