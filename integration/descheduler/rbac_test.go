@@ -1,6 +1,4 @@
-// Package descheduler tests what ties the descheduler to the chart that
-// runs it.
-package descheduler
+package integration
 
 import (
 	"context"
