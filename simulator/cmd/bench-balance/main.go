@@ -43,6 +43,10 @@ func main() {
 	rounds := flag.Int("rounds", 1, "runs of each scenario on the default and Ballast stacks; every round must give the same digests (a simulation is repeatable), or bench-balance fails")
 	parallel := flag.Int("parallel", 0, "peer runs at a time, 0 for all at once (each is its own control plane and mostly idles)")
 	peerScheduler := flag.String("peer-scheduler", "", "the peer's kube-scheduler binary (default $"+stack.PeerSchedulerEnv+" or _output/peers/bin/trimaran-scheduler)")
+	random := flag.Int("random", 0, "run this many random homelabs (scenario.Random) instead of named scenarios, and report their distribution")
+	seed := flag.Int64("seed", 1, "the first random homelab's seed; the others follow it")
+	nodes := flag.String("nodes", "2-60", "with -random: the range of the random homelabs' node counts, MIN-MAX")
+	duration := flag.Duration("duration", time.Hour, "with -random: the random homelabs' simulated duration")
 	flag.Parse()
 	if !*verbose {
 		_ = klogFlags.Set("logtostderr", "false")
@@ -55,18 +59,25 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench-balance: -rounds must be at least 1")
 		os.Exit(1)
 	}
-	if err := run(ctx, flag.Args(), *rounds, *peers, *parallel, *peerScheduler, *verbose, *check); err != nil {
+	var scenarios []*scenario.Scenario
+	var err error
+	if *random > 0 {
+		scenarios, err = randomScenarios(*random, *seed, *nodes, *duration)
+	} else {
+		scenarios, err = loadScenarios(flag.Args())
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench-balance: %v\n", err)
+		os.Exit(1)
+	}
+	if err := run(ctx, scenarios, *rounds, *peers, *parallel, *peerScheduler, *verbose, *check, *random > 0); err != nil {
 		stop()
 		fmt.Fprintf(os.Stderr, "bench-balance: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, names []string, rounds int, peers bool, parallel int, peerScheduler string, verbose, check bool) error {
-	scenarios, err := loadScenarios(names)
-	if err != nil {
-		return err
-	}
+func run(ctx context.Context, scenarios []*scenario.Scenario, rounds int, peers bool, parallel int, peerScheduler string, verbose, check, random bool) error {
 	var peerRuns *peerRunner
 	if peers {
 		bin := peerScheduler
@@ -116,7 +127,11 @@ func run(ctx context.Context, names []string, rounds int, peers bool, parallel i
 			c.Peer = peerResults[i]
 		}
 	}
-	if !writeTable(os.Stdout, results) && check {
+	met := writeTable(os.Stdout, results)
+	if random {
+		met = writeDistribution(os.Stdout, results)
+	}
+	if !met && check {
 		os.Exit(2)
 	}
 	return nil
