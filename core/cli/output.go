@@ -6,12 +6,17 @@ import (
 	"io"
 	"slices"
 
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 )
 
-// Outputs are the values of a command's -o/--output: empty prints tables,
-// json and yaml one document.
+// Outputs are the values of a command's -o/--output: empty prints tables or
+// text, json and yaml one document.
 var Outputs = []string{"", "json", "yaml"}
+
+// OutputFlagType is the type -o/--output shows in help, and how a test
+// knows the flag was declared with AddOutputFlag.
+const OutputFlagType = "json|yaml"
 
 // CheckOutput refuses an -o value no command prints.
 func CheckOutput(output string) error {
@@ -19,6 +24,39 @@ func CheckOutput(output string) error {
 		return fmt.Errorf("unknown output format %q: want json or yaml (or none, for tables)", output)
 	}
 	return nil
+}
+
+// outputValue is -o/--output: one of Outputs, refused at parse time.
+type outputValue struct {
+	p *string
+	// hint completes the error of a value that is no format, e.g. what a
+	// file name was meant for.
+	hint func(value string) string
+}
+
+func (v *outputValue) String() string { return *v.p }
+func (v *outputValue) Type() string   { return OutputFlagType }
+
+func (v *outputValue) Set(s string) error {
+	if err := CheckOutput(s); err != nil {
+		if v.hint != nil {
+			if h := v.hint(s); h != "" {
+				return fmt.Errorf("%w; %s", err, h)
+			}
+		}
+		return err
+	}
+	*v.p = s
+	return nil
+}
+
+// AddOutputFlag declares -o/--output, the one meaning every command gives
+// it: the format of what the command prints, json or yaml, empty for
+// tables or text. A value that is no format is refused when flags are
+// parsed, with hint's advice when it has some (a command that once took a
+// file name there says which flag takes it now). hint may be nil.
+func AddOutputFlag(fs *pflag.FlagSet, p *string, what string, hint func(value string) string) {
+	fs.VarP(&outputValue{p: p, hint: hint}, "output", "o", "output format: json or yaml ("+what+" as one document on stdout); empty prints text")
 }
 
 // WriteDocument prints v as one json or yaml document, indented as kubectl

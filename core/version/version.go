@@ -13,6 +13,7 @@ package version
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"strings"
 )
@@ -115,4 +116,28 @@ func shortRevision(rev string) string {
 		return rev[:12]
 	}
 	return rev
+}
+
+// Info is what a program says of its build, as one document
+// (`ballast version -o json`).
+type Info struct {
+	Program string `json:"program"`
+	// Version is the Ballast version, "dev" for a plain go build.
+	Version string `json:"version"`
+	// Revision is the commit, when known.
+	Revision string `json:"revision,omitempty"`
+	// Kubernetes is the Kubernetes release the program links, when any.
+	Kubernetes string `json:"kubernetes,omitempty"`
+	// Go is the Go release it was built with.
+	Go string `json:"go"`
+	// Platform is GOOS/GOARCH.
+	Platform string `json:"platform"`
+}
+
+// Get returns program's Info.
+func Get(program string) Info {
+	return Info{
+		Program: program, Version: Version(), Revision: Revision(), Kubernetes: Kubernetes(),
+		Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
+	}
 }

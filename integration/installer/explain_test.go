@@ -177,6 +177,20 @@ func TestExplainPod(t *testing.T) {
 			t.Error("no load-watcher runs, yet no usage error is said")
 		}
 	})
+	t.Run("-n is the pod's namespace", func(t *testing.T) {
+		// As in kubectl: -n names the pod's namespace, not Ballast's.
+		out, stderr, err := runExplain("pod", "-n", "default", "gpu", kubeconfig, "-o", "json", "--timeout=40s")
+		if err != nil {
+			t.Fatalf("explain pod -n default gpu: %v\n%s", err, stderr)
+		}
+		var ex explain.PodExplanation
+		if err := json.Unmarshal([]byte(out), &ex); err != nil || ex.Namespace != "default" || ex.Name != "gpu" || ex.Now == nil {
+			t.Errorf("explain pod -n default gpu: %+v, %v", ex, err)
+		}
+		if _, _, err := runExplain("pod", "-n", ns, "gpu", kubeconfig, "--timeout=40s"); err == nil || !strings.Contains(err.Error(), "reading pod "+ns+"/gpu") {
+			t.Errorf("explain pod -n %s gpu: err = %v, want the pod looked for in %s", ns, err, ns)
+		}
+	})
 	t.Run("another scheduler", func(t *testing.T) {
 		if ex := asJSON(t, "other"); ex.Now != nil || !strings.Contains(ex.NotBallast, "default-scheduler") {
 			t.Fatalf("%+v: want it to say default-scheduler places it", ex)

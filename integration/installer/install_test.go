@@ -130,7 +130,7 @@ func TestHelmChartInstallsAndSchedules(t *testing.T) {
 // and the command must say so and fail.
 func checkStatusCommand(t *testing.T, c *cluster.Cluster, ns string) {
 	t.Helper()
-	stdout, stderr, err := runCLI("status", "--kubeconfig", c.KubeconfigPath(), "-n", ns, "--timeout", "20s")
+	stdout, stderr, err := runCLI("status", "--kubeconfig", c.KubeconfigPath(), "--ballast-namespace", ns, "--timeout", "20s")
 	if err == nil {
 		t.Errorf("status succeeded without usage data:\n%s", stdout)
 	}
@@ -386,14 +386,14 @@ func checkExternalKubeconfig(t *testing.T, ctx context.Context, c *cluster.Clust
 			t.Fatal(err)
 		}
 	}
-	data, err := kubeconfig.Generate(ctx, kubeconfig.Options{
+	g, err := kubeconfig.Generate(ctx, kubeconfig.Options{
 		Client: c.Client, Namespace: ns, ReleaseName: "ballast", Component: "load-watcher",
 		Server: c.RestConfig.Host, CAData: ca, TLSServerName: c.RestConfig.ServerName, Duration: time.Hour,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := kubeconfig.StoreSecret(ctx, c.Client, ns, "ballast-load-watcher-kubeconfig", "load-watcher", data); err != nil {
+	if err := kubeconfig.StoreSecret(ctx, c.Client, ns, "ballast-load-watcher-kubeconfig", "ballast", "load-watcher", g); err != nil {
 		t.Fatal(err)
 	}
 	secret, err := c.Client.CoreV1().Secrets(ns).Get(ctx, "ballast-load-watcher-kubeconfig", metav1.GetOptions{})

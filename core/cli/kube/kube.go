@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -52,6 +53,28 @@ func (f Flags) Getter(namespace, k3sKubeconfig string) *Getter {
 	ns := namespace
 	cf.Namespace = &ns
 	return &Getter{ConfigFlags: cf, err: err}
+}
+
+// ContextNamespace is the namespace of the kubeconfig's context, what
+// kubectl uses when -n is not given; "default" when it names none or no
+// kubeconfig is found.
+func (f Flags) ContextNamespace(k3sKubeconfig string) string {
+	path, err := Locate(f.Kubeconfig, k3sKubeconfig)
+	if err != nil {
+		return metav1.NamespaceDefault
+	}
+	cf := genericclioptions.NewConfigFlags(false)
+	if path != "" {
+		cf.KubeConfig = &path
+	}
+	if f.Context != "" {
+		cf.Context = &f.Context
+	}
+	ns, _, err := cf.ToRawKubeConfigLoader().Namespace()
+	if err != nil || ns == "" {
+		return metav1.NamespaceDefault
+	}
+	return ns
 }
 
 // Getter is the ConfigFlags of a command, failing with why when no

@@ -18,15 +18,47 @@ import (
 // sees half a file. It returns false, writing nothing, when path already
 // matches.
 func Write(path string, data []byte, perm os.FileMode) (bool, error) {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
-		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm() == perm {
-			return false, nil
-		}
+	if Matches(path, data, perm) {
+		return false, nil
 	}
 	return replace(path, perm, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
+}
+
+// Matches reports whether path holds data with mode perm: what Write
+// would leave unchanged.
+func Matches(path string, data []byte, perm os.FileMode) bool {
+	old, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(old, data) {
+		return false
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().Perm() == perm
+}
+
+// MatchesFile reports whether path holds the content of the file src with
+// mode perm: what CopyFile would leave unchanged.
+func MatchesFile(path, src string, perm os.FileMode) (bool, error) {
+	srcSum, err := fileSum(src)
+	if err != nil {
+		return false, err
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != perm {
+		return false, nil
+	}
+	sum, err := fileSum(path)
+	return err == nil && sum == srcSum, nil
+}
+
+// Sum is the SHA-256 of the file at path, in hex.
+func Sum(path string) (string, error) {
+	sum, err := fileSum(path)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%x", sum), nil
 }
 
 // CopyFile makes path hold the content of the file src, as Write does,

@@ -21,6 +21,7 @@ import (
 	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
+	"github.com/ballast-sched/ballast/installer/pkg/kubeconfig"
 )
 
 // Component is the health of one Deployment.
@@ -66,6 +67,13 @@ type Report struct {
 	// HelmController says where k3s's helm-controller is; the command sets
 	// it on a k3s server when Ballast is not healthy.
 	HelmController string
+	// ReleaseName is the release the report is of.
+	ReleaseName string
+	// Kubeconfigs are those `ballast kubeconfig` generated for the
+	// release's components run outside the cluster; KubeconfigsErr says
+	// why they could not be read.
+	Kubeconfigs    []kubeconfig.Credential
+	KubeconfigsErr error
 }
 
 // Options locate the installation.
@@ -116,7 +124,7 @@ func Collect(ctx context.Context, o Options) Report {
 	if o.Now != nil {
 		now = o.Now
 	}
-	r := Report{Namespace: o.Namespace, Now: now(), LoadWatcher: o.LoadWatcher}
+	r := Report{Namespace: o.Namespace, ReleaseName: o.ReleaseName, Now: now(), LoadWatcher: o.LoadWatcher}
 	scheme := "http"
 	if o.LoadWatcher.TLS {
 		scheme = "https"
@@ -144,6 +152,7 @@ func Collect(ctx context.Context, o Options) Report {
 	r.OptIn = optIn(ctx, o.Client, o.ReleaseName)
 	r.LocalDropIn = o.LocalDropIn
 	r.Growing, r.GrowingErr = growingPods(ctx, o.Client, r.Now)
+	r.Kubeconfigs, r.KubeconfigsErr = kubeconfig.List(ctx, o.Client, o.Namespace, o.ReleaseName)
 	var names []string
 	nodes, err := o.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -260,7 +269,7 @@ func (r Report) Print(w io.Writer) error {
 	if r.Usage == nil {
 		fmt.Fprintf(w, "usage: unavailable: %v\n", r.UsageErr)
 		r.printHelmController(w)
-		return nil
+		return r.printKubeconfigs(w)
 	}
 	via := ""
 	if r.UsageVia != "" {
@@ -283,7 +292,7 @@ func (r Report) Print(w io.Writer) error {
 		}
 	}
 	r.printHelmController(w)
-	return nil
+	return r.printKubeconfigs(w)
 }
 
 func (r Report) printHelmController(w io.Writer) {

@@ -36,6 +36,14 @@ type Status struct {
 	// HelmController says where k3s's helm-controller is, on a k3s server
 	// whose Ballast is not healthy.
 	HelmController string `json:"helmController,omitempty"`
+	// Kubeconfigs are those `ballast kubeconfig` generated for components
+	// run outside the cluster; KubeconfigsError says why they could not be
+	// read.
+	Kubeconfigs      []KubeconfigStatus `json:"kubeconfigs"`
+	KubeconfigsError string             `json:"kubeconfigsError,omitempty"`
+	// Warnings do not make Ballast unhealthy: a kubeconfig whose token
+	// ends within a week, with the command that renews it.
+	Warnings []string `json:"warnings"`
 }
 
 // ComponentStatus is one Deployment.
@@ -154,6 +162,11 @@ func (r Report) Status() Status {
 		GrowingPods:    []GrowingStatus{},
 		HelmController: r.HelmController,
 		LoadWatcher:    r.loadWatcherStatus(),
+		Kubeconfigs:    r.kubeconfigStatus(),
+		Warnings:       r.Warnings(),
+	}
+	if r.KubeconfigsErr != nil {
+		s.KubeconfigsError = r.KubeconfigsErr.Error()
 	}
 	for _, c := range r.Components {
 		s.Components = append(s.Components, ComponentStatus{Name: c.Name, Installed: c.Found, Ready: c.Ready, Replicas: c.Replicas, Available: c.Available})

@@ -19,6 +19,7 @@ import (
 	apiv1 "github.com/ballast-sched/ballast/core/api/v1"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
+	"github.com/ballast-sched/ballast/installer/pkg/kubeconfig"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -55,7 +56,44 @@ func report() Report {
 		LocalDropIn: true,
 		Growing: []Growing{{Namespace: "apps", Pod: "leaky-0", Note: "+12.0 MiB/min, from 200 MiB to 560 MiB over 30m",
 			Seen: at.Add(-10 * time.Minute)}},
+		// One kubeconfig ends in three days, one in twenty.
+		ReleaseName: "ballast",
+		Kubeconfigs: []kubeconfig.Credential{
+			{Component: "load-watcher", ServiceAccount: "ballast-load-watcher-external", Secret: "ballast-system/ballast-load-watcher-kubeconfig",
+				Server: "https://192.168.1.10:6443", Expires: at.Add(3*24*time.Hour + 2*time.Hour)},
+			{Component: "scheduler", ServiceAccount: "ballast-scheduler-external", File: "/etc/ballast/scheduler.kubeconfig", Host: "pi-5",
+				Server: "https://192.168.1.10:6443", Expires: at.Add(20 * 24 * time.Hour)},
+		},
 		Now: at,
+	}
+}
+
+// A kubeconfig whose token ends within a week is warned of, with the
+// command that renews it; one that has ended too; the others are not.
+func TestKubeconfigsEndingWithinAWeekAreWarnedOf(t *testing.T) {
+	r := report()
+	want := []string{"the kubeconfig of load-watcher in Secret ballast-system/ballast-load-watcher-kubeconfig ends in 3d2h " +
+		"(2026-11-28T14:00:00Z); renew it with: ballast kubeconfig load-watcher --renew"}
+	if diff := cmp.Diff(want, r.Warnings()); diff != "" {
+		t.Errorf("warnings (-want,+got):\n%s", diff)
+	}
+	r.Now = r.Now.Add(25 * 24 * time.Hour)
+	r.Namespace = "sched"
+	got := r.Warnings()
+	if len(got) != 2 || !strings.Contains(got[0], "ended 21d22h ago") ||
+		!strings.Contains(got[1], "file /etc/ballast/scheduler.kubeconfig on pi-5 ended 5d0h") ||
+		!strings.Contains(got[1], "ballast kubeconfig scheduler --renew --ballast-namespace sched (on pi-5)") {
+		t.Errorf("25 days later: %q", got)
+	}
+	if r.Healthy() != report().Healthy() {
+		t.Error("an ending kubeconfig changed the health: it is a warning")
+	}
+	var b strings.Builder
+	if err := r.Print(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "token ENDED 21d22h ago") {
+		t.Errorf("the table does not show the ended token:\n%s", b.String())
 	}
 }
 

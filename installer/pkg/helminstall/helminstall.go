@@ -84,6 +84,11 @@ func InstallOrUpgrade(ctx context.Context, o Options) (rel *release.Release, upg
 	stopProgress := o.watchProgress(ctx)
 	defer stopProgress()
 
+	if last, err := cfg.Releases.Last(o.ReleaseName); err == nil {
+		if err := checkChart(last, o.Namespace); err != nil {
+			return nil, false, fmt.Errorf("%w: an upgrade would replace it; give Ballast another --release-name", err)
+		}
+	}
 	_, histErr := action.NewHistory(cfg).Run(o.ReleaseName)
 	switch {
 	case errors.Is(histErr, driver.ErrReleaseNotFound):
@@ -112,48 +117,108 @@ func InstallOrUpgrade(ctx context.Context, o Options) (rel *release.Release, upg
 	return rel, upgraded, nil
 }
 
-// Uninstall removes the release and waits for its objects to go, then
-// deletes the leader-election Leases its scheduler and descheduler created
-// at run time, which Helm does not know of.
-func Uninstall(ctx context.Context, o Options) (bool, error) {
+// NotBallastError is a release of the name given that is not of Ballast's
+// chart: an install does not upgrade it, an uninstall leaves it.
+type NotBallastError struct {
+	Release, Namespace, Chart string
+}
+
+func (e *NotBallastError) Error() string {
+	return fmt.Sprintf("release %s in namespace %s is of chart %q, not Ballast's (%s)", e.Release, e.Namespace, e.Chart, charts.ChartName)
+}
+
+// checkChart refuses a release that is not of Ballast's chart.
+func checkChart(rel *release.Release, namespace string) error {
+	name := ""
+	if rel.Chart != nil && rel.Chart.Metadata != nil {
+		name = rel.Chart.Metadata.Name
+	}
+	if name != charts.ChartName {
+		return &NotBallastError{Release: rel.Name, Namespace: namespace, Chart: name}
+	}
+	return nil
+}
+
+// UninstallPlan is what Uninstall removes: the release (when it is
+// Ballast's) and the leader-election Leases its components take.
+type UninstallPlan struct {
+	// Found is false when there is no release of that name.
+	Found bool
+	// NotBallast is set when the release is of another chart: it is left.
+	NotBallast *NotBallastError
+	// Revision is the release's last revision.
+	Revision int
+	// Leases are the components' leader-election Leases.
+	Leases []types.NamespacedName
+}
+
+// PlanUninstall reads what Uninstall would remove, changing nothing.
+func PlanUninstall(o Options) (UninstallPlan, error) {
 	cfg, err := o.configuration()
 	if err != nil {
-		return false, err
+		return UninstallPlan{}, err
+	}
+	return planUninstall(cfg, o)
+}
+
+func planUninstall(cfg *action.Configuration, o Options) (UninstallPlan, error) {
+	rel, err := cfg.Releases.Last(o.ReleaseName)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return UninstallPlan{}, nil
+	}
+	if err != nil {
+		return UninstallPlan{}, fmt.Errorf("read release %s: %w", o.ReleaseName, err)
+	}
+	plan := UninstallPlan{Found: true, Revision: rel.Version}
+	if err := checkChart(rel, o.Namespace); err != nil {
+		plan.NotBallast = err.(*NotBallastError)
+		return plan, nil
+	}
+	plan.Leases = LeaderLeases(rel.Manifest)
+	return plan, nil
+}
+
+// Uninstall removes the release and waits for its objects to go, then
+// deletes the leader-election Leases its scheduler and descheduler created
+// at run time, which Helm does not know of. A release of that name that is
+// not of Ballast's chart is left (the plan says so).
+func Uninstall(ctx context.Context, o Options) (UninstallPlan, error) {
+	cfg, err := o.configuration()
+	if err != nil {
+		return UninstallPlan{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	if _, err := cfg.Releases.Last(o.ReleaseName); err != nil {
+	plan, err := planUninstall(cfg, o)
+	if err != nil || !plan.Found || plan.NotBallast != nil {
 		// Nothing to remove; do not create the namespace for the lock.
-		return false, nil
+		return plan, err
 	}
 	unlock, err := o.lock(ctx)
 	if err != nil {
-		return false, err
+		return plan, err
 	}
 	defer unlock()
-	var leases []types.NamespacedName
-	if rel, err := action.NewGet(cfg).Run(o.ReleaseName); err == nil {
-		leases = LeaderLeases(rel.Manifest)
-	}
 	un := action.NewUninstall(cfg)
 	un.Wait, un.Timeout = true, o.Timeout
 	if _, err := un.Run(o.ReleaseName); err != nil {
 		if errors.Is(err, driver.ErrReleaseNotFound) {
-			return false, nil
+			plan.Found = false
+			return plan, nil
 		}
-		return false, fmt.Errorf("uninstall release %s: %w", o.ReleaseName, err)
+		return plan, fmt.Errorf("uninstall release %s: %w", o.ReleaseName, err)
 	}
 	if o.Client != nil {
-		if err := DeleteLeases(ctx, o.Client, leases); err != nil {
-			return true, err
+		if err := DeleteLeases(ctx, o.Client, plan.Leases); err != nil {
+			return plan, err
 		}
 		// The installer lock goes last: nothing of the release is left.
 		unlock()
 		if err := o.deleteLock(ctx); err != nil {
-			return true, err
+			return plan, err
 		}
 	}
-	return true, nil
+	return plan, nil
 }
 
 // ReleaseLeases names the leader-election Leases the release's components

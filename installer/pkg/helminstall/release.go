@@ -21,6 +21,11 @@ func PreviousValues(o Options) (vals map[string]any, found bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	if last, err := cfg.Releases.Last(o.ReleaseName); err == nil {
+		if err := checkChart(last, o.Namespace); err != nil {
+			return nil, false, fmt.Errorf("%w: installing would replace it; give Ballast another --release-name", err)
+		}
+	}
 	vals, err = action.NewGetValues(cfg).Run(o.ReleaseName)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, false, nil

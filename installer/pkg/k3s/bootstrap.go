@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-
-	"github.com/ballast-sched/ballast/installer/pkg/atomicfile"
 )
 
 // managedMarker starts every host file Ballast owns; Ballast never overwrites
@@ -42,18 +40,18 @@ func ensureManaged(path string) error {
 
 // enableBootstrapScheduler writes the drop-in and the config it points to. It
 // reports whether anything changed, which means k3s must restart.
-func enableBootstrapScheduler(p Paths, schedulerName string) (bool, error) {
+func enableBootstrapScheduler(ops *fileOps, p Paths, schedulerName string) (bool, error) {
 	for _, path := range []string{p.DropIn(), p.BootstrapSchedulerConfig()} {
 		if err := ensureManaged(path); err != nil {
 			return false, err
 		}
 	}
 	// The config first: k3s must never see a drop-in pointing at a missing file.
-	changedConfig, err := atomicfile.Write(p.BootstrapSchedulerConfig(), bootstrapSchedulerConfig(p, schedulerName), 0o600)
+	changedConfig, err := ops.write(p.BootstrapSchedulerConfig(), bootstrapSchedulerConfig(p, schedulerName), 0o600)
 	if err != nil {
 		return false, err
 	}
-	changedDropIn, err := atomicfile.Write(p.DropIn(), dropIn(p), 0o600)
+	changedDropIn, err := ops.write(p.DropIn(), dropIn(p), 0o600)
 	if err != nil {
 		return false, err
 	}
@@ -80,18 +78,18 @@ func bootstrapSchedulerEnabled(p Paths, schedulerName string) (bool, error) {
 
 // disableBootstrapScheduler removes what enableBootstrapScheduler wrote and
 // reports whether the drop-in existed (then k3s must restart).
-func disableBootstrapScheduler(p Paths) (bool, error) {
+func disableBootstrapScheduler(ops *fileOps, p Paths) (bool, error) {
 	for _, path := range []string{p.DropIn(), p.BootstrapSchedulerConfig()} {
 		if err := ensureManaged(path); err != nil {
 			return false, err
 		}
 	}
 	// The drop-in first, so k3s never points at a config that is gone.
-	removed, err := removeFile(p.DropIn())
+	removed, err := ops.remove(p.DropIn())
 	if err != nil {
 		return false, err
 	}
-	if _, err := removeFile(p.BootstrapSchedulerConfig()); err != nil {
+	if _, err := ops.remove(p.BootstrapSchedulerConfig()); err != nil {
 		return false, err
 	}
 	return removed, nil
@@ -109,13 +107,22 @@ func admissionPolicyDropIn() []byte {
 
 // setAdmissionPolicyGate writes or removes the admission policy drop-in and
 // reports whether anything changed (then k3s must restart).
-func setAdmissionPolicyGate(p Paths, on bool) (bool, error) {
+func setAdmissionPolicyGate(ops *fileOps, p Paths, on bool) (bool, error) {
 	path := p.AdmissionPolicyDropIn()
 	if err := ensureManaged(path); err != nil {
 		return false, err
 	}
 	if on {
-		return atomicfile.Write(path, admissionPolicyDropIn(), 0o600)
+		return ops.write(path, admissionPolicyDropIn(), 0o600)
 	}
-	return removeFile(path)
+	return ops.remove(path)
+}
+
+// isManaged reports whether path holds a file Ballast wrote; whyNot says
+// why not, for a file that exists.
+func isManaged(path string) (ok bool, whyNot string) {
+	if err := ensureManaged(path); err != nil {
+		return false, "it was not written by ballast (it does not start with Ballast's marker line)"
+	}
+	return true, ""
 }

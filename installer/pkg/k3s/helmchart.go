@@ -3,6 +3,8 @@ package k3s
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
+	"slices"
 
 	helmv1 "github.com/k3s-io/helm-controller/pkg/apis/helm.cattle.io/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,7 +40,7 @@ func NewHelmChart(chartArchive []byte, values map[string]any, targetNamespace st
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      HelmChartName,
 			Namespace: HelmChartNamespace,
-			Labels:    map[string]string{"app.kubernetes.io/part-of": "ballast", "app.kubernetes.io/managed-by": "ballast-cli"},
+			Labels:    maps.Clone(helmChartLabels),
 		},
 		Spec: helmv1.HelmChartSpec{
 			ChartContent:    base64.StdEncoding.EncodeToString(chartArchive),
@@ -91,4 +93,18 @@ func ChartArchive(hc *helmv1.HelmChart) ([]byte, error) {
 		return nil, fmt.Errorf("decode spec.chartContent: %w", err)
 	}
 	return data, nil
+}
+
+// helmChartLabels mark the HelmChart ballast install writes.
+var helmChartLabels = map[string]string{"app.kubernetes.io/part-of": "ballast", "app.kubernetes.io/managed-by": "ballast-cli"}
+
+// OwnedHelmChart reports whether hc is the HelmChart ballast install wrote
+// (it carries its labels); whyNot says what it is instead.
+func OwnedHelmChart(hc *helmv1.HelmChart) (owned bool, whyNot string) {
+	for _, k := range slices.Sorted(maps.Keys(helmChartLabels)) {
+		if v := helmChartLabels[k]; hc.Labels[k] != v {
+			return false, fmt.Sprintf("it was not written by ballast install (it does not carry the label %s=%s)", k, v)
+		}
+	}
+	return true, ""
 }

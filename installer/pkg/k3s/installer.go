@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/charts"
-	"github.com/ballast-sched/ballast/installer/pkg/atomicfile"
 	"github.com/ballast-sched/ballast/installer/pkg/startcheck"
 )
 
@@ -69,6 +68,10 @@ type InstallOptions struct {
 	// Images is an images archive to place in k3s's images directory, from
 	// where k3s imports it into this node's containerd.
 	Images string
+	// DryRun validates and says what would change, writing nothing; the
+	// scheduler drop-in of replaceDefault mode is then reported pending,
+	// as helm-controller has deployed nothing.
+	DryRun bool
 }
 
 // ErrDropInNotWritten is returned in replaceDefault mode when the HelmChart
@@ -78,9 +81,12 @@ var ErrDropInNotWritten = errors.New("the k3s scheduler drop-in is not written y
 
 // InstallResult says what changed on the host.
 type InstallResult struct {
-	// Manifest is the HelmChart file; ManifestChanged is false when it already had this content.
+	// Manifest is the HelmChart file; ManifestChanged is false when it
+	// already had this content. ManifestContent is what it holds (with
+	// DryRun: would hold).
 	Manifest        string
 	ManifestChanged bool
+	ManifestContent []byte
 	// RestartK3s is true when a k3s config drop-in changed: k3s reads them only at start.
 	RestartK3s bool
 	// Values are the values written into the HelmChart.
@@ -92,6 +98,12 @@ type InstallResult struct {
 	// when it was already there with this content.
 	Images        string
 	ImagesChanged bool
+	// Changes are the host files written or removed (with DryRun: that
+	// would be), in order, e.g. "write /var/lib/…/ballast.yaml".
+	Changes []string
+	// DropInPending, in replaceDefault mode, is true when the scheduler
+	// drop-in is still to be written once helm-controller has deployed.
+	DropInPending bool
 }
 
 // Install validates the values by rendering the chart, then writes the
@@ -142,11 +154,13 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 		return InstallResult{}, err
 	}
 
-	unlock, err := lock(in.Paths.LockFile())
-	if err != nil {
-		return InstallResult{}, err
+	if !opts.DryRun {
+		unlock, err := lock(in.Paths.LockFile())
+		if err != nil {
+			return InstallResult{}, err
+		}
+		defer unlock()
 	}
-	defer unlock()
 
 	for _, path := range []string{in.Paths.DropIn(), in.Paths.BootstrapSchedulerConfig(), in.Paths.AdmissionPolicyDropIn()} {
 		if err := ensureManaged(path); err != nil {
@@ -158,31 +172,33 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 			return InstallResult{}, err
 		}
 	}
-	res := InstallResult{Manifest: in.Paths.Manifest(), Values: vals}
-	gateChanged, err := setAdmissionPolicyGate(in.Paths, opts.AdmissionPolicyGate && mode == ModeSecond)
+	ops := &fileOps{dryRun: opts.DryRun}
+	res := InstallResult{Manifest: in.Paths.Manifest(), ManifestContent: manifest, Values: vals}
+	gateChanged, err := setAdmissionPolicyGate(ops, in.Paths, opts.AdmissionPolicyGate && mode == ModeSecond)
 	if err != nil {
 		return res, err
 	}
 	// Every return below reports a restart when the gate drop-in changed.
 	done := func(err error) (InstallResult, error) {
 		res.RestartK3s = res.RestartK3s || gateChanged
+		res.Changes = ops.done
 		return res, err
 	}
 	if mode != ModeReplaceDefault {
-		if res.RestartK3s, err = disableBootstrapScheduler(in.Paths); err != nil {
+		if res.RestartK3s, err = disableBootstrapScheduler(ops, in.Paths); err != nil {
 			return done(err)
 		}
 	}
 	// The images before the HelmChart, so Ballast's pods find them.
 	if opts.Images != "" {
-		if res.Images, res.ImagesChanged, err = placeImages(in.Paths, opts.Images); err != nil {
+		if res.Images, res.ImagesChanged, err = placeImages(ops, in.Paths, opts.Images); err != nil {
 			return done(err)
 		}
 	}
 	if opts.ManifestElsewhere != "" {
-		res.CopyRemoved, err = removeFile(in.Paths.Manifest())
+		res.CopyRemoved, err = ops.remove(in.Paths.Manifest())
 	} else {
-		res.ManifestChanged, err = atomicfile.Write(in.Paths.Manifest(), manifest, 0o600)
+		res.ManifestChanged, err = ops.write(in.Paths.Manifest(), manifest, 0o600)
 	}
 	if err != nil {
 		return done(err)
@@ -197,13 +213,17 @@ func (in Installer) Install(ctx context.Context, opts InstallOptions) (InstallRe
 	if current, err := bootstrapSchedulerEnabled(in.Paths, bootstrap); err != nil || current {
 		return done(err)
 	}
+	if opts.DryRun {
+		res.DropInPending = true
+		return done(nil)
+	}
 	if opts.WaitForRelease == nil {
 		return done(fmt.Errorf("%w: nothing confirmed that helm-controller deployed Ballast", ErrDropInNotWritten))
 	}
 	if err := opts.WaitForRelease(ctx, vals); err != nil {
 		return done(fmt.Errorf("%w: %v", ErrDropInNotWritten, err))
 	}
-	if res.RestartK3s, err = enableBootstrapScheduler(in.Paths, bootstrap); err != nil {
+	if res.RestartK3s, err = enableBootstrapScheduler(ops, in.Paths, bootstrap); err != nil {
 		return done(err)
 	}
 	return done(nil)
@@ -248,6 +268,100 @@ func GlobalString(vals map[string]any, key string) string {
 	return s
 }
 
+// FileAction is a host file an uninstall removes, or leaves and why.
+type FileAction struct {
+	Path string
+	// What names the file for a reader: "HelmChart manifest",
+	// "scheduler drop-in", "images archive".
+	What   string
+	Remove bool
+	// Why says why a file is left: it is not Ballast's.
+	Why string
+}
+
+// UninstallPlan is what an uninstall does on this host: the files it
+// removes, those of Ballast's names it leaves because they are not
+// Ballast's, and whether k3s must restart after.
+type UninstallPlan struct {
+	Files []FileAction
+	// ManifestOurs is true when this host carries the HelmChart manifest
+	// ballast install wrote.
+	ManifestOurs bool
+	// RestartK3s is true when a k3s config drop-in is removed.
+	RestartK3s bool
+}
+
+// Removed are the files the plan removes, of kind what ("" for all).
+func (p UninstallPlan) Removed(what string) []string {
+	var out []string
+	for _, f := range p.Files {
+		if f.Remove && (what == "" || f.What == what) {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+// Left are the files the plan leaves.
+func (p UninstallPlan) Left() []FileAction {
+	var out []FileAction
+	for _, f := range p.Files {
+		if !f.Remove {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// What files an uninstall considers.
+const (
+	WhatManifest       = "HelmChart manifest"
+	WhatDropIn         = "k3s scheduler drop-in"
+	WhatSchedulerConf  = "bootstrap scheduler configuration"
+	WhatAdmissionGate  = "k3s admission policy drop-in"
+	WhatImagesArchive  = "images archive"
+	WhatBallastState   = "Ballast's state directory"
+	manifestNotOursWhy = "it was not written by ballast install (it does not start with Ballast's header)"
+)
+
+// PlanUninstall reads which of the files an install writes are on this host
+// and which of them are Ballast's: those carry its header or marker line
+// (an images archive: the checksum recorded when it was placed). Others of
+// those names are someone else's, and are left.
+func (in Installer) PlanUninstall() (UninstallPlan, error) {
+	var plan UninstallPlan
+	if exists(in.Paths.Manifest()) {
+		a := FileAction{Path: in.Paths.Manifest(), What: WhatManifest, Remove: true}
+		if err := ensureOwnManifest(a.Path); err != nil {
+			a.Remove, a.Why = false, manifestNotOursWhy
+		}
+		plan.ManifestOurs = a.Remove
+		plan.Files = append(plan.Files, a)
+	}
+	// The drop-in before the configuration it points to, so that k3s never
+	// points at a file that is gone.
+	for _, f := range []FileAction{
+		{Path: in.Paths.DropIn(), What: WhatDropIn},
+		{Path: in.Paths.BootstrapSchedulerConfig(), What: WhatSchedulerConf},
+		{Path: in.Paths.AdmissionPolicyDropIn(), What: WhatAdmissionGate},
+	} {
+		if !exists(f.Path) {
+			continue
+		}
+		f.Remove, f.Why = isManaged(f.Path)
+		if f.Remove && f.What != WhatSchedulerConf {
+			plan.RestartK3s = true
+		}
+		plan.Files = append(plan.Files, f)
+	}
+	images, err := planPlacedImages(in.Paths)
+	if err != nil {
+		return plan, err
+	}
+	plan.Files = append(plan.Files, images...)
+	return plan, nil
+}
+
 // UninstallResult says what was removed.
 type UninstallResult struct {
 	ManifestRemoved bool
@@ -257,11 +371,15 @@ type UninstallResult struct {
 	DropInRemoved bool
 	// RestartK3s is true when a k3s config drop-in was removed.
 	RestartK3s bool
+	// Left are the files of Ballast's names that are not Ballast's, left
+	// in place, each with why.
+	Left []FileAction
 }
 
 // Uninstall deletes the HelmChart through the API with deleteHelmChart (then
 // helm-controller uninstalls the release), and only then removes the host
-// files: deleting the manifest alone leaves Ballast running.
+// files that are Ballast's (PlanUninstall): deleting the manifest alone
+// leaves Ballast running.
 func (in Installer) Uninstall(ctx context.Context, deleteHelmChart func(context.Context) error) (UninstallResult, error) {
 	if err := in.checkPrivileges(); err != nil {
 		return UninstallResult{}, err
@@ -273,27 +391,40 @@ func (in Installer) Uninstall(ctx context.Context, deleteHelmChart func(context.
 	defer unlock()
 
 	var res UninstallResult
+	plan, err := in.PlanUninstall()
+	if err != nil {
+		return res, err
+	}
+	res.Left = plan.Left()
 	if deleteHelmChart != nil {
 		if err := deleteHelmChart(ctx); err != nil {
 			return res, fmt.Errorf("delete HelmChart %s/%s, host files left in place: %w", HelmChartNamespace, HelmChartName, err)
 		}
 	}
-	if res.ManifestRemoved, err = removeFile(in.Paths.Manifest()); err != nil {
-		return res, err
+	for _, f := range plan.Files {
+		if !f.Remove {
+			continue
+		}
+		removed, err := removeFile(f.Path)
+		if err != nil {
+			return res, err
+		}
+		switch {
+		case !removed:
+		case f.What == WhatManifest:
+			res.ManifestRemoved = true
+		case f.What == WhatDropIn:
+			res.DropInRemoved, res.RestartK3s = true, true
+		case f.What == WhatAdmissionGate:
+			res.RestartK3s = true
+		case f.What == WhatImagesArchive:
+			res.ImagesRemoved = append(res.ImagesRemoved, f.Path)
+		}
 	}
-	if res.DropInRemoved, err = disableBootstrapScheduler(in.Paths); err != nil {
-		return res, err
-	}
-	gateRemoved, err := setAdmissionPolicyGate(in.Paths, false)
-	if err != nil {
-		return res, err
-	}
-	res.RestartK3s = res.DropInRemoved || gateRemoved
-	if res.ImagesRemoved, err = removePlacedImages(in.Paths); err != nil {
-		return res, err
-	}
-	if _, err := removeFile(in.Paths.LockFile()); err != nil {
-		return res, err
+	for _, f := range []string{in.Paths.PlacedImages(), in.Paths.LockFile()} {
+		if _, err := removeFile(f); err != nil {
+			return res, err
+		}
 	}
 	// The state directory is Ballast's own; leave it only if someone put other files there.
 	_ = os.Remove(in.Paths.StateDir())

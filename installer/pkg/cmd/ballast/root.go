@@ -2,7 +2,6 @@
 package ballast
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -34,20 +33,23 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 			"or on any cluster through Helm, renders its manifests, and shows how loaded your nodes really are.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		PersistentPreRun: func(c *cobra.Command, _ []string) {
+			cli.WarnDeprecatedFlags(logger, c)
+		},
 		RunE: func(c *cobra.Command, _ []string) error {
 			if flags.Version {
 				_, err := fmt.Fprintln(streams.Out, buildversion.Line("ballast"))
 				return err
 			}
-			_ = c.Help()
-			return errors.New("missing subcommand")
+			return cli.MissingSubcommand(c)
 		},
 	}
+	cli.RequireSubcommand(c)
 	c.SetOut(streams.Out)
 	c.SetErr(streams.ErrOut)
 	cli.AddLogFlags(c, "log detail: 1 shows API and Helm steps, errors get their full chain")
-	// Not cobra's own --version, whose line differs from the version command's.
+	// Not cobra's own --version, whose line differs from the version
+	// command's; a flag of the root alone, never of a subcommand.
 	c.Flags().BoolVar(&flags.Version, "version", false, "print the version, as the version command does")
 	c.AddCommand(install.NewCommand(logger, streams))
 	c.AddCommand(uninstall.NewCommand(logger, streams))

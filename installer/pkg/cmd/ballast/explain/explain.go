@@ -39,10 +39,11 @@ func NewCommandWith(logger *log.Logger, streams cli.IOStreams, newScheduler NewS
 	c := &cobra.Command{
 		Use:   "explain",
 		Short: "Say why a pod is where it is (or Pending), and how a node stands against Ballast's thresholds",
-		Args:  cobra.NoArgs,
 	}
-	flags.AddFlags(c.PersistentFlags(), time.Minute)
-	c.AddCommand(subcommand(flags, &cobra.Command{
+	cli.RequireSubcommand(c)
+	flags.AddFlags(c.PersistentFlags(), time.Minute, false)
+	var podNamespace string
+	pod := subcommand(flags, &cobra.Command{
 		Use:   "pod [NAMESPACE/]NAME",
 		Short: "Say where a pod is, where Ballast's scheduler would place it now and why not on every other node",
 		Long: "explain pod asks the release's scheduler (its explain endpoint, through the API server's port-forward: it needs the\n" +
@@ -50,12 +51,20 @@ func NewCommandWith(logger *log.Logger, streams cli.IOStreams, newScheduler NewS
 			"and usage, on the cluster as it is now: for every node, the filter that\n" +
 			"rejects it and why, LoadAware's figures (usage, pods bound since the sample, the pod's estimate, the threshold)\n" +
 			"and each score plugin's score. It lists the pod's events too: where the scheduler placed it, why it is Pending,\n" +
-			"why the descheduler moved it. A pod is placed as if it were not bound yet; its own usage stays in its node's figures.",
-		Example: "  ballast explain pod default/web-6d4f9c-abcde\n  ballast explain pod web-6d4f9c-abcde -o json",
+			"why the descheduler moved it. A pod is placed as if it were not bound yet; its own usage stays in its node's figures.\n" +
+			"-n is the pod's namespace, as in kubectl; --ballast-namespace is Ballast's.",
+		Example: "  ballast explain pod -n media web-6d4f9c-abcde\n" +
+			"  ballast explain pod default/web-6d4f9c-abcde -o json",
 	}, func(ctx context.Context, ref string) error {
-		return explainPod(ctx, logger, streams, flags, ref, newScheduler)
-	}))
-	c.AddCommand(subcommand(flags, &cobra.Command{
+		ns, name, err := podRef(ref, podNamespace, func() string { return flags.Kube.ContextNamespace(flags.Host.Paths().Kubeconfig()) })
+		if err != nil {
+			return err
+		}
+		return explainPod(ctx, logger, streams, flags, ns, name, newScheduler)
+	})
+	installation.AddObjectNamespaceFlag(pod.Flags(), &podNamespace, "pod")
+	c.AddCommand(pod)
+	node := subcommand(flags, &cobra.Command{
 		Use:   "node NAME",
 		Short: "Say how a node stands against the scheduler's and the descheduler's thresholds, and what moved off or onto it",
 		Long: "explain node shows the node's usage in every window load-watcher keeps, the figure the scheduler judges it by against\n" +
@@ -63,8 +72,29 @@ func NewCommandWith(logger *log.Logger, streams cli.IOStreams, newScheduler NewS
 			"thresholds and the cluster's mean (hot: its pods move; cool: it may receive moved pods), the pods that would be\n" +
 			"candidates while it is hot, and the descheduler's recent moves off and onto it with why and what came of them.",
 		Example: "  ballast explain node pi-3\n  ballast explain node pi-3 -o yaml",
-	}, func(ctx context.Context, name string) error { return explainNode(ctx, logger, streams, flags, name) }))
+	}, func(ctx context.Context, name string) error { return explainNode(ctx, logger, streams, flags, name) })
+	// A node has no namespace: -n stays what it was here, Ballast's.
+	installation.AddNamespaceAlias(node.Flags(), &flags.Release)
+	c.AddCommand(node)
 	return c
+}
+
+// podRef is the namespace and name of the pod ref names: NAMESPACE/NAME,
+// or NAME in -n's namespace, else in contextNamespace's.
+func podRef(ref, namespace string, contextNamespace func() string) (string, string, error) {
+	ns, name, qualified := strings.Cut(ref, "/")
+	if !qualified {
+		ns, name = namespace, ref
+	}
+	switch {
+	case name == "" || strings.Contains(name, "/"):
+		return "", "", fmt.Errorf("pod %q: want NAME or NAMESPACE/NAME", ref)
+	case qualified && namespace != "" && namespace != ns:
+		return "", "", fmt.Errorf("pod %s is in namespace %s, and -n says %s: give one of them", ref, ns, namespace)
+	case ns == "":
+		ns = contextNamespace()
+	}
+	return ns, name, nil
 }
 
 // subcommand completes c, a subcommand of one argument, to run explain
@@ -102,11 +132,8 @@ type installed struct {
 
 // connect reads the installation flags describe.
 func connect(ctx context.Context, logger *log.Logger, flags *installation.Flags) (*installed, error) {
-	if err := cli.CheckOutput(flags.Output); err != nil {
-		return nil, err
-	}
 	getter := flags.Getter()
-	clients, err := kube.NewClients(getter)
+	clients, err := kube.Connect(ctx, getter)
 	if err != nil {
 		return nil, err
 	}

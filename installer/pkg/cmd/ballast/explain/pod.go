@@ -46,11 +46,7 @@ type PodExplanation struct {
 	Events     []Event `json:"events"`
 }
 
-func explainPod(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *installation.Flags, ref string, newScheduler NewScheduler) error {
-	ns, name := "default", ref
-	if before, after, ok := strings.Cut(ref, "/"); ok {
-		ns, name = before, after
-	}
+func explainPod(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *installation.Flags, ns, name string, newScheduler NewScheduler) error {
 	in, err := connect(ctx, logger, flags)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/kube"
 	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
 	"github.com/ballast-sched/ballast/installer/pkg/health"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
@@ -26,10 +27,10 @@ import (
 )
 
 type flagpole struct {
-	Values    values.Options
-	Kube      kube.Flags
-	Namespace string
-	Mode      string
+	Values values.Options
+	Kube   kube.Flags
+	installation.Release
+	Mode string
 	// ModeSet is true when --mode was given; otherwise global.schedulerMode in the values decides.
 	ModeSet bool
 	Helm    bool
@@ -45,6 +46,8 @@ type flagpole struct {
 	// Wait, on k3s, waits until helm-controller has deployed the release and
 	// the components are Ready.
 	Wait bool
+	// DryRun validates and says what would be written, writing nothing.
+	DryRun bool
 }
 
 // NewCommand returns the install command.
@@ -57,11 +60,14 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 			"directory (works offline; run it as root). Anywhere else, or with --helm, it installs or upgrades the\n" +
 			"Helm release through your kubeconfig and waits for the rollout. Running it again is an upgrade: it keeps\n" +
 			"the values and mode of the last install, applies the ones given now on top, and prints what changed\n" +
-			"(--reset-values starts from the chart's defaults). With the same values it changes nothing.",
+			"(--reset-values starts from the chart's defaults). With the same values it changes nothing.\n" +
+			"--dry-run says what would be written, and sends the objects to a reachable API server as a server-side\n" +
+			"dry run (validation and admission run, nothing is stored); it writes nothing.",
 		Example: "  sudo ballast install\n" +
 			"  sudo ballast install --images _output/images    # from a checkout: make images first; no registry needed\n" +
 			"  sudo ballast install --mode replaceDefault      # then follow the steps it prints for the other servers\n" +
-			"  ballast install --helm --kubeconfig ~/.kube/config -f values.yaml --set descheduler.dryRun=true",
+			"  ballast install --helm --kubeconfig ~/.kube/config -f values.yaml --set descheduler.dryRun=true\n" +
+			"  ballast install --helm --dry-run -f values.yaml                 # what would change, nothing written",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			flags.ModeSet = c.Flags().Changed("mode")
@@ -70,7 +76,8 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	}
 	flags.Values.AddFlags(c.Flags())
 	flags.Kube.AddFlags(c.Flags())
-	c.Flags().StringVarP(&flags.Namespace, "namespace", "n", charts.DefaultNamespace, "namespace of Ballast's objects")
+	flags.Release.AddFlags(c.Flags(), true)
+	c.Flags().BoolVar(&flags.DryRun, installation.DryRunFlag, false, "say what would be written, with a server-side dry run of every object on a reachable cluster; write nothing")
 	c.Flags().StringVar(&flags.Mode, "mode", string(k3s.ModeSecond), "second (workloads opt in with schedulerName) or replaceDefault (Ballast schedules every pod; see docs/k3s.md)")
 	c.Flags().BoolVar(&flags.Helm, "helm", false, "install through the Helm SDK even on a k3s server")
 	flags.Host.AddFlags(c.Flags())
@@ -94,9 +101,15 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 	paths := flags.Host.Paths()
 	host := k3s.DetectHost(paths)
 	logger.V(1).Infof("k3s on this host: server=%t agent=%t evidence=%v", host.Server, host.Agent, host.Evidence)
+	onK3s := host.Server && !flags.Helm
+	if onK3s && flags.ReleaseName != k3s.HelmChartName {
+		return fmt.Errorf("--%s=%s: on a k3s server Ballast's release is k3s's HelmChart %s/%s, whose name it takes; "+
+			"install a release of another name through Helm with --helm", installation.ReleaseNameFlag, flags.ReleaseName,
+			k3s.HelmChartNamespace, k3s.HelmChartName)
+	}
 
 	getter := flags.Kube.Getter(flags.Namespace, paths.Kubeconfig())
-	clients, clientErr := kube.NewClients(getter)
+	clients, clientErr := kube.Connect(ctx, getter)
 	if clientErr == nil {
 		clientErr = preflightCluster(ctx, logger, clients, given)
 	}
@@ -111,10 +124,13 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 			"import the archive of each node's architecture with its container runtime (ctr -n k8s.io images import) on every node, " +
 			"or push the images to a registry and set global.image.registry")
 	}
-	if host.Server && !flags.Helm {
+	if onK3s {
 		if clientErr != nil {
-			logger.Warnf("cannot reach the cluster (%v); writing the HelmChart anyway, k3s applies it when it runs "+
-				"(its Kubernetes version could not be checked)", clientErr)
+			what := "writing the HelmChart anyway, k3s applies it when it runs"
+			if flags.DryRun {
+				what = "the dry run checks the HelmChart on this host only"
+			}
+			logger.Warnf("%v\n%s (its Kubernetes version could not be checked)", clientErr, what)
 		}
 		return installK3s(ctx, logger, streams, paths, flags, given, getter, clients, clientErr)
 	}
@@ -122,7 +138,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 		logger.Infof("this host is a k3s agent; installing through the API instead (a server would take a HelmChart)")
 	}
 	if clientErr != nil {
-		return fmt.Errorf("connect to the cluster: %w", clientErr)
+		return clientErr
 	}
 	return installHelm(ctx, logger, streams, clients, getter, flags, given)
 }
@@ -262,7 +278,7 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, 
 	progress := cli.NewProgress(logger)
 	opts := k3s.InstallOptions{
 		Values: vals, Namespace: flags.Namespace, Mode: mode, AllowVersionSkew: flags.AllowVersionSkew,
-		AdmissionPolicyGate: gate, ManifestNode: local, ManifestElsewhere: holder, Images: archive,
+		AdmissionPolicyGate: gate, ManifestNode: local, ManifestElsewhere: holder, Images: archive, DryRun: flags.DryRun,
 		WaitForRelease: func(ctx context.Context, want map[string]any) error {
 			progress.End(true)
 			progress.Start("Waiting for k3s's helm-controller to deploy Ballast before the k3s scheduler is renamed")
@@ -281,13 +297,20 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, 
 			return err
 		},
 	}
-	progress.Start("Validating values and writing the HelmChart")
+	if flags.DryRun {
+		progress.Start("Validating values (dry run: nothing is written)")
+	} else {
+		progress.Start("Validating values and writing the HelmChart")
+	}
 	res, err := in.Install(ctx, opts)
 	progress.End(err == nil)
 	if err != nil && !errors.Is(err, k3s.ErrDropInNotWritten) {
 		return err
 	}
 	reportValues(streams, found, previous, res.Values, mode)
+	if flags.DryRun {
+		return dryRunK3s(ctx, logger, streams, flags, res, holder, getter, clients, clientErr)
+	}
 	if res.Images != "" {
 		reportImages(ctx, streams, res, clients, clientErr, local, flags.Images)
 	}
@@ -304,8 +327,8 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, 
 	}
 	if err != nil {
 		fmt.Fprintf(streams.Out, "Replace mode is not complete: %v.\n"+
-			"k3s keeps scheduling every pod meanwhile. Once `ballast status -n %s` shows Ballast installed, run this\n"+
-			"command again: it then writes the k3s scheduler drop-in.\n", err, flags.Namespace)
+			"k3s keeps scheduling every pod meanwhile. Once `%s` shows Ballast installed, run this\n"+
+			"command again: it then writes the k3s scheduler drop-in.\n", err, statusCommand(flags))
 		return err
 	}
 	if gate {
@@ -321,9 +344,14 @@ func installK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, 
 	}
 	// Ballast's pods run once k3s restarts; until then there is nothing to
 	// wait for here.
-	if !flags.Wait || clientErr != nil || len(steps) > 0 || res.RestartK3s {
-		fmt.Fprintf(streams.Out, "Check progress with: ballast status -n %s\n", flags.Namespace)
+	if !flags.Wait || len(steps) > 0 || res.RestartK3s {
+		fmt.Fprintf(streams.Out, "Check progress with: %s\n", statusCommand(flags))
 		return nil
+	}
+	if clientErr != nil {
+		// Asked to wait, and cannot see anything: a failure, not a success.
+		return fmt.Errorf("wrote the HelmChart, which k3s applies when it runs, but cannot wait for Ballast to be ready: %w\n"+
+			"once the cluster is reachable, check with: %s (or pass --wait=false not to wait)", clientErr, statusCommand(flags))
 	}
 	return waitK3s(ctx, logger, streams, clients, getter, flags, res.Values)
 }
@@ -350,8 +378,8 @@ func waitK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, cli
 		if strings.HasPrefix(job, "no Job") {
 			hint = "; is k3s running, without --disable-helm-controller, and the manifest not disabled by a .skip file?"
 		}
-		return fmt.Errorf("%w; %s%s. Inspect with: kubectl -n %s get helmchart,jobs,pods; ballast status -n %s",
-			err, job, hint, k3s.HelmChartNamespace, flags.Namespace)
+		return fmt.Errorf("%w; %s%s. Inspect with: kubectl -n %s get helmchart,jobs,pods; %s",
+			err, job, hint, k3s.HelmChartNamespace, statusCommand(flags))
 	}
 	progress.Update("helm-controller deployed Ballast")
 	progress.End(true)
@@ -366,7 +394,7 @@ func waitK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, cli
 	progress.End(true)
 	fmt.Fprintf(streams.Out, "Ballast is ready in namespace %s (%s after the HelmChart was written).\n",
 		flags.Namespace, time.Since(start).Round(time.Second))
-	fmt.Fprintf(streams.Out, "See its health and each node's usage with: ballast status -n %s\n", flags.Namespace)
+	fmt.Fprintf(streams.Out, "See its health and each node's usage with: %s\n", statusCommand(flags))
 	return nil
 }
 
@@ -431,7 +459,7 @@ func installHelm(ctx context.Context, logger *log.Logger, streams cli.IOStreams,
 	opts := helminstall.Options{
 		Getter:      getter,
 		Client:      clients.Kube,
-		ReleaseName: charts.DefaultReleaseName,
+		ReleaseName: flags.ReleaseName,
 		Namespace:   flags.Namespace,
 		Timeout:     flags.Timeout,
 		Debugf:      logger.V(2).Infof,
@@ -450,12 +478,25 @@ func installHelm(ctx context.Context, logger *log.Logger, streams cli.IOStreams,
 	}
 	progress := cli.NewProgress(logger)
 	progress.Start("Validating values")
-	if _, _, err := startcheck.Render(ctx, charts.RenderOptions{Namespace: flags.Namespace, Values: vals}); err != nil {
+	manifest, _, err := startcheck.Render(ctx, charts.RenderOptions{ReleaseName: flags.ReleaseName, Namespace: flags.Namespace, Values: vals})
+	if err != nil {
 		progress.End(false)
 		return fmt.Errorf("invalid values, nothing installed: %w", err)
 	}
 	progress.End(true)
 	reportValues(streams, found, previous, vals, mode)
+	if flags.DryRun {
+		verb := "install"
+		if found {
+			verb = "upgrade"
+		}
+		fmt.Fprintf(streams.Out, "Dry run: nothing written; would %s release %s in namespace %s with the embedded chart.\n", verb, flags.ReleaseName, flags.Namespace)
+		objs, err := helminstall.Objects(manifest)
+		if err != nil {
+			return err
+		}
+		return serverDryRun(ctx, logger, streams, getter, clients, flags.Namespace, objs)
+	}
 
 	// The API server's version was checked above with a clearer message (and
 	// reads the numeric version fields, which every distribution fills).

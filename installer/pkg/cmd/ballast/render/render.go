@@ -11,13 +11,13 @@ import (
 	"github.com/ballast-sched/ballast/charts/values"
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
 	"github.com/ballast-sched/ballast/installer/pkg/startcheck"
 )
 
 type flagpole struct {
-	Values      values.Options
-	Namespace   string
-	ReleaseName string
+	Values values.Options
+	installation.Release
 	KubeVersion string
 	Archive     bool
 }
@@ -36,8 +36,7 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 		},
 	}
 	flags.Values.AddFlags(c.Flags())
-	c.Flags().StringVarP(&flags.Namespace, "namespace", "n", charts.DefaultNamespace, "namespace of Ballast's objects")
-	c.Flags().StringVar(&flags.ReleaseName, "release-name", charts.DefaultReleaseName, "Helm release name (object names derive from it)")
+	flags.Release.AddFlags(c.Flags(), true)
 	c.Flags().StringVar(&flags.KubeVersion, "kube-version", charts.DefaultKubeVersion, "Kubernetes version templates assume")
 	c.Flags().BoolVar(&flags.Archive, "archive", false, "print the embedded chart as a .tgz instead (for helm install or air-gapped hosts)")
 	return c

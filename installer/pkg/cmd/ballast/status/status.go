@@ -24,13 +24,14 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 		Use:   "status",
 		Short: "Show Ballast's health and the real cpu/memory usage of every node",
 		Long: "status exits non-zero when a component is not ready or load-watcher has no usage to serve, whatever the output format.\n" +
-			"It reads load-watcher's port, TLS and the scheduler's staleness limit from the release's values (the chart's defaults without a release).",
+			"It reads load-watcher's port, TLS and the scheduler's staleness limit from the release's values (the chart's defaults without a release).\n" +
+			"It lists the kubeconfigs `ballast kubeconfig` generated, and warns a week before one's token ends, with the command that renews it.",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runE(c.Context(), logger, streams, flags)
 		},
 	}
-	flags.AddFlags(c.Flags(), 30*time.Second)
+	flags.AddFlags(c.Flags(), 30*time.Second, true)
 	return c
 }
 
@@ -42,7 +43,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 	defer cancel()
 	paths := flags.Host.Paths()
 	getter := flags.Getter()
-	clients, err := kube.NewClients(getter)
+	clients, err := kube.Connect(ctx, getter)
 	if err != nil {
 		return err
 	}
@@ -72,6 +73,9 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 	}
 	if err := write(streams.Out, r, flags.Output); err != nil {
 		return err
+	}
+	for _, w := range r.Warnings() {
+		logger.Warnf("%s", w)
 	}
 	if !healthy {
 		if flags.Output != "" {

@@ -12,24 +12,26 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
-	"github.com/ballast-sched/ballast/charts"
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/kube"
 	"github.com/ballast-sched/ballast/core/cli/log"
+	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/kubeconfig"
 )
 
 type flagpole struct {
-	Kube      kube.Flags
-	Namespace string
-	Helm      bool
-	Host      k3s.HostFlags
-	Timeout   time.Duration
+	Kube kube.Flags
+	installation.Release
+	Helm    bool
+	Host    k3s.HostFlags
+	Timeout time.Duration
+	DryRun  bool
 }
 
 // NewCommand returns the uninstall command.
@@ -40,56 +42,99 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 		Short: "Remove Ballast and undo every host change ballast install made",
 		Long: "On a k3s server, uninstall deletes the HelmChart through the API (helm-controller then removes the\n" +
 			"release), then the manifest file and any scheduler drop-in, and says whether k3s must restart.\n" +
-			"Elsewhere, or with --helm, it uninstalls the Helm release.",
+			"Elsewhere, or with --helm, it uninstalls the Helm release.\n" +
+			"It removes only what is Ballast's: the HelmChart and the credentials `ballast kubeconfig` created carry\n" +
+			"Ballast's labels, the host files its header or marker line, the images archives the checksum recorded\n" +
+			"when they were placed, the Helm release Ballast's chart. Anything else of those names is left, and said.\n" +
+			"--dry-run says what would be deleted and what left, and deletes nothing.",
+		Example: "  sudo ballast uninstall --dry-run\n" +
+			"  sudo ballast uninstall\n" +
+			"  ballast uninstall --helm --ballast-namespace ballast-system --release-name ballast",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runE(c.Context(), logger, streams, flags)
 		},
 	}
 	flags.Kube.AddFlags(c.Flags())
-	c.Flags().StringVarP(&flags.Namespace, "namespace", "n", charts.DefaultNamespace, "namespace Ballast was installed into")
+	flags.Release.AddFlags(c.Flags(), true)
 	c.Flags().BoolVar(&flags.Helm, "helm", false, "uninstall the Helm release even on a k3s server")
 	flags.Host.AddFlags(c.Flags())
 	c.Flags().DurationVar(&flags.Timeout, "timeout", 3*time.Minute, "how long to wait for the release to be removed")
+	c.Flags().BoolVar(&flags.DryRun, installation.DryRunFlag, false, "say what would be deleted, and what left because it is not Ballast's; delete nothing")
 	return c
 }
 
 func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole) error {
 	paths := flags.Host.Paths()
 	host := k3s.DetectHost(paths)
+	onK3s := host.Server && !flags.Helm
+	if onK3s && flags.ReleaseName != k3s.HelmChartName {
+		return fmt.Errorf("--%s=%s: on a k3s server Ballast's release is k3s's HelmChart %s/%s, whose name it takes; "+
+			"uninstall a Helm release of another name with --helm", installation.ReleaseNameFlag, flags.ReleaseName,
+			k3s.HelmChartNamespace, k3s.HelmChartName)
+	}
 	getter := flags.Kube.Getter(flags.Namespace, paths.Kubeconfig())
-	clients, err := kube.NewClients(getter)
-	if err != nil {
-		return fmt.Errorf("connect to the cluster: %w", err)
-	}
-	progress := cli.NewProgress(logger)
-
-	if host.Server && !flags.Helm {
-		return uninstallK3s(ctx, logger, streams, paths, flags, clients, getter)
-	}
-
-	progress.Start("Uninstalling Helm release " + charts.DefaultReleaseName)
-	removed, err := helminstall.Uninstall(ctx, helminstall.Options{
-		Getter: getter, Client: clients.Kube, ReleaseName: charts.DefaultReleaseName,
-		Namespace: flags.Namespace, Timeout: flags.Timeout, Debugf: logger.V(2).Infof,
-	})
-	progress.End(err == nil)
+	clients, err := kube.Connect(ctx, getter)
 	if err != nil {
 		return err
 	}
-	deleteExternalCredentials(ctx, logger, streams, clients, flags.Namespace)
-	if removed {
-		fmt.Fprintf(streams.Out, "Removed Ballast from namespace %s.\n", flags.Namespace)
+	if flags.DryRun {
+		fmt.Fprintln(streams.Out, "Dry run: nothing deleted.")
+	}
+	if onK3s {
+		return uninstallK3s(ctx, logger, streams, paths, flags, clients, getter)
+	}
+	return uninstallHelm(ctx, logger, streams, flags, clients, getter)
+}
+
+// uninstallHelm removes the Helm release, when it is Ballast's, and what
+// `ballast kubeconfig` created for it.
+func uninstallHelm(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *flagpole, clients *kube.Clients,
+	getter genericclioptions.RESTClientGetter) error {
+	opts := helminstall.Options{
+		Getter: getter, Client: clients.Kube, ReleaseName: flags.ReleaseName,
+		Namespace: flags.Namespace, Timeout: flags.Timeout, Debugf: logger.V(2).Infof,
+	}
+	var plan helminstall.UninstallPlan
+	var err error
+	if flags.DryRun {
+		plan, err = helminstall.PlanUninstall(opts)
 	} else {
-		fmt.Fprintf(streams.Out, "No Ballast release in namespace %s; nothing to remove.\n", flags.Namespace)
+		progress := cli.NewProgress(logger)
+		progress.Start("Uninstalling Helm release " + flags.ReleaseName)
+		plan, err = helminstall.Uninstall(ctx, opts)
+		progress.End(err == nil)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case plan.NotBallast != nil:
+		verb := "Left"
+		if flags.DryRun {
+			verb = "Would leave"
+		}
+		fmt.Fprintf(streams.Out, "%s %v: it is not Ballast's; pass the --%s of Ballast's.\n", verb, plan.NotBallast, installation.ReleaseNameFlag)
+		return nil
+	case !plan.Found:
+		fmt.Fprintf(streams.Out, "No release %s in namespace %s; no release to remove.\n", flags.ReleaseName, flags.Namespace)
+	case flags.DryRun:
+		fmt.Fprintf(streams.Out, "Would uninstall release %s (revision %d) from namespace %s, with its objects.\n", flags.ReleaseName, plan.Revision, flags.Namespace)
+		for _, l := range plan.Leases {
+			fmt.Fprintf(streams.Out, "Would delete the leader-election Lease %s.\n", l)
+		}
+	}
+	deleteExternalCredentials(ctx, logger, streams, clients, flags)
+	if plan.Found && !flags.DryRun {
+		fmt.Fprintf(streams.Out, "Removed Ballast (release %s) from namespace %s.\n", flags.ReleaseName, flags.Namespace)
 	}
 	return nil
 }
 
 // uninstallK3s removes Ballast from a k3s server: the HelmChart through the
-// API, then this server's files. It refuses, changing nothing, when another
-// server carries the HelmChart manifest: k3s would apply it again whenever
-// that server starts.
+// API, then this server's files, only those that are Ballast's. It
+// refuses, changing nothing, when another server carries the HelmChart
+// manifest: k3s would apply it again whenever that server starts.
 func uninstallK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, paths k3s.Paths, flags *flagpole, clients *kube.Clients,
 	getter genericclioptions.RESTClientGetter) error {
 	local, err := flags.Host.Node()
@@ -105,27 +150,84 @@ func uninstallK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams
 			"run `sudo ballast uninstall` on %s first, then here to remove this server's files; nothing changed",
 			holder, k3s.ManifestNodeAnnotation, holder, holder)
 	}
-	mode, err := cl.ChartMode()
-	if err != nil {
-		return fmt.Errorf("%w; nothing changed", err)
+	chartRef := k3s.HelmChartNamespace + "/" + k3s.HelmChartName
+	chartOurs, chartWhy := cl.Chart != nil, ""
+	if cl.Chart != nil {
+		chartOurs, chartWhy = k3s.OwnedHelmChart(cl.Chart)
 	}
-	// The components' leader-election Leases, which helm-controller's
-	// uninstall does not know of: named by the release before it goes.
-	leases, err := helminstall.ReleaseLeases(helminstall.Options{Getter: getter, ReleaseName: k3s.HelmChartName, Namespace: flags.Namespace})
-	if err != nil {
-		return fmt.Errorf("%w; nothing changed", err)
-	}
-	progress := cli.NewProgress(logger)
-	progress.Start("Deleting HelmChart " + k3s.HelmChartNamespace + "/" + k3s.HelmChartName + " and waiting for helm-controller")
-	res, err := k3s.Installer{Paths: paths}.Uninstall(ctx, func(ctx context.Context) error {
-		var bindNear []string
-		if mode == k3s.ModeReplaceDefault {
-			// Only Ballast serves default-scheduler, which helm-controller's
-			// uninstall Job asks for: place its pod here if Ballast does not.
-			bindNear = []string{local}
+	var mode k3s.Mode
+	var leases []types.NamespacedName
+	if chartOurs {
+		if mode, err = cl.ChartMode(); err != nil {
+			return fmt.Errorf("%w; nothing changed", err)
 		}
-		if err := deleteHelmChart(ctx, logger, clients, flags.Timeout, bindNear); err != nil {
-			return err
+		// The components' leader-election Leases, which helm-controller's
+		// uninstall does not know of: named by the release before it goes.
+		leases, err = helminstall.ReleaseLeases(helminstall.Options{Getter: getter, ReleaseName: k3s.HelmChartName, Namespace: flags.Namespace})
+		if err != nil {
+			return fmt.Errorf("%w; nothing changed", err)
+		}
+	}
+	in := k3s.Installer{Paths: paths}
+	plan, err := in.PlanUninstall()
+	if err != nil {
+		return fmt.Errorf("%w; nothing changed", err)
+	}
+	// k3s's Addon records the manifest file it applied: it goes with a
+	// manifest of Ballast's, or when this host has none.
+	foreignManifest := false
+	for _, f := range plan.Left() {
+		foreignManifest = foreignManifest || f.What == k3s.WhatManifest
+	}
+	if flags.DryRun {
+		switch {
+		case chartOurs:
+			fmt.Fprintf(streams.Out, "Would delete HelmChart %s; k3s's helm-controller would then uninstall release %s from namespace %s.\n",
+				chartRef, k3s.HelmChartName, flags.Namespace)
+		case cl.Chart != nil:
+			fmt.Fprintf(streams.Out, "Would leave HelmChart %s: %s.\n", chartRef, chartWhy)
+		default:
+			fmt.Fprintf(streams.Out, "No HelmChart %s in the cluster.\n", chartRef)
+		}
+		if !foreignManifest {
+			fmt.Fprintf(streams.Out, "Would delete k3s's Addon %s (its record of the manifest), if present.\n", chartRef)
+		}
+		for _, l := range leases {
+			fmt.Fprintf(streams.Out, "Would delete the leader-election Lease %s.\n", l)
+		}
+		for _, f := range plan.Removed("") {
+			fmt.Fprintf(streams.Out, "Would remove %s.\n", f)
+		}
+		reportLeft(streams, plan.Left(), true)
+		deleteExternalCredentials(ctx, logger, streams, clients, flags)
+		if plan.RestartK3s {
+			fmt.Fprintf(streams.Out, "k3s would then need a restart: %s.\n", k3s.RestartCommand)
+		}
+		return nil
+	}
+
+	progress := cli.NewProgress(logger)
+	if chartOurs {
+		progress.Start("Deleting HelmChart " + chartRef + " and waiting for helm-controller")
+	} else {
+		progress.Start("Removing Ballast's files")
+	}
+	res, err := in.Uninstall(ctx, func(ctx context.Context) error {
+		if chartOurs {
+			var bindNear []string
+			if mode == k3s.ModeReplaceDefault {
+				// Only Ballast serves default-scheduler, which helm-controller's
+				// uninstall Job asks for: place its pod here if Ballast does not.
+				bindNear = []string{local}
+			}
+			if err := deleteHelmChart(ctx, logger, clients, flags.Timeout, bindNear); err != nil {
+				return err
+			}
+		}
+		if !foreignManifest {
+			if err := deleteAddon(ctx, clients); err != nil {
+				return err
+			}
 		}
 		return helminstall.DeleteLeases(ctx, clients.Kube, leases)
 	})
@@ -133,10 +235,13 @@ func uninstallK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams
 	if err != nil {
 		return err
 	}
-	deleteExternalCredentials(ctx, logger, streams, clients, flags.Namespace)
-	if res.ManifestRemoved {
+	deleteExternalCredentials(ctx, logger, streams, clients, flags)
+	switch {
+	case cl.Chart != nil && !chartOurs:
+		fmt.Fprintf(streams.Out, "Left HelmChart %s: %s.\n", chartRef, chartWhy)
+	case res.ManifestRemoved:
 		fmt.Fprintf(streams.Out, "Removed Ballast and %s.\n", paths.Manifest())
-	} else {
+	default:
 		fmt.Fprintln(streams.Out, "Ballast's HelmChart manifest was not on this host; the cluster object is gone.")
 	}
 	if res.DropInRemoved {
@@ -146,6 +251,7 @@ func uninstallK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams
 		fmt.Fprintf(streams.Out, "Removed the images archive %s that ballast install placed "+
 			"(k3s does not import it again; the images it imported stay in containerd until the kubelet collects them).\n", f)
 	}
+	reportLeft(streams, res.Left, false)
 	steps := cl.RevertSteps("sudo ballast uninstall")
 	if len(steps) > 0 {
 		fmt.Fprintln(streams.Out, "No scheduler serves default-scheduler until the servers below restart without the drop-in; now:")
@@ -160,15 +266,42 @@ func uninstallK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams
 	return nil
 }
 
-// deleteExternalCredentials deletes what `ballast kubeconfig` created, which
-// Helm does not know of. A failure is reported, not fatal: Ballast is gone.
-func deleteExternalCredentials(ctx context.Context, logger *log.Logger, streams cli.IOStreams, clients *kube.Clients, namespace string) {
-	n, err := kubeconfig.Delete(ctx, clients.Kube, namespace)
+// reportLeft says which files of Ballast's names were (or would be) left,
+// and why.
+func reportLeft(streams cli.IOStreams, left []k3s.FileAction, dryRun bool) {
+	verb := "Left"
+	if dryRun {
+		verb = "Would leave"
+	}
+	for _, f := range left {
+		fmt.Fprintf(streams.Out, "%s %s (%s): %s.\n", verb, f.Path, f.What, f.Why)
+	}
+}
+
+// deleteExternalCredentials deletes what `ballast kubeconfig` created for
+// the release, which Helm does not know of (with --dry-run: says what it
+// would). A failure is reported, not fatal: Ballast is gone.
+func deleteExternalCredentials(ctx context.Context, logger *log.Logger, streams cli.IOStreams, clients *kube.Clients, flags *flagpole) {
+	r, err := kubeconfig.Delete(ctx, clients.Kube, flags.Namespace, flags.ReleaseName, flags.DryRun)
 	if err != nil {
 		logger.Warnf("could not delete every credential `ballast kubeconfig` created: %v", err)
 	}
-	if n > 0 {
-		fmt.Fprintf(streams.Out, "Deleted %d ServiceAccounts, bindings and Secrets that `ballast kubeconfig` created.\n", n)
+	verb := "Deleted"
+	if flags.DryRun {
+		verb = "Would delete"
+	}
+	if r.Deleted > 0 {
+		fmt.Fprintf(streams.Out, "%s %d ServiceAccounts, bindings and Secrets that `ballast kubeconfig` created.\n", verb, r.Deleted)
+	}
+	for _, f := range r.Files {
+		fmt.Fprintf(streams.Out, "The kubeconfig file %s stays where it was written; its token stops working with its ServiceAccount.\n", f)
+	}
+	left := "Left"
+	if flags.DryRun {
+		left = "Would leave"
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(streams.Out, "%s %s.\n", left, s)
 	}
 }
 
@@ -206,7 +339,12 @@ func deleteHelmChart(ctx context.Context, logger *log.Logger, clients *kube.Clie
 				timeout, k3s.HelmChartNamespace, err)
 		}
 	}
-	err = client.Resource(k3s.AddonResource).Namespace(k3s.HelmChartNamespace).Delete(ctx, k3s.HelmChartName, metav1.DeleteOptions{})
+	return nil
+}
+
+// deleteAddon deletes k3s's record of the applied manifest file.
+func deleteAddon(ctx context.Context, clients *kube.Clients) error {
+	err := clients.Dynamic.Resource(k3s.AddonResource).Namespace(k3s.HelmChartNamespace).Delete(ctx, k3s.HelmChartName, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) && !isNotServed(err) {
 		return fmt.Errorf("delete k3s Addon %s: %w", k3s.HelmChartName, err)
 	}
