@@ -99,7 +99,7 @@ func TestChartRefusesUnknownKeys(t *testing.T) {
 	sections := 0
 	for _, path := range sectionsOf(c.Values, nil) {
 		node := schemaAt(schema, path)
-		if node == nil || node["additionalProperties"] != false {
+		if node == nil || node["additionalProperties"] != false || node["patternProperties"] != nil {
 			// A free-form map: labels, annotations, resources, selectors.
 			if _, free := node["additionalProperties"].(map[string]any); free || node == nil || node["properties"] == nil {
 				continue
