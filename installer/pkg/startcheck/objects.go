@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -109,6 +110,9 @@ func apiRefusals(objs []object) []Refusal {
 			continue
 		}
 		if errs := validateObject(o); len(errs) > 0 {
+			// In one order, whatever the order of the maps walked: a
+			// refusal is traced to the values keys by its words.
+			sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 			out = append(out, Refusal{Component: apiServer, Workload: o.ref(), Err: errs.ToAggregate()})
 		}
 	}

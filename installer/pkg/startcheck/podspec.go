@@ -41,13 +41,13 @@ func validatePodTemplate(t *corev1.PodTemplateSpec, p *field.Path) field.ErrorLi
 	for i := range spec.Containers {
 		errs = append(errs, validateContainer(&spec.Containers[i], volumes, names, sp.Child("containers").Index(i))...)
 	}
-	for fld, v := range map[string]string{"serviceAccountName": spec.ServiceAccountName, "schedulerName": spec.SchedulerName,
-		"priorityClassName": spec.PriorityClassName} {
-		if v == "" {
+	for _, name := range []struct{ fld, v string }{{"serviceAccountName", spec.ServiceAccountName},
+		{"schedulerName", spec.SchedulerName}, {"priorityClassName", spec.PriorityClassName}} {
+		if name.v == "" {
 			continue
 		}
-		for _, msg := range validation.IsDNS1123Subdomain(v) {
-			errs = append(errs, field.Invalid(sp.Child(fld), v, msg))
+		for _, msg := range validation.IsDNS1123Subdomain(name.v) {
+			errs = append(errs, field.Invalid(sp.Child(name.fld), name.v, msg))
 		}
 	}
 	for i, s := range spec.ImagePullSecrets {
@@ -342,13 +342,20 @@ func validateAffinity(a *corev1.Affinity, p *field.Path) field.ErrorList {
 			errs = append(errs, validateNodeSelectorTerm(pref.Preference, pp.Child("preference"))...)
 		}
 	}
-	for fld, pa := range map[string]struct {
+	type podTerms struct {
+		fld  string
 		req  []corev1.PodAffinityTerm
 		pref []corev1.WeightedPodAffinityTerm
-	}{
-		"podAffinity":     affinityTerms(a.PodAffinity),
-		"podAntiAffinity": antiAffinityTerms(a.PodAntiAffinity),
-	} {
+	}
+	var terms []podTerms
+	if pa := a.PodAffinity; pa != nil {
+		terms = append(terms, podTerms{"podAffinity", pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution})
+	}
+	if pa := a.PodAntiAffinity; pa != nil {
+		terms = append(terms, podTerms{"podAntiAffinity", pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution})
+	}
+	for _, pa := range terms {
+		fld := pa.fld
 		for i, term := range pa.req {
 			errs = append(errs, validatePodAffinityTerm(term, p.Child(fld, "requiredDuringSchedulingIgnoredDuringExecution").Index(i))...)
 		}
@@ -359,26 +366,6 @@ func validateAffinity(a *corev1.Affinity, p *field.Path) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-func affinityTerms(a *corev1.PodAffinity) (out struct {
-	req  []corev1.PodAffinityTerm
-	pref []corev1.WeightedPodAffinityTerm
-}) {
-	if a != nil {
-		out.req, out.pref = a.RequiredDuringSchedulingIgnoredDuringExecution, a.PreferredDuringSchedulingIgnoredDuringExecution
-	}
-	return out
-}
-
-func antiAffinityTerms(a *corev1.PodAntiAffinity) (out struct {
-	req  []corev1.PodAffinityTerm
-	pref []corev1.WeightedPodAffinityTerm
-}) {
-	if a != nil {
-		out.req, out.pref = a.RequiredDuringSchedulingIgnoredDuringExecution, a.PreferredDuringSchedulingIgnoredDuringExecution
-	}
-	return out
 }
 
 func validateWeight(w int32, p *field.Path) field.ErrorList {
@@ -468,9 +455,12 @@ func validateTopologySpreadConstraints(constraints []corev1.TopologySpreadConstr
 			errs = append(errs, field.Invalid(cp.Child("minDomains"), *c.MinDomains,
 				fmt.Sprintf("must be greater than zero, and only with whenUnsatisfiable=%s", corev1.DoNotSchedule)))
 		}
-		for fld, pol := range map[string]*corev1.NodeInclusionPolicy{"nodeAffinityPolicy": c.NodeAffinityPolicy, "nodeTaintsPolicy": c.NodeTaintsPolicy} {
-			if pol != nil && !sets.New(corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicyIgnore).Has(*pol) {
-				errs = append(errs, field.NotSupported(cp.Child(fld), *pol,
+		for _, p := range []struct {
+			fld string
+			pol *corev1.NodeInclusionPolicy
+		}{{"nodeAffinityPolicy", c.NodeAffinityPolicy}, {"nodeTaintsPolicy", c.NodeTaintsPolicy}} {
+			if p.pol != nil && !sets.New(corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicyIgnore).Has(*p.pol) {
+				errs = append(errs, field.NotSupported(cp.Child(p.fld), *p.pol,
 					[]corev1.NodeInclusionPolicy{corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicyIgnore}))
 			}
 		}
