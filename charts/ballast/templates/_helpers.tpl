@@ -243,23 +243,26 @@ no Ballast scheduler running, usage that goes stale between two samples.
 {{- end }}
 {{- if $lw.enabled }}
 {{- $period := include "ballast.flagValue" (list $lw.extraArgs "period" $lw.period) }}
+{{- $periodKey := ternary "load-watcher.period" "load-watcher.extraArgs (--period)" (eq $period (toString $lw.period)) }}
 {{- $periodS := float64 (include "ballast.seconds" $period) }}
 {{- $stale := include "ballast.flagValue" (list $lw.extraArgs "stale-after" $lw.staleAfter) }}
+{{- $staleKey := ternary "load-watcher.staleAfter" "load-watcher.extraArgs (--stale-after)" (eq $stale (toString $lw.staleAfter)) }}
 {{- if and $stale (le (float64 (include "ballast.seconds" $stale)) $periodS) }}
-{{- fail (printf "load-watcher.staleAfter=%s must be longer than load-watcher.period=%s: every node would turn stale between two samples and load-watcher would report itself not ready; leave load-watcher.staleAfter empty (three periods) or raise it" $stale $period) }}
+{{- fail (printf "%s=%s must be longer than %s=%s: every node would turn stale between two samples and load-watcher would report itself not ready; leave load-watcher.staleAfter empty (three periods) or raise it" $staleKey $stale $periodKey $period) }}
 {{- end }}
 {{- if not .Values.global.loadWatcher.address }}
 {{- if $s.enabled }}
 {{- $sStale := include "ballast.flagValue" (list $s.extraArgs "load-watcher-stale-after" $s.loadWatcherStaleAfter) }}
+{{- $sKey := ternary "scheduler.loadWatcherStaleAfter" "scheduler.extraArgs (--load-watcher-stale-after)" (eq $sStale (toString $s.loadWatcherStaleAfter)) }}
 {{- if le (float64 (include "ballast.seconds" $sStale)) $periodS }}
-{{- fail (printf "scheduler.loadWatcherStaleAfter=%s must be longer than load-watcher.period=%s: the scheduler would find every node's usage stale between two samples and place pods by requests alone; raise scheduler.loadWatcherStaleAfter (three periods or more) or lower load-watcher.period" $sStale $period) }}
+{{- fail (printf "%s=%s must be longer than %s=%s: the scheduler would find every node's usage stale between two samples and place pods by requests alone; raise scheduler.loadWatcherStaleAfter (three periods or more) or lower load-watcher.period" $sKey $sStale $periodKey $period) }}
 {{- end }}
 {{- end }}
 {{- if $d.enabled }}
 {{- /* The descheduler's own default, core/client's DefaultStaleAfter. */}}
 {{- $dStale := include "ballast.flagValue" (list $d.extraArgs "load-watcher-stale-after" "90s") }}
 {{- if le (float64 (include "ballast.seconds" $dStale)) $periodS }}
-{{- fail (printf "load-watcher.period=%s must be shorter than the descheduler's staleness limit, %s (--load-watcher-stale-after): it would find every node's usage stale between two samples and move nothing; lower load-watcher.period, or add --load-watcher-stale-after to descheduler.extraArgs" $period $dStale) }}
+{{- fail (printf "%s=%s must be shorter than the descheduler's staleness limit, %s (--load-watcher-stale-after in descheduler.extraArgs, 90s by default): it would find every node's usage stale between two samples and move nothing; lower load-watcher.period, or add a longer --load-watcher-stale-after to descheduler.extraArgs" $periodKey $period $dStale) }}
 {{- end }}
 {{- end }}
 {{- end }}
