@@ -26,6 +26,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/core/cli/kube"
@@ -80,15 +81,30 @@ func Manifest(ctx context.Context, getter genericclioptions.RESTClientGetter, na
 	if err != nil {
 		return nil, err
 	}
-	clients, err := kube.NewClients(getter)
+	if _, err := kube.NewClients(getter); err != nil {
+		return nil, fmt.Errorf("connect to the cluster: %w", err) // with what to do
+	}
+	cfg, err := getter.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("connect to the cluster: %w", err)
+	}
+	// Two or three requests an object, in a row: client-go's default of
+	// 5 a second would make a release's dry run take ten seconds.
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 50, 100
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
 	}
 	mapper, err := getter.ToRESTMapper()
 	if err != nil {
 		return nil, fmt.Errorf("connect to the cluster: %w", err)
 	}
-	return Cluster{Mapper: mapper, Client: clients.Kube, Dynamic: clients.Dynamic}.Judge(ctx, namespace, objs)
+	return Cluster{Mapper: mapper, Client: client, Dynamic: dyn}.Judge(ctx, namespace, objs)
 }
 
 // Cluster is what a dry run talks to.
