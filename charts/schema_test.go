@@ -60,6 +60,31 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"TLS switch as a string", `global: {loadWatcher: {tls: {enabled: "true"}}}`, "/global/loadWatcher/tls/enabled"},
 		{"TLS Secret name with a slash", `global: {loadWatcher: {tls: {enabled: true, secretName: "ns/cert"}}}`, "/global/loadWatcher/tls/secretName"},
 		{"misspelt TLS key", `global: {loadWatcher: {tls: {secret: cert}}}`, "/global/loadWatcher/tls"},
+		{"image tag with a space", `global: {image: {tag: "1.0 beta"}}`, "/global/image/tag"},
+		{"component image tag with a space", `scheduler: {image: {tag: "v1 "}}`, "/scheduler/image/tag"},
+		{"image name in capitals", `load-watcher: {image: {repository: Load-Watcher}}`, "/load-watcher/image/repository"},
+		{"registry with a space", `global: {image: {registry: "my registry"}}`, "/global/image/registry"},
+		{"negative request", `scheduler: {resources: {requests: {cpu: -1}}}`, "/scheduler/resources/requests/cpu"},
+		{"request that is no quantity", `scheduler: {resources: {requests: {memory: "1.2.3Gi"}}}`, "/scheduler/resources/requests/memory"},
+		{"unknown resource name", `scheduler: {resources: {limits: {cpus: 1}}}`, "/scheduler/resources/limits"},
+		{"toleration with an unknown operator", `scheduler: {tolerations: [{key: a, operator: Equals, value: b}]}`, "/scheduler/tolerations/0/operator"},
+		{"toleration with an unknown effect", `load-watcher: {tolerations: [{key: a, operator: Exists, effect: NoSchedul}]}`, "/load-watcher/tolerations/0/effect"},
+		{"toleration of every key with Equal", `descheduler: {tolerations: [{operator: Equal, value: b}]}`, "/descheduler/tolerations/0/operator"},
+		{"Exists toleration with a value", `scheduler: {tolerations: [{key: a, operator: Exists, value: b}]}`, "/scheduler/tolerations/0/value"},
+		{"toleration seconds without NoExecute", `scheduler: {tolerations: [{key: a, operator: Exists, effect: NoSchedule, tolerationSeconds: 30}]}`, "/scheduler/tolerations/0/effect"},
+		{"toleration key with a space", `scheduler: {tolerations: [{key: "my key", operator: Exists}]}`, "/scheduler/tolerations/0/key"},
+		{"pod label key with a space", `scheduler: {podLabels: {"my label": x}}`, "/scheduler/podLabels"},
+		{"pod label value with a space", `descheduler: {podLabels: {tier: "front end"}}`, "/descheduler/podLabels/tier"},
+		{"common label key with a space", `global: {commonLabels: {"team name": lab}}`, "/global/commonLabels"},
+		{"node selector key with a space", `load-watcher: {nodeSelector: {"node type": small}}`, "/load-watcher/nodeSelector"},
+		{"annotation key with a space", `scheduler: {podAnnotations: {"my note": x}}`, "/scheduler/podAnnotations"},
+		{"dashboard label key with a space", `grafanaDashboard: {labels: {"grafana dashboard": "1"}}`, "/grafanaDashboard/labels"},
+		{"priority class that cannot exist", `scheduler: {priorityClassName: "System Critical"}`, "/scheduler/priorityClassName"},
+		{"spread constraint without a topology key", `scheduler: {topologySpreadConstraints: [{maxSkew: 1, whenUnsatisfiable: DoNotSchedule}]}`, "/scheduler/topologySpreadConstraints/0"},
+		{"spread constraint with an unknown policy", `scheduler: {topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: Never}]}`,
+			"/scheduler/topologySpreadConstraints/0/whenUnsatisfiable"},
+		{"misspelt affinity", `descheduler: {affinity: {nodeAfinity: {}}}`, "/descheduler/affinity"},
+		{"opt-in selector with a bad label", `optIn: {namespaceSelector: {matchLabels: {"opt in": "true"}}}`, "/optIn/namespaceSelector/matchLabels"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,5 +96,28 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 				t.Errorf("error does not name %s as a schema violation:\n%v", tc.wantPath, err)
 			}
 		})
+	}
+}
+
+// TestSchemaAcceptsWhatTheAPIAccepts keeps the schema from refusing values the
+// API server and the kubelet take: the forms users write.
+func TestSchemaAcceptsWhatTheAPIAccepts(t *testing.T) {
+	for _, doc := range []string{
+		`global: {image: {registry: "localhost:5000", tag: "v0.4.0-rc.1_linux"}}`,
+		`global: {image: {registry: "registry.lab.example:5000/team/ballast/"}}`,
+		`scheduler: {image: {repository: ballast/scheduler__dev-build}}`,
+		`scheduler: {resources: {requests: {cpu: 0.5, memory: 100M}, limits: {cpu: "1", memory: 1Gi}}}`,
+		`load-watcher: {resources: {requests: {memory: "1e8", ephemeral-storage: 1Gi}, limits: {memory: 128Mi}}}`,
+		`load-watcher: {resources: {requests: {hugepages-2Mi: 4Mi}, limits: {hugepages-2Mi: 4Mi}}}`,
+		`scheduler: {tolerations: [{key: CriticalAddonsOnly, operator: Exists}, {operator: Exists}, {key: node-role.kubernetes.io/control-plane, effect: NoSchedule}]}`,
+		`descheduler: {tolerations: [{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 30}, {key: dedicated, value: lab}]}`,
+		`scheduler: {nodeSelector: {kubernetes.io/os: linux}, podLabels: {team: lab}, podAnnotations: {"example.com/note": "any text at all"}}`,
+		`scheduler: {topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, minDomains: 2, labelSelector: {matchLabels: {app.kubernetes.io/name: scheduler}}}]}`,
+		`scheduler: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]}]}}}}`,
+		`global: {commonLabels: {example.com/team: lab}, imagePullSecrets: [{name: regcred}]}`,
+	} {
+		if _, _, err := Render(context.Background(), RenderOptions{Values: valuesFromYAML(t, doc)}); err != nil {
+			t.Errorf("%s: refused: %v", doc, err)
+		}
 	}
 }

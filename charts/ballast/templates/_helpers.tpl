@@ -197,8 +197,153 @@ leaseDuration > renewDeadline > 1.2 × retryPeriod. Takes (list section values).
 {{- end -}}
 {{- end -}}
 
+{{/*
+The value a component starts with for a flag: the last of extraArgs that sets
+it (--flag=value or --flag value, as the flag parser reads them), else def.
+Takes (list extraArgs flag def).
+*/}}
+{{- define "ballast.flagValue" -}}
+{{- $args := index . 0 -}}
+{{- $flag := index . 1 -}}
+{{- $value := index . 2 -}}
+{{- $next := false -}}
+{{- range $args -}}
+{{- $a := toString . -}}
+{{- if $next -}}
+{{- $value = $a -}}
+{{- $next = false -}}
+{{- else if or (hasPrefix (printf "--%s=" $flag) $a) (hasPrefix (printf "-%s=" $flag) $a) -}}
+{{- $value = regexReplaceAll "^--?[^=]+=" $a "" -}}
+{{- else if or (eq $a (printf "--%s" $flag)) (eq $a (printf "-%s" $flag)) -}}
+{{- $next = true -}}
+{{- end -}}
+{{- end -}}
+{{- $value -}}
+{{- end -}}
+
+{{/*
+Fails on what would leave pods with no scheduler, or a scheduler with no usage:
+a component enabled with no replica, replaceDefault or the opt-in policy with
+no Ballast scheduler running, usage that goes stale between two samples.
+*/}}
+{{- define "ballast.validateScheduling" -}}
+{{- $mode := .Values.global.schedulerMode }}
+{{- $s := index .Values "scheduler" }}
+{{- $d := index .Values "descheduler" }}
+{{- $lw := index .Values "load-watcher" }}
+{{- if and (eq $mode "replaceDefault") (not $s.enabled) }}
+{{- fail "global.schedulerMode=replaceDefault with scheduler.enabled=false: the cluster's own scheduler is renamed and nothing would serve default-scheduler, so no pod would be scheduled again; set scheduler.enabled=true, or global.schedulerMode=second" }}
+{{- end }}
+{{- range $name := list "scheduler" "load-watcher" "descheduler" }}
+{{- $c := index $.Values $name }}
+{{- if and $c.enabled (eq (int $c.replicas) 0) }}
+{{- $why := dict "scheduler" (ternary "the cluster's own scheduler is renamed in replaceDefault mode and no pod would be scheduled again" "pods that ask for Ballast's scheduler (by schedulerName or the namespace opt-in) would never be scheduled" (eq $mode "replaceDefault")) "load-watcher" "the scheduler and descheduler would read usage from a Service with no pod behind it" "descheduler" "nothing would ever be moved" }}
+{{- fail (printf "%s.replicas=0 with %s.enabled=true runs no %s: %s; set %s.replicas to 1 or more, or %s.enabled=false" $name $name $name (get $why $name) $name $name) }}
+{{- end }}
+{{- end }}
+{{- if $lw.enabled }}
+{{- $period := include "ballast.flagValue" (list $lw.extraArgs "period" $lw.period) }}
+{{- $periodKey := ternary "load-watcher.period" "load-watcher.extraArgs (--period)" (eq $period (toString $lw.period)) }}
+{{- $periodS := float64 (include "ballast.seconds" $period) }}
+{{- $stale := include "ballast.flagValue" (list $lw.extraArgs "stale-after" $lw.staleAfter) }}
+{{- $staleKey := ternary "load-watcher.staleAfter" "load-watcher.extraArgs (--stale-after)" (eq $stale (toString $lw.staleAfter)) }}
+{{- if and $stale (le (float64 (include "ballast.seconds" $stale)) $periodS) }}
+{{- fail (printf "%s=%s must be longer than %s=%s: every node would turn stale between two samples and load-watcher would report itself not ready; leave load-watcher.staleAfter empty (three periods) or raise it" $staleKey $stale $periodKey $period) }}
+{{- end }}
+{{- if not .Values.global.loadWatcher.address }}
+{{- if $s.enabled }}
+{{- $sStale := include "ballast.flagValue" (list $s.extraArgs "load-watcher-stale-after" $s.loadWatcherStaleAfter) }}
+{{- $sKey := ternary "scheduler.loadWatcherStaleAfter" "scheduler.extraArgs (--load-watcher-stale-after)" (eq $sStale (toString $s.loadWatcherStaleAfter)) }}
+{{- if le (float64 (include "ballast.seconds" $sStale)) $periodS }}
+{{- fail (printf "%s=%s must be longer than %s=%s: the scheduler would find every node's usage stale between two samples and place pods by requests alone; raise scheduler.loadWatcherStaleAfter (three periods or more) or lower load-watcher.period" $sKey $sStale $periodKey $period) }}
+{{- end }}
+{{- end }}
+{{- if $d.enabled }}
+{{- /* The descheduler's own default, core/client's DefaultStaleAfter. */}}
+{{- $dStale := include "ballast.flagValue" (list $d.extraArgs "load-watcher-stale-after" "90s") }}
+{{- if le (float64 (include "ballast.seconds" $dStale)) $periodS }}
+{{- fail (printf "%s=%s must be shorter than the descheduler's staleness limit, %s (--load-watcher-stale-after in descheduler.extraArgs, 90s by default): it would find every node's usage stale between two samples and move nothing; lower load-watcher.period, or add a longer --load-watcher-stale-after to descheduler.extraArgs" $periodKey $period $dStale) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+A resource quantity (the schema has checked its form: 100m, 0.5, 128Mi, 1e3)
+as a number, for rules that compare quantities.
+*/}}
+{{- define "ballast.quantity" -}}
+{{- $q := toString . -}}
+{{- $n := regexFind "^\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)" $q -}}
+{{- $suffix := trimPrefix $n $q -}}
+{{- $v := float64 (trimPrefix "+" $n) -}}
+{{- $units := dict "" 1.0 "n" 0.000000001 "u" 0.000001 "m" 0.001 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0 "E" 1000000000000000000.0 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 -}}
+{{- if hasKey $units $suffix -}}
+{{- $v = mulf $v (get $units $suffix) -}}
+{{- else -}}
+{{- /* An exponent: e3, E-2 (strconv reads a leading 0 as octal, so zeros go first). */ -}}
+{{- $down := hasPrefix "-" (substr 1 2 $suffix) -}}
+{{- $exp := int (default "0" (regexReplaceAll "^[eE][+-]?0*" $suffix "")) -}}
+{{- range until (int (min 400 $exp)) -}}
+{{- $v = ternary (divf $v 10.0) (mulf $v 10.0) $down -}}
+{{- end -}}
+{{- end -}}
+{{- $v -}}
+{{- end -}}
+
+{{/*
+Fails on container resources the API server refuses: a request above its
+limit, or, for a resource that cannot be overcommitted (hugepages, extended
+resources), a request that differs from its limit or has none.
+*/}}
+{{- define "ballast.validateResources" -}}
+{{- range $name := list "load-watcher" "scheduler" "descheduler" }}
+{{- $c := index $.Values $name }}
+{{- if $c.enabled }}
+{{- $req := default (dict) ($c.resources).requests }}
+{{- $lim := default (dict) ($c.resources).limits }}
+{{- range $r, $q := $req }}
+{{- $overcommit := has $r (list "cpu" "memory" "ephemeral-storage") }}
+{{- if hasKey $lim $r }}
+{{- $l := index $lim $r }}
+{{- if and $overcommit (gt (float64 (include "ballast.quantity" $q)) (float64 (include "ballast.quantity" $l))) }}
+{{- fail (printf "%s.resources.requests.%s=%v is above %s.resources.limits.%s=%v: the API server refuses a request above its limit; lower the request or raise the limit" $name $r $q $name $r $l) }}
+{{- end }}
+{{- if and (not $overcommit) (ne (float64 (include "ballast.quantity" $q)) (float64 (include "ballast.quantity" $l))) }}
+{{- fail (printf "%s.resources.requests.%s=%v must equal %s.resources.limits.%s=%v: the API server refuses a request other than the limit for a resource that cannot be overcommitted" $name $r $q $name $r $l) }}
+{{- end }}
+{{- else if not $overcommit }}
+{{- fail (printf "%s.resources.requests.%s needs %s.resources.limits.%s, equal to it: the API server refuses a request without a limit for a resource that cannot be overcommitted" $name $r $name $r) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Fails on labels that would take the place of the ones Ballast's selectors,
+Services and NetworkPolicy find its pods by.
+*/}}
+{{- define "ballast.validateLabels" -}}
+{{- $own := list "helm.sh/chart" "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/version" "app.kubernetes.io/managed-by" "app.kubernetes.io/component" "app.kubernetes.io/part-of" }}
+{{- range $k := $own }}
+{{- if hasKey (default (dict) $.Values.global.commonLabels) $k }}
+{{- fail (printf "global.commonLabels must not set %s: Ballast sets it on every object, and its selectors, Services and NetworkPolicy find its pods by it; remove it from global.commonLabels" $k) }}
+{{- end }}
+{{- range $name := list "scheduler" "load-watcher" "descheduler" }}
+{{- if hasKey (default (dict) (index $.Values $name).podLabels) $k }}
+{{- fail (printf "%s.podLabels must not set %s: Ballast sets it on the pod, and its selectors, Services and NetworkPolicy find the pod by it; remove it from %s.podLabels" $name $k $name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{/* Checks on combinations the schema cannot express; called once from the umbrella. */}}
 {{- define "ballast.validate" -}}
+{{- include "ballast.validateScheduling" . }}
+{{- include "ballast.validateLabels" . }}
+{{- include "ballast.validateResources" . }}
 {{- $mode := .Values.global.schedulerMode }}
 {{- $s := index .Values "scheduler" }}
 {{- $d := index .Values "descheduler" }}

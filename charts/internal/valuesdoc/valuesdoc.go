@@ -145,38 +145,82 @@ func escape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 // checkedValues says how validation works.
 const checkedValues = `## How values are checked
 
-The components are the one source of truth for what is valid: a value is wrong
-when the load-watcher, scheduler or descheduler would refuse, at start, the
-configuration it renders.
+Nothing is written that the API server, the cluster or a component would refuse,
+or that would stop scheduling. The components are the one source of truth for
+their own configuration: a value is wrong when the load-watcher, scheduler or
+descheduler would refuse, at start, the configuration it renders.
 
 - ` + "`ballast render`" + ` and ` + "`ballast install`" + ` (both paths: k3s's HelmChart and the Helm SDK)
-  render the chart, then run each component's own start-up checks on what it
-  renders, without a cluster: the scheduler's flag parsing, its
-  KubeSchedulerConfiguration scheme with Ballast's plugin args and the building
-  of every profile's plugins; the descheduler's flags and its policy scheme with
-  every upstream plugin and Ballast's; load-watcher's flags and collector
-  configuration. A refusal names the values key it comes from (found by
-  rendering again without each value given) with the component's own message,
-  and nothing is written:
+  render the chart, then check what it renders, without a cluster:
+  - **the API server's rules** for every rendered object, for the fields values
+    reach: metadata, labels and annotations, selectors, image references (as the
+    kubelet parses them: an image with a space is taken into a Deployment and its
+    pods never start), container resources (a request above its limit), ports,
+    environment, volumes and mounts, tolerations, node selectors, affinity, topology
+    spread constraints, security contexts, Services, ConfigMaps (1 MiB at most),
+    disruption budgets, RBAC and NetworkPolicies; each object is decoded strictly,
+    so a field its type does not have (a misspelt ` + "`nodeAffinity`" + `) is refused
+    rather than dropped. The API server's own validation packages, with their
+    conversion to internal types, would take the ` + "`ballast`" + ` binary past its 64 MiB
+    budget (64.2 MiB for pods and Deployments alone; [performance.md](performance.md#cli)), so
+    these rules are written with the apimachinery helpers those packages use
+    (` + "`installer/pkg/startcheck`" + `);
+  - **each component's own start-up checks**: the scheduler's flag parsing, its
+    KubeSchedulerConfiguration scheme with Ballast's plugin args and the building
+    of every profile's plugins; the descheduler's flags and its policy scheme with
+    every upstream plugin and Ballast's; load-watcher's flags and collector
+    configuration;
+  - **what the objects would do together**: a component's Deployment with no
+    replica; ` + "`replaceDefault`" + ` mode (the cluster's own scheduler renamed) with no running
+    Ballast scheduler serving ` + "`default-scheduler`" + `, or the namespace opt-in naming a
+    scheduler nothing runs (no pod would be scheduled again); a scheduler or
+    descheduler reading the release's load-watcher with no load-watcher pod behind
+    its Service; a staleness limit (load-watcher's, the scheduler's, the
+    descheduler's) no longer than load-watcher's sampling period, so that usage
+    turns stale between two samples.
+
+  A refusal names the values keys it comes from (found by rendering again without
+  each value given) with the API server's or the component's own message, and
+  nothing is written:
 
   ` + "```" + `
   scheduler.plugins.loadAware.scoringStrategy.targetUtilization=0: the scheduler would refuse this at start
   (Deployment/ballast-scheduler): ... scoringStrategy.targetUtilization: Invalid value: 0: must be above 0 and at most 100
   ` + "```" + `
 
+- ` + "`ballast render --validate`" + ` has the cluster's API server judge the objects too, as a
+  server-side dry run (nothing is stored): each object as a server-side apply, and
+  each Deployment's pod as its ReplicaSet would create it, so that admission
+  (Pod Security, priority classes, quotas) is asked as well. A kind the cluster
+  does not serve (a ServiceMonitor without the Prometheus Operator) is refused;
+  objects in a namespace that does not exist yet are checked offline only.
 - ` + "`helm install`" + ` users get the same protection from the chart itself:
   ` + "`values.schema.json`" + ` refuses wrong types, out-of-range numbers, zero or
-  malformed durations and unknown keys (in ` + "`global`" + ` and in every section), and
-  template checks refuse what a schema cannot say (settings that only make sense
-  together, such as leader election durations or windows shorter than
-  load-watcher's period), naming every key involved.
-- A test (` + "`TestChartRefusesWhatComponentsRefuse`" + `, in CI) keeps the two from drifting:
-  for every number, duration and enumerated value of the chart it tries zero,
-  negative, fractional, huge, out-of-bounds, unit-less, wrongly typed and unknown
-  values, and fails when the chart accepts what a component would refuse, or
-  refuses what every component accepts without a reason it lists (a weight of 0,
-  which kube-scheduler reads as 1; a port of 0; a policy-wide eviction cap of 0,
-  which would silently stop the descheduler).
+  malformed durations, unknown keys (in ` + "`global`" + ` and in every section), image tags,
+  names and registries that are no image reference, negative or malformed
+  quantities and unknown resource names, label and annotation keys that are no
+  qualified name (a space), tolerations with an unknown operator or effect, and
+  malformed spread constraints and affinity; template checks refuse what a schema
+  cannot say, naming every key involved and the fix: settings that only make sense
+  together (leader election durations, windows shorter than load-watcher's period,
+  a request above its limit), ` + "`global.schedulerMode=replaceDefault`" + ` with
+  ` + "`scheduler.enabled=false`" + `, a component enabled with ` + "`replicas: 0`" + `, staleness limits no
+  longer than ` + "`load-watcher.period`" + `, and labels that would take the place of the ones
+  Ballast's selectors find its pods by.
+- Tests (in CI) keep the chart and the CLI's checks from drifting.
+  ` + "`TestChartRefusesWhatComponentsRefuse`" + `: for every number, duration and enumerated
+  value of the chart, and every image reference, quantity, label map, annotation
+  map, object name, toleration list, spread constraint list and affinity, it tries
+  zero, negative, fractional, huge, out-of-bounds, unit-less, wrongly typed,
+  malformed and unknown values, and fails when the chart accepts what the API
+  server's rules or a component would refuse, or refuses what every component
+  accepts without a reason it lists (a weight of 0, which kube-scheduler reads as 1;
+  a port of 0; a policy-wide eviction cap of 0, which would silently stop the
+  descheduler). ` + "`TestChartRefusesWhatStopsScheduling`" + `: over every combination of the
+  mode, each component on or off and its replicas, load-watcher's address and the
+  opt-in, and of the sampling period with every staleness limit, the chart refuses
+  exactly what the objects it renders without its checks would do to stop
+  scheduling, naming every key that alone makes the difference.
 - ` + "`global`" + ` accepts, besides its own keys, the keys platforms set when they install
   a chart (` + "`systemDefaultRegistry`" + `, ` + "`clusterCIDR`" + `, ` + "`clusterDNS`" + `, ` + "`cattle`" + ` and the like);
   they are not used.

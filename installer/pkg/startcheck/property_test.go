@@ -39,7 +39,7 @@ func TestChartRefusesWhatComponentsRefuse(t *testing.T) {
 	cases := 0
 	for _, l := range leaves(c.Values, nil) {
 		node := schemaAt(schema, l.path)
-		for _, v := range candidates(l.value, node) {
+		for _, v := range candidates(l.value, node, definitionAt(schema, l.path)) {
 			key := strings.Join(l.path, ".")
 			name := fmt.Sprintf("%s=%v", key, v)
 			vals := set(l.path, v)
@@ -55,7 +55,7 @@ func TestChartRefusesWhatComponentsRefuse(t *testing.T) {
 					}
 					return
 				}
-				refusals, err := Manifest(ctx, manifest)
+				refusals, err := Manifest(ctx, manifest, ReplaceDefault(vals))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -71,7 +71,8 @@ func TestChartRefusesWhatComponentsRefuse(t *testing.T) {
 				}
 				if len(refusals) > 0 || chartErr != nil {
 					_, _, err := Render(ctx, charts.RenderOptions{Values: vals})
-					if err == nil || !(strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "'/"+strings.Join(l.path, "/")+"'")) {
+					schemaPath := "'/" + strings.Join(l.path, "/")
+					if err == nil || !(strings.Contains(err.Error(), key) || strings.Contains(err.Error(), schemaPath+"'") || strings.Contains(err.Error(), schemaPath+"/")) {
 						t.Errorf("ballast render does not name %s: %v", key, err)
 					}
 				}
@@ -99,7 +100,7 @@ func TestChartRefusesUnknownKeys(t *testing.T) {
 	sections := 0
 	for _, path := range sectionsOf(c.Values, nil) {
 		node := schemaAt(schema, path)
-		if node == nil || node["additionalProperties"] != false {
+		if node == nil || node["additionalProperties"] != false || node["patternProperties"] != nil {
 			// A free-form map: labels, annotations, resources, selectors.
 			if _, free := node["additionalProperties"].(map[string]any); free || node == nil || node["properties"] == nil {
 				continue
@@ -120,10 +121,20 @@ func TestChartRefusesUnknownKeys(t *testing.T) {
 }
 
 // candidates are the values tried for a leaf of the chart's values whose
-// default is def and whose schema is node.
-func candidates(def any, node map[string]any) []any {
+// default is def and whose schema is node, a definition of the schema's
+// when def names one: the values the API server, the kubelet or the
+// components refuse, and the forms they take.
+func candidates(def any, node map[string]any, definition string) []any {
 	if enum, ok := node["enum"].([]any); ok {
 		return append(append([]any(nil), enum...), "Bogus")
+	}
+	if c, ok := byDefinition[definition]; ok {
+		return c
+	}
+	if items, ok := node["items"].(map[string]any); ok {
+		if c, ok := byDefinition[strings.TrimPrefix(fmt.Sprint(items["$ref"]), "#/definitions/")+"[]"]; ok {
+			return c
+		}
 	}
 	switch d := def.(type) {
 	case float64, int, int64:
@@ -141,6 +152,69 @@ func candidates(def any, node map[string]any) []any {
 		}
 	}
 	return nil
+}
+
+// byDefinition are the candidates for a value of a schema definition (a
+// list of them: name[]): image references, quantities, labels,
+// annotations, object names, tolerations, spread constraints, affinity.
+var byDefinition = map[string][]any{
+	"imageTag":        {"v1.2.3-rc.1_linux", "1.0 beta", "v1 ", "-v1", "v1:2", strings.Repeat("a", 129)},
+	"imageRepository": {"lab/load-watcher", "Load-Watcher", "load watcher", "load-watcher/", "a__b.c-d"},
+	"quantity":        {"0", "-1", "1Mi", "0.5", 0.5, "1e3", "2Ti", "10 Mi", "1.2.3", "Mi", "1m"},
+	"labels": {
+		map[string]any{"my label": "x"}, map[string]any{"tier": "front end"}, map[string]any{"example.com/team": "lab"},
+		map[string]any{"app.kubernetes.io/name": "x"}, map[string]any{"a/b/c": "x"}, map[string]any{"tier": strings.Repeat("a", 64)},
+	},
+	"annotations":  {map[string]any{"my note": "x"}, map[string]any{"example.com/note": "any text: at all"}},
+	"dnsSubdomain": {"system-cluster-critical", "System Critical", "a_b", "lab.example"},
+	"toleration[]": {
+		[]any{map[string]any{"key": "a", "operator": "Equals", "value": "b"}},
+		[]any{map[string]any{"operator": "Exists"}},
+		[]any{map[string]any{"operator": "Equal", "value": "b"}},
+		[]any{map[string]any{"key": "a", "operator": "Exists", "value": "b"}},
+		[]any{map[string]any{"key": "a", "operator": "Exists", "effect": "NoSchedul"}},
+		[]any{map[string]any{"key": "my key", "operator": "Exists"}},
+		[]any{map[string]any{"key": "a", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}},
+		[]any{map[string]any{"key": "a", "operator": "Lt", "value": "5"}},
+		[]any{map[string]any{"key": "CriticalAddonsOnly", "operator": "Exists"}, map[string]any{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}},
+	},
+	"topologySpreadConstraint[]": {
+		[]any{map[string]any{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"}},
+		[]any{map[string]any{"maxSkew": 0, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"}},
+		[]any{map[string]any{"maxSkew": 1, "whenUnsatisfiable": "ScheduleAnyway"}},
+		[]any{map[string]any{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Never"}},
+		[]any{map[string]any{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2}},
+		[]any{map[string]any{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": map[string]any{"matchLabels": map[string]any{"my app": "x"}}}},
+	},
+	"affinity": {
+		map[string]any{"nodeAfinity": map[string]any{}},
+		map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": []any{}}}},
+		map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": []any{
+			map[string]any{"matchExpressions": []any{map[string]any{"key": "kubernetes.io/arch", "operator": "In", "values": []any{"amd64"}}}}}}}},
+		map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": []any{
+			map[string]any{"matchExpressions": []any{map[string]any{"key": "kubernetes.io/arch", "operator": "Equals", "values": []any{"amd64"}}}}}}}},
+		map[string]any{"podAntiAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{
+			map[string]any{"weight": 101, "podAffinityTerm": map[string]any{"topologyKey": "kubernetes.io/hostname"}}}}},
+		map[string]any{"podAntiAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": []any{
+			map[string]any{"labelSelector": map[string]any{"matchLabels": map[string]any{"app": "x"}}}}}},
+	},
+}
+
+// definitionAt returns the name of the schema definition the value at
+// path is made of, if any.
+func definitionAt(schema map[string]any, path []string) string {
+	node := schema
+	for _, k := range path {
+		node = resolve(schema, node)
+		props, _ := node["properties"].(map[string]any)
+		next, ok := props[k].(map[string]any)
+		if !ok {
+			return ""
+		}
+		node = next
+	}
+	ref, _ := node["$ref"].(string)
+	return strings.TrimPrefix(ref, "#/definitions/")
 }
 
 func toFloat(v any) float64 {

@@ -1,8 +1,11 @@
-// Package startcheck runs each Ballast component's own start-up checks on
-// the configuration a chart renders, before anything is written: the
-// scheduler's configuration scheme and plugin args, the descheduler's policy
-// scheme and plugins, load-watcher's flags. A refusal names the values keys
-// it comes from, found by rendering again without each key given.
+// Package startcheck checks what a chart renders before anything is written:
+// the API server's rules for the fields values reach (checked offline), each
+// Ballast component's own start-up checks (the scheduler's configuration
+// scheme and plugin args, the descheduler's policy scheme and plugins,
+// load-watcher's flags), and what the objects would do together (a cluster
+// left with no scheduler, a scheduler with no usage). A refusal names the
+// values keys it comes from, found by rendering again without each key
+// given.
 //
 // The chart's schema and template checks refuse most bad values first, for
 // `helm install` users too; the components' checks are the one source of
@@ -35,15 +38,16 @@ var checks = map[string]func(context.Context, startup.Container) error{
 }
 
 // apiServer is the Component of a Refusal of objects that would not even
-// be stored.
+// be stored, or whose pods would never run.
 const apiServer = "Kubernetes API"
 
-// Refusal is what one component would refuse at start.
+// Refusal is what one component, the API server or the cluster would refuse.
 type Refusal struct {
-	// Component is the component's chart name: scheduler, descheduler,
-	// load-watcher.
+	// Component is the component's chart name (scheduler, descheduler,
+	// load-watcher), the Kubernetes API, or scheduling: what the objects
+	// would do together.
 	Component string
-	// Workload is the object that would run it: Deployment/NAME.
+	// Workload is the object concerned: Deployment/NAME.
 	Workload string
 	// Err is the component's own message.
 	Err error
@@ -59,23 +63,34 @@ func (r Refusal) Error() string {
 	if len(r.Keys) > 0 {
 		from = strings.Join(r.Keys, ", ")
 	}
-	if r.Component == apiServer {
+	switch r.Component {
+	case apiServer:
 		return fmt.Sprintf("%s: the API server would refuse %s: %v", from, r.Workload, r.Err)
+	case scheduling:
+		return fmt.Sprintf("%s: scheduling would stop (%s): %v", from, r.Workload, r.Err)
 	}
 	return fmt.Sprintf("%s: the %s would refuse this at start (%s): %v", from, r.Component, r.Workload, r.Err)
 }
 
-// Manifest runs every component's check on the workloads in manifest and
-// returns what they refuse.
-func Manifest(ctx context.Context, manifest string) ([]Refusal, error) {
-	cs, err := containers(manifest)
+// Manifest checks the objects of manifest before anything is written: the
+// API server's rules for the fields values reach, every component's own
+// start-up check on the workload that runs it, and what the objects would
+// do together (scheduling). replaceDefault says the cluster's own scheduler
+// is renamed (global.schedulerMode=replaceDefault), so that Ballast's must
+// serve every pod.
+func Manifest(ctx context.Context, manifest string, replaceDefault bool) ([]Refusal, error) {
+	objs, err := objects(manifest)
 	if err != nil {
 		// What the API server would refuse to store.
 		return []Refusal{{Component: apiServer, Workload: "the rendered manifests", Err: err}}, nil
 	}
+	out := apiRefusals(objs)
+	cs, err := containers(manifest)
+	if err != nil {
+		return append(out, Refusal{Component: apiServer, Workload: "the rendered manifests", Err: err}), nil
+	}
 	// The components' start-up logs are theirs, not the installer's.
 	ctx = klog.NewContext(ctx, logr.Discard())
-	var out []Refusal
 	for _, c := range cs {
 		check, ok := checks[c.component]
 		if !ok {
@@ -85,7 +100,24 @@ func Manifest(ctx context.Context, manifest string) ([]Refusal, error) {
 			out = append(out, Refusal{Component: c.component, Workload: c.Workload, Err: err})
 		}
 	}
-	return out, nil
+	return append(out, schedulingRefusals(objs, cs, replaceDefault)...), nil
+}
+
+// ReplaceDefault reports whether vals, over the chart's defaults, set
+// global.schedulerMode=replaceDefault.
+func ReplaceDefault(vals map[string]any) bool {
+	const replace = "replaceDefault"
+	if g, ok := vals["global"].(map[string]any); ok {
+		if m, ok := g["schedulerMode"].(string); ok {
+			return m == replace
+		}
+	}
+	c, err := charts.Load()
+	if err != nil {
+		return false
+	}
+	g, _ := c.Values["global"].(map[string]any)
+	return g["schedulerMode"] == replace
 }
 
 // Render renders the chart as charts.Render does and runs every component's
@@ -96,7 +128,7 @@ func Render(ctx context.Context, opts charts.RenderOptions) (manifest, notes str
 	if err != nil {
 		return "", "", err
 	}
-	refusals, err := Manifest(ctx, manifest)
+	refusals, err := Manifest(ctx, manifest, ReplaceDefault(opts.Values))
 	if err != nil {
 		return "", "", err
 	}
@@ -124,7 +156,7 @@ func attribute(ctx context.Context, opts charts.RenderOptions, r Refusal) []stri
 		if err != nil {
 			continue // the values no longer render: says nothing of r
 		}
-		again, err := Manifest(ctx, manifest)
+		again, err := Manifest(ctx, manifest, ReplaceDefault(o.Values))
 		if err != nil || !refusesAlike(again, r) {
 			keys = append(keys, leaf.String())
 		}

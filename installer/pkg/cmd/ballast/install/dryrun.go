@@ -12,7 +12,7 @@ import (
 	"github.com/ballast-sched/ballast/core/cli/kube"
 	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
-	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
+	"github.com/ballast-sched/ballast/installer/pkg/dryrun"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
 	"github.com/ballast-sched/ballast/installer/pkg/startcheck"
 )
@@ -45,7 +45,7 @@ func dryRunK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, f
 		fmt.Fprintln(streams.Out, "The cluster could not be reached: no server-side dry run.")
 		return nil
 	}
-	hc, err := helminstall.Objects(string(res.ManifestContent))
+	hc, err := dryrun.Objects(string(res.ManifestContent))
 	if err != nil {
 		return err
 	}
@@ -53,61 +53,32 @@ func dryRunK3s(ctx context.Context, logger *log.Logger, streams cli.IOStreams, f
 	if err != nil {
 		return err
 	}
-	objs, err := helminstall.Objects(manifest)
+	objs, err := dryrun.Objects(manifest)
 	if err != nil {
 		return err
 	}
 	return serverDryRun(ctx, logger, streams, getter, clients, flags.Namespace, append(hc, objs...))
 }
 
-// serverDryRun has the API server judge objs (helminstall.ServerDryRun) and
+// serverDryRun has the API server judge objs (dryrun.Cluster.Judge) and
 // says what it would create and update, and what it refuses: a refusal
 // fails the command.
 func serverDryRun(ctx context.Context, logger *log.Logger, streams cli.IOStreams, getter genericclioptions.RESTClientGetter,
 	clients *kube.Clients, namespace string, objs []*unstructured.Unstructured) error {
+	mapper, err := getter.ToRESTMapper()
+	if err != nil {
+		return fmt.Errorf("server-side dry run: %w", err)
+	}
 	progress := cli.NewProgress(logger)
 	progress.Start(fmt.Sprintf("Sending %d objects to the API server as a server-side dry run", len(objs)))
-	judged, err := helminstall.ServerDryRun(ctx, getter, clients.Kube, clients.Dynamic, namespace, objs)
+	verdicts, err := dryrun.Cluster{Mapper: mapper, Client: clients.Kube, Dynamic: clients.Dynamic}.Judge(ctx, namespace, objs)
 	progress.End(err == nil)
 	if err != nil {
 		return fmt.Errorf("server-side dry run: %w", err)
 	}
-	var created, updated, refused, unchecked int
-	for _, o := range judged {
-		switch {
-		case o.Err != nil:
-			refused++
-			fmt.Fprintf(streams.Out, "  refused   %s: %v\n", o.Ref(), o.Err)
-		case o.NotChecked != "":
-			unchecked++
-			logger.V(1).Infof("not sent: %s: %s", o.Ref(), o.NotChecked)
-		case o.Exists:
-			updated++
-			fmt.Fprintf(streams.Out, "  update    %s\n", o.Ref())
-		default:
-			created++
-			fmt.Fprintf(streams.Out, "  create    %s\n", o.Ref())
-		}
-	}
-	fmt.Fprintf(streams.Out, "Server-side dry run: the API server accepts %d objects (%d to create, %d to update)",
-		created+updated, created, updated)
-	if refused > 0 {
-		fmt.Fprintf(streams.Out, " and refuses %d", refused)
-	}
-	fmt.Fprintln(streams.Out, ".")
-	if unchecked > 0 {
-		reasons := map[string]int{}
-		for _, o := range judged {
-			if o.NotChecked != "" && o.Err == nil {
-				reasons[o.NotChecked]++
-			}
-		}
-		for why, n := range reasons {
-			fmt.Fprintf(streams.Out, "Not sent, checked offline only: %d objects: %s.\n", n, why)
-		}
-	}
-	if refused > 0 {
-		return fmt.Errorf("the API server refuses %d of Ballast's objects (above); nothing written", refused)
+	dryrun.Write(streams.Out, verdicts)
+	if err := dryrun.Refused(verdicts); err != nil {
+		return fmt.Errorf("%w; nothing written", err)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ballast-sched/ballast/core/cli/kube"
 	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/installation"
+	"github.com/ballast-sched/ballast/installer/pkg/dryrun"
 	"github.com/ballast-sched/ballast/installer/pkg/health"
 	"github.com/ballast-sched/ballast/installer/pkg/helminstall"
 	"github.com/ballast-sched/ballast/installer/pkg/k3s"
@@ -491,7 +492,7 @@ func installHelm(ctx context.Context, logger *log.Logger, streams cli.IOStreams,
 			verb = "upgrade"
 		}
 		fmt.Fprintf(streams.Out, "Dry run: nothing written; would %s release %s in namespace %s with the embedded chart.\n", verb, flags.ReleaseName, flags.Namespace)
-		objs, err := helminstall.Objects(manifest)
+		objs, err := dryrun.Objects(manifest)
 		if err != nil {
 			return err
 		}
