@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -504,6 +506,16 @@ func checkSurgeMove(ctx context.Context, t *testing.T, f *faultEnv, nodes []stri
 	}
 }
 
+// planOf is the plan a move's why names, "" when it names none.
+func planOf(why string) string {
+	_, rest, ok := strings.Cut(why, " of plan ")
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, ",")
+	return id
+}
+
 // podLogs returns the lines of the logs of the pods of selector in
 // namespace that contain grep.
 func podLogs(ctx context.Context, c kubernetes.Interface, namespace, selector, grep string) string {
@@ -557,6 +569,7 @@ func checkMovesExplained(ctx context.Context, t *testing.T, f *faultEnv, nodes [
 			hogged, ex.Moves, ex.MovesError)
 	}
 	planned, byLoad, byMemory := 0, 0, 0
+	byPlan := map[string][]explain.MoveExplanation{}
 	for _, m := range off {
 		if m.LandedOn == "" {
 			t.Errorf("move of %s at %s: where its replacement ran is not recorded", m.Workload, m.At.Format(time.TimeOnly))
@@ -567,6 +580,12 @@ func checkMovesExplained(ctx context.Context, t *testing.T, f *faultEnv, nodes [
 		// SpreadReplicas may move a pod too, once the node has cooled; it
 		// says why in its own words.
 		if strings.HasPrefix(m.Why, "Moved off "+hogged+" by SpreadReplicas: ") {
+			continue
+		}
+		// A move of the descheduler's plan for balance names its plan;
+		// they are held to the plan below.
+		if id := planOf(m.Why); id != "" {
+			byPlan[id] = append(byPlan[id], m)
 			continue
 		}
 		byLoad++
@@ -599,6 +618,23 @@ func checkMovesExplained(ctx context.Context, t *testing.T, f *faultEnv, nodes [
 		t.Errorf("no move off %s by LoadAwareBalance for its memory, which the hog keeps over the high threshold: %+v", hogged, off)
 	}
 	t.Logf("%d moves off %s, %d of them landed as planned", len(off), hogged, planned)
+	// The plan explain reports is the one the moves of plans were made by:
+	// each of its moves made is one the descheduler kept, and each ran
+	// where the plan said.
+	if p := ex.Plan; p != nil {
+		t.Logf("the descheduler's plan %s: %d moves made, spread %.1f points, best %.1f, finished %v, ended %q, moves left here %+v",
+			p.ID, p.Done, p.Spread, p.Best, !p.Finished.IsZero(), p.Ended, p.Moves)
+		for _, m := range byPlan[p.ID] {
+			if m.LandedOn != "" && m.LandedOn != m.Destination {
+				t.Errorf("move of %s of plan %s: its replacement ran on %s, the plan said %s", m.Workload, p.ID, m.LandedOn, m.Destination)
+			}
+		}
+		if got := len(byPlan[p.ID]); got > p.Done {
+			t.Errorf("%d moves off %s name plan %s, which says it made %d", got, hogged, p.ID, p.Done)
+		}
+	} else if len(byPlan) > 0 {
+		t.Errorf("moves off %s name plans %v, but ballast explain node shows no plan", hogged, slices.Collect(maps.Keys(byPlan)))
+	}
 	text, err := f.ballast("explain", "node", hogged).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ballast explain node %s: %v\n%s", hogged, err, text)

@@ -46,29 +46,42 @@ type Saved struct {
 	SourceAfter      Load   `json:"sourceAfter,omitempty"`
 }
 
-// document is the format of the moves in the cluster.
-type document struct {
-	Moves []Saved `json:"moves"`
+// Kept is everything the descheduler keeps in its ConfigMap: its moves,
+// oldest first, and its plan.
+type Kept struct {
+	Moves []Saved    `json:"moves"`
+	Plan  *Rebalance `json:"plan,omitempty"`
 }
 
 // Encode writes moves, oldest first, as they are kept in the cluster;
 // nothing at all when there are none.
-func Encode(moves []Saved) ([]byte, error) {
-	if len(moves) == 0 {
+func Encode(moves []Saved) ([]byte, error) { return EncodeKept(Kept{Moves: moves}) }
+
+// EncodeKept writes k as it is kept in the cluster; nothing at all when it
+// holds nothing.
+func EncodeKept(k Kept) ([]byte, error) {
+	if len(k.Moves) == 0 && k.Plan == nil {
 		return nil, nil
 	}
-	return json.Marshal(document{Moves: moves})
+	return json.Marshal(k)
 }
 
 // Decode reads the moves kept in the cluster (the Key of the moves
 // ConfigMap), in the order they were written; none for empty data.
 func Decode(data []byte) ([]Saved, error) {
+	k, err := DecodeKept(data)
+	return k.Moves, err
+}
+
+// DecodeKept reads what the descheduler keeps in the cluster; nothing for
+// empty data.
+func DecodeKept(data []byte) (Kept, error) {
+	var out Kept
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil
+		return out, nil
 	}
-	var in document
-	if err := json.Unmarshal(data, &in); err != nil {
-		return nil, fmt.Errorf("decoding the remembered moves: %w", err)
+	if err := json.Unmarshal(data, &out); err != nil {
+		return Kept{}, fmt.Errorf("decoding the remembered moves: %w", err)
 	}
-	return in.Moves, nil
+	return out, nil
 }

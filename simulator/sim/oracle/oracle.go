@@ -28,6 +28,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ballast-sched/ballast/core/placement"
+
 	"github.com/ballast-sched/ballast/simulator/scenario"
 )
 
@@ -74,12 +76,17 @@ func Solve(sc *scenario.Scenario) (*Result, error) {
 	if len(p.nodes) == 0 {
 		return nil, fmt.Errorf("scenario %s has no node", sc.Name)
 	}
-	pl, unplaced := greedy(p)
-	pl.improve(maxRounds)
-	out := &Result{From: p.window[0], To: p.window[1], Spread: pl.score().spread, Unplaced: unplaced,
+	sp := p.search()
+	replicas := make([]int, len(p.workloads))
+	for w, wl := range p.workloads {
+		replicas[w] = wl.replicas
+	}
+	pl, unplaced := placement.Greedy(sp, replicas)
+	pl.Improve(maxRounds)
+	out := &Result{From: p.window[0], To: p.window[1], Spread: pl.Score().Spread, Unplaced: unplaced,
 		Placement: map[string]map[string]int{}}
 	for i, n := range p.nodes {
-		for w, c := range pl.count[i] {
+		for w, c := range pl.Count[i] {
 			if c == 0 {
 				continue
 			}

@@ -257,6 +257,13 @@ func FirstDifference(a, b *Result) string {
 	if reflect.DeepEqual(a, b) {
 		return "none"
 	}
+	for i := range min(len(a.Moves), len(b.Moves)) {
+		if ma, mb := a.Moves[i], b.Moves[i]; ma.At != mb.At || ma.Workload != mb.Workload || ma.From != mb.From || ma.To != mb.To ||
+			ma.Planned != mb.Planned || ma.Why != mb.Why || ma.Undid != mb.Undid {
+			return fmt.Sprintf("move %d: at %s %s off %s, planned %s, landed %s (%s) then at %s %s off %s, planned %s, landed %s (%s)", i,
+				ma.At, ma.Workload, ma.From, ma.Planned, ma.To, ma.Why, mb.At, mb.Workload, mb.From, mb.Planned, mb.To, mb.Why)
+		}
+	}
 	return fmt.Sprintf("the counts: %d evictions, %d loops, %d re-moves, %d on a hog then %d, %d, %d, %d",
 		a.Evictions, a.Loops, a.ReMoves, a.PlacedOnHog, b.Evictions, b.Loops, b.ReMoves, b.PlacedOnHog)
 }

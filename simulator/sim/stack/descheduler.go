@@ -164,8 +164,8 @@ func (d *Descheduler) GrowingPods() (map[string]float64, error) {
 
 // HotEvictions is how many pods LoadAwareBalance has evicted so far off
 // nodes above its high thresholds, as its evictions_total counts them
-// (reason hot-…); moves for balance around the mean (above-mean-…) are not
-// relief of a hot node.
+// (reason hot-…); moves by plan, for balance (reason plan), are not relief
+// of a hot node.
 func (d *Descheduler) HotEvictions() (int, error) {
 	families, err := d.registry.Gather()
 	if err != nil {

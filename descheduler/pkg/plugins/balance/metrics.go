@@ -53,6 +53,10 @@ type Metrics struct {
 	SkippedCandidates *metrics.CounterVec
 	// HotNodes is the number of nodes hot after hysteresis in the last cycle.
 	HotNodes *metrics.GaugeVec
+	// Spread is the cluster's utilisation spread, in points, as the last
+	// cycle that planned found it (placement="current") and that of the
+	// best placement it found (placement="best").
+	Spread *metrics.GaugeVec
 	// PingPong counts replacements of moved pods that landed back on the
 	// node they were moved off, by plugin and node.
 	PingPong *metrics.CounterVec
@@ -94,6 +98,12 @@ func NewMetrics() *Metrics {
 			Help:           "Nodes hot for at least consecutiveHotCycles cycles in the last cycle, by plugin.",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"plugin"}),
+		Spread: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Subsystem:      metricsSubsystem,
+			Name:           "utilisation_spread_points",
+			Help:           "The highest node's utilisation minus the lowest's, in points, as the last plan found it: of the current placement (placement=current) and of the best placement found (placement=best), by plugin.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"plugin", "placement"}),
 		PingPong: metrics.NewCounterVec(&metrics.CounterOpts{
 			Subsystem:      metricsSubsystem,
 			Name:           "pingpong_total",
@@ -135,5 +145,5 @@ func (m *Metrics) startPlugin(plugin string) {
 
 // Collectors returns every metric, for registering with a registry.
 func (m *Metrics) Collectors() []metrics.Registerable {
-	return []metrics.Registerable{m.Evictions, m.SurgeMoves, m.SkippedCandidates, m.HotNodes, m.PingPong, m.Landed, m.PodUsageEstimated, m.MemoryGrowth}
+	return []metrics.Registerable{m.Evictions, m.SurgeMoves, m.SkippedCandidates, m.HotNodes, m.Spread, m.PingPong, m.Landed, m.PodUsageEstimated, m.MemoryGrowth}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/moves"
 )
 
 // move is one eviction the plugin made: what left which node, where it was
@@ -89,6 +90,17 @@ type Store struct {
 	version   string
 	saved     []byte
 	rewriting bool
+	// plan is LoadAwareBalance's plan (Plan, SetPlan).
+	plan *moves.Rebalance
+	// firstListed is when Listed first saw each pod, zero for those the
+	// first call after a start found; arrived when each pod that first
+	// appeared after a move of its workload did.
+	firstListed map[types.UID]time.Time
+	arrived     map[types.UID]time.Time
+	// lastListed is when Listed last ran; awaited how many replacements
+	// each workload's moves since are still to bring.
+	lastListed time.Time
+	awaited    map[Workload]int
 	// loads and low are the current cycle's node loads and low thresholds
 	// (SetCool).
 	loads map[string]NodeLoad
@@ -306,6 +318,95 @@ func gracePeriod(pod *v1.Pod) time.Duration {
 // The methods below let other Ballast balance plugins share one Store, so
 // that what one plugin moved the others neither undo nor repeat. Callers
 // hold the lock around a whole cycle, as Balance does.
+
+// Listing is what Listed tells of the pods of workloads listed in a cycle.
+type Listing struct {
+	// Arrived is when each pod that first appeared after a move of its
+	// workload did: a move's replacement, whichever move each replaces (a
+	// pod a scale adds after a move counts too).
+	Arrived map[types.UID]time.Time
+	// New is when each other pod was first listed, for the pods that
+	// appeared since the first call after a start.
+	New map[types.UID]time.Time
+	// Later are the new pods of workloads moved in this very cycle: the
+	// replacements of its own moves, which the informer may or may not
+	// list yet. They are judged at the next cycle, and left out of this
+	// one, so that a cycle sees the same cluster whichever way that race
+	// goes.
+	Later sets.Set[types.UID]
+}
+
+// Listed is told every pod of a workload listed this cycle (pods, at now)
+// and says which arrived after a move of their workload and which are new,
+// by when the descheduler first listed them: each move made since the last
+// listing accounts for one new pod of its workload, the others are new.
+// Creation stamps would say
+// nothing when the API server's clock and the descheduler's disagree (a
+// simulated clock, a node whose clock is off). The first call after a
+// start only learns the pods: they count as neither.
+func (s *Store) Listed(pods map[types.UID]Workload, now time.Time) Listing {
+	first := s.firstListed == nil
+	if first {
+		// The replacements of the moves made before (a restart's, read
+		// back from the cluster) run already: they are learned as old.
+		s.firstListed, s.arrived, s.awaited, s.lastListed = map[types.UID]time.Time{}, map[types.UID]time.Time{}, map[Workload]int{}, now
+	}
+	// Each move made since the last listing brings one replacement.
+	movedNow := sets.New[Workload]()
+	for _, m := range s.moves {
+		if !m.at.Before(s.lastListed) && m.at.Before(now) {
+			s.awaited[m.workload]++
+		}
+		if m.at.Equal(now) {
+			movedNow.Insert(m.workload)
+		}
+	}
+	out := Listing{Arrived: map[types.UID]time.Time{}, New: map[types.UID]time.Time{}, Later: sets.New[types.UID]()}
+	// The pods first seen now, in a set order: which of a workload's new
+	// pods are its replacements must not depend on a map's.
+	var fresh []types.UID
+	for uid := range pods {
+		if _, ok := s.firstListed[uid]; !ok {
+			fresh = append(fresh, uid)
+		}
+	}
+	slices.Sort(fresh)
+	for _, uid := range fresh {
+		w := pods[uid]
+		switch {
+		case !first && movedNow.Has(w):
+			out.Later.Insert(uid)
+		case first:
+			s.firstListed[uid] = time.Time{}
+		case s.awaited[w] > 0:
+			s.awaited[w]--
+			s.firstListed[uid], s.arrived[uid] = now, now
+		default:
+			s.firstListed[uid] = now
+		}
+	}
+	s.lastListed = now
+	for uid := range pods {
+		if at, ok := s.arrived[uid]; ok {
+			out.Arrived[uid] = at
+		} else if at := s.firstListed[uid]; !at.IsZero() {
+			out.New[uid] = at
+		}
+	}
+	for uid := range s.firstListed {
+		if _, ok := pods[uid]; !ok {
+			delete(s.firstListed, uid)
+			delete(s.arrived, uid)
+		}
+	}
+	return out
+}
+
+// Plan is the plan kept; nil when there is none.
+func (s *Store) Plan() *moves.Rebalance { return s.plan }
+
+// SetPlan keeps plan, which Keep writes to the cluster with the moves.
+func (s *Store) SetPlan(plan *moves.Rebalance) { s.plan = plan }
 
 // Lock takes the memory for one descheduling cycle.
 func (s *Store) Lock() { s.mu.Lock() }

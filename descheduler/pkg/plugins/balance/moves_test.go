@@ -480,3 +480,33 @@ func TestFollowCountsLandingsAgainstThePlan(t *testing.T) {
 		})
 	}
 }
+
+// Listed tells a move's replacement, and a scale's new pod, by when the
+// descheduler first listed them, whatever their creation stamps say; the
+// first call after a start only learns the pods.
+func TestListedTellsArrivalsAndNewPods(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	web := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	db := balance.Workload{Namespace: "default", Kind: "StatefulSet", Name: "db"}
+	s := balance.NewStore()
+	s.Lock()
+	defer s.Unlock()
+	l := s.Listed(map[types.UID]balance.Workload{"web-1": web, "db-0": db}, t0)
+	if len(l.Arrived)+len(l.New) != 0 {
+		t.Fatalf("the first listing after a start: %+v, want nothing new", l)
+	}
+	s.Remember(web, "web-1", "a", "b", t0.Add(time.Minute), nil, nil)
+	at := t0.Add(2 * time.Minute)
+	l = s.Listed(map[types.UID]balance.Workload{"web-2": web, "db-0": db, "db-1": db}, at)
+	if got, ok := l.Arrived["web-2"]; !ok || !got.Equal(at) || len(l.Arrived) != 1 {
+		t.Errorf("arrived %v, want web-2 at %v: it appeared after a move of its workload", l.Arrived, at)
+	}
+	if got, ok := l.New["db-1"]; !ok || !got.Equal(at) || len(l.New) != 1 {
+		t.Errorf("new %v, want db-1 at %v", l.New, at)
+	}
+	// Listed again later, each keeps when it was first listed.
+	l = s.Listed(map[types.UID]balance.Workload{"web-2": web, "db-0": db, "db-1": db}, at.Add(5*time.Minute))
+	if !l.Arrived["web-2"].Equal(at) || !l.New["db-1"].Equal(at) {
+		t.Errorf("a later listing: %+v", l)
+	}
+}

@@ -136,12 +136,9 @@ func (m *MovesConfigMap) remember(cm *v1.ConfigMap) {
 	m.last = kept
 }
 
-// encode writes the newest maxKeptMoves moves, oldest first; nothing at
-// all when there are none.
+// encode writes the newest maxKeptMoves moves, oldest first, and the plan;
+// nothing at all when there is neither.
 func (s *Store) encode() ([]byte, error) {
-	if len(s.moves) == 0 {
-		return nil, nil
-	}
 	kept := s.moves[max(0, len(s.moves)-maxKeptMoves):]
 	out := make([]moves.Saved, 0, len(kept))
 	for _, m := range kept {
@@ -152,16 +149,20 @@ func (s *Store) encode() ([]byte, error) {
 			Replacement: m.replacement, LandedOn: m.landedOn, LandedBack: back, Hot: m.hot, Pull: m.pull,
 			Why: m.why, SourceUsage: m.sourceUsage, DestinationUsage: m.destinationUsage, SourceAfter: m.sourceAfter})
 	}
-	return moves.Encode(out)
+	return moves.EncodeKept(moves.Kept{Moves: out, Plan: s.plan})
 }
 
 // merge adds the moves in data that the Store does not hold; for one it
 // holds, it keeps whichever knows where the replacement landed. Moves stay
-// in the order they were made.
+// in the order they were made. The plan judged last wins.
 func (s *Store) merge(data []byte) (int, error) {
-	saved, err := moves.Decode(data)
+	kept, err := moves.DecodeKept(data)
 	if err != nil {
 		return 0, err
+	}
+	saved := kept.Moves
+	if p := kept.Plan; p != nil && (s.plan == nil || p.Checked.After(s.plan.Checked)) {
+		s.plan = p
 	}
 	type key struct {
 		w      Workload
@@ -338,4 +339,11 @@ func DecodeMoves(data []byte) ([]Move, error) {
 		out = append(out, mv)
 	}
 	return out, nil
+}
+
+// DecodePlan reads the descheduler's plan from what it keeps in the
+// cluster; nil when it keeps none.
+func DecodePlan(data []byte) (*moves.Rebalance, error) {
+	kept, err := moves.DecodeKept(data)
+	return kept.Plan, err
 }

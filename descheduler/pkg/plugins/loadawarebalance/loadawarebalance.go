@@ -77,8 +77,7 @@ type cycle struct {
 	nodes []*v1.Node
 	now   time.Time
 	loads map[string]balance.NodeLoad
-	// limits are the thresholds each node is held under: HighThresholds,
-	// lowered to the cluster mean plus DeviationThresholds when set.
+	// limits are the thresholds each node is held under: HighThresholds.
 	limits map[string]balance.ResourceThresholds
 	// unsampled is what the pods that started on each destination add
 	// that its window does not show yet (balance.Plugin.Unsampled): the
@@ -87,18 +86,18 @@ type cycle struct {
 	// shares are each node's share of the cluster's size (sizeShares).
 	shares map[string]float64
 	// mean is the cluster's mean usage when the cycle began.
-	mean balance.NodeLoad
-	// swings are how far each cool node's window peak is above its load.
-	swings      map[string]balance.NodeLoad
+	mean        balance.NodeLoad
 	evicted     int32
 	byNode      map[string]int32
 	byNamespace map[string]int32
 	stopped     bool
-	// replicas are the workloads' pods as the cycle first counted them
-	// (replicaCount).
-	replicas map[balance.Workload]int
 	// hot are the nodes that shed as hot this cycle.
 	hot map[string]bool
+	// swinging are the nodes whose usage comes and goes within the window
+	// (swings): no plan counts on them.
+	swinging map[string]bool
+	// swings are, per node, how far its window peak is above its load.
+	swings map[string]balance.NodeLoad
 }
 
 // Balance runs one descheduling cycle.
@@ -114,8 +113,8 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 	defer p.Deps.Keep(ctx, logger)
 
 	c := &cycle{nodes: nodes, now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, limits: map[string]balance.ResourceThresholds{},
-		byNode: map[string]int32{}, byNamespace: map[string]int32{}, shares: sizeShares(nodes), swings: map[string]balance.NodeLoad{},
-		replicas: map[balance.Workload]int{}, hot: map[string]bool{}}
+		byNode: map[string]int32{}, byNamespace: map[string]int32{}, shares: sizeShares(nodes),
+		hot: map[string]bool{}, swinging: map[string]bool{}, swings: map[string]balance.NodeLoad{}}
 	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
 	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
 
@@ -135,6 +134,11 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		}
 		inFlight[n.Name] = s.InFlight(n.Name, snap.Nodes[n.Name].SampleTime, window.Duration(), p.args.ThresholdStatistics)
 		c.loads[n.Name] = load.Add(inFlight[n.Name], 1)
+		if r, by := swings(snap.Nodes[n.Name], window, p.args.DeviationThresholds, p.args.ThresholdStatistics); r != "" {
+			c.swinging[n.Name] = true
+			logger.V(2).Info("Node's usage comes and goes within the window; no plan counts on it", "node", klog.KObj(n), "resource", r,
+				"peakOverAverage", by, "deviation", p.args.DeviationThresholds[r])
+		}
 	}
 	mean := meanLoad(c.loads)
 	c.mean = mean
@@ -145,7 +149,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		if !ok {
 			continue
 		}
-		limit := p.limit(mean)
+		limit := p.limit()
 		c.limits[n.Name] = limit
 		streak := s.ObserveHot(n.Name, p.stillOver(logger, snap, n, window, limit, load, mean, inFlight[n.Name]))
 		switch {
@@ -156,13 +160,13 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 			logger.V(2).Info("Node above a high threshold, not hot yet", "node", klog.KObj(n), "cycles", streak, "needed", *p.args.ConsecutiveHotCycles, "usage", load)
 		default:
 			peak, calm := p.calmAtPeak(snap, n.Name, window, inFlight[n.Name])
+			c.swings[n.Name] = peak.Add(load, -1)
 			if !calm {
 				continue
 			}
 			dests.relief = append(dests.relief, n)
 			if p.args.LowThresholds.AllBelow(load) && p.belowMean(load, mean) {
 				dests.cool = append(dests.cool, n)
-				c.swings[n.Name] = peak.Add(load, -1)
 			}
 		}
 	}
@@ -174,12 +178,11 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		logger.Info("Usage is stale or missing for every node; evicting nothing this cycle", "nodes", len(nodes))
 		return nil
 	}
-	if len(hot) == 0 && !p.anyFarBelow(c, dests.cool) {
-		return nil
-	}
 	c.unsampled = map[string]balance.NodeLoad{}
-	for _, n := range dests.relief {
-		c.unsampled[n.Name] = p.Unsampled(ctx, n, snap.Nodes[n.Name].SampleTime, window.Duration())
+	for _, n := range nodes {
+		if _, ok := c.loads[n.Name]; ok {
+			c.unsampled[n.Name] = p.Unsampled(ctx, n, snap.Nodes[n.Name].SampleTime, window.Duration())
+		}
 	}
 	// The hottest node first: it needs the cool capacity most. Names break
 	// ties: the nodes come in the informer's order, which is random.
@@ -193,7 +196,9 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		}
 		p.balanceNode(ctx, logger, c, n, shedding{limit: c.limits[n.Name], to: dests})
 	}
-	p.pull(ctx, logger, c, nodes, dests.cool)
+	if !c.stopped {
+		p.rebalance(ctx, logger, c, dests)
+	}
 	return nil
 }
 
@@ -224,110 +229,12 @@ func (p *LoadAwareBalance) stillOver(logger klog.Logger, snap *usage.Snapshot, n
 	return false
 }
 
-// shedding is what one node sheds pods towards this cycle.
+// shedding is what one hot node sheds pods towards this cycle.
 type shedding struct {
-	// limit is what the node is brought under: its limit, or for a pull
-	// the cluster's mean on the pulled resources.
+	// limit is what the node is brought under.
 	limit balance.ResourceThresholds
-	// to are the destinations; for a pull, the nodes far below the mean
-	// that pull the pods, each kept under limit with the pod.
+	// to are the destinations.
 	to destinations
-	// pull says the node sheds because nodes far below the mean pull.
-	pull bool
-}
-
-// pull is the band's lower edge: a node more than the deviation below the
-// cluster's mean on some resource (a node back from maintenance, one that
-// joined, a big node beside many small ones) takes pods from the nodes above
-// the mean on that resource, busiest first, until they reach the mean or it
-// does. Nodes above the mean plus the deviation have shed first; a pull moves
-// pods for balance, under the same rules, paced by the workload's rolling
-// update rather than by balanceCooldown (Store.MovesNow). A node that shed
-// as hot this cycle is a source too, usually the first: the pods balancing
-// could not move off it for the budget a pull may take, and the node
-// furthest above the mean is the one a new node should relieve. Another
-// node over its limit is not: over it for fewer than consecutiveHotCycles
-// (it may be a spike), or cooling by itself (stillOver).
-func (p *LoadAwareBalance) pull(ctx context.Context, logger klog.Logger, c *cycle, nodes []*v1.Node, cool []*v1.Node) {
-	if c.stopped {
-		return
-	}
-	var under []*v1.Node
-	pulled := map[usage.Resource]bool{}
-	for _, n := range cool {
-		rs := p.farBelow(c, n)
-		if len(rs) == 0 {
-			continue
-		}
-		under = append(under, n)
-		for _, r := range rs {
-			pulled[r] = true
-		}
-	}
-	if len(under) == 0 {
-		return
-	}
-	limit := p.limit(c.mean)
-	for r := range pulled {
-		limit[r] = min(limit[r], c.mean[r])
-	}
-	var sources []*v1.Node
-	for _, n := range nodes {
-		load, ok := c.loads[n.Name]
-		if !ok || (len(c.limits[n.Name].Above(load)) > 0 && !c.hot[n.Name]) || len(limit.Above(load)) == 0 || slices.Contains(under, n) {
-			continue
-		}
-		sources = append(sources, n)
-	}
-	slices.SortStableFunc(sources, func(a, b *v1.Node) int {
-		return cmp.Or(cmp.Compare(maxExcess(limit, c.loads[b.Name]), maxExcess(limit, c.loads[a.Name])), cmp.Compare(a.Name, b.Name))
-	})
-	logger.V(2).Info("Nodes far below the cluster's mean pull pods from nodes above it", "pulling", klog.KObjSlice(under), "mean", c.mean,
-		"sources", len(sources))
-	for _, n := range sources {
-		if c.stopped {
-			return
-		}
-		p.balanceNode(ctx, logger, c, n, shedding{limit: limit, to: destinations{cool: under}, pull: true})
-	}
-}
-
-// farBelow returns the resources on which node is more than its deviation
-// below the cluster's mean, even at its window peak, if it can take pods
-// (not cordoned) and its peak on no resource is above the mean plus the
-// deviation. A node whose load comes and goes (a backup job outside
-// Kubernetes) is not underused between two peaks: its room is taken again
-// at the next, and the pods it would pull raise those peaks. A node that
-// pulled pods within evictionCooldown (Store.Pulling) pulls on while it is
-// below the mean at all: pulling stops at the mean, not at the band's edge,
-// which would leave the node that joined or came back as far below the
-// others as the deviation.
-func (p *LoadAwareBalance) farBelow(c *cycle, node *v1.Node) []usage.Resource {
-	swing, ok := c.swings[node.Name]
-	if node.Spec.Unschedulable || !ok {
-		return nil
-	}
-	pulling := p.Deps.Store.Pulling(node.Name, c.now, p.args.EvictionCooldown.Duration)
-	load := c.loads[node.Name]
-	var out []usage.Resource
-	for _, r := range slices.Sorted(maps.Keys(p.args.DeviationThresholds)) {
-		deviation := p.args.DeviationThresholds[r]
-		if load[r]+swing[r] > c.mean[r]+deviation {
-			return nil
-		}
-		edge := c.mean[r] - deviation
-		if pulling {
-			edge = c.mean[r]
-		}
-		if load[r]+swing[r] < edge {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func (p *LoadAwareBalance) anyFarBelow(c *cycle, nodes []*v1.Node) bool {
-	return slices.ContainsFunc(nodes, func(n *v1.Node) bool { return len(p.farBelow(c, n)) > 0 })
 }
 
 // destinations are the nodes a pod may move to this cycle. A pod moved off a
@@ -340,24 +247,8 @@ type destinations struct {
 	relief, cool []*v1.Node
 }
 
-// limit is the thresholds a node is held under this cycle: HighThresholds,
-// each lowered to the cluster mean plus its DeviationThresholds when set.
-func (p *LoadAwareBalance) limit(mean balance.NodeLoad) balance.ResourceThresholds {
-	out := make(balance.ResourceThresholds, len(p.args.HighThresholds)+len(p.args.DeviationThresholds))
-	for r, v := range p.args.HighThresholds {
-		out[r] = v
-	}
-	for r, d := range p.args.DeviationThresholds {
-		if high, ok := out[r]; !ok || mean[r]+d < high {
-			out[r] = mean[r] + d
-		}
-	}
-	return out
-}
-
 // belowMean reports whether load is under the cluster mean for every
-// resource with a deviation threshold: only such nodes receive pods moved
-// for balance.
+// resource with a deviation threshold: only such nodes are cool.
 func (p *LoadAwareBalance) belowMean(load, mean balance.NodeLoad) bool {
 	for r := range p.args.DeviationThresholds {
 		if !(load[r] < mean[r]) {
@@ -367,38 +258,10 @@ func (p *LoadAwareBalance) belowMean(load, mean balance.NodeLoad) bool {
 	return true
 }
 
-// narrows reports whether moving a pod that takes fromSource off the source
-// and adds toDest to the destination brings the two nodes closer together:
-// the sum over the resources with a deviation threshold of the squared
-// difference between them shrinks. Moving a pod larger than the gap only
-// makes the destination the busier of the two (a 1.2-core media server
-// between two 4-core Pis 16 points apart), and the next cycle would move it
-// back.
-func (p *LoadAwareBalance) narrows(source, dest, fromSource, toDest balance.NodeLoad) bool {
-	var before, after float64
-	for r := range p.args.DeviationThresholds {
-		gap := source[r] - dest[r]
-		moved := (source[r] - fromSource[r]) - (dest[r] + toDest[r])
-		before += gap * gap
-		after += moved * moved
-	}
-	return after < before
-}
-
-// replicasOn counts the pods of workload w on node. A balance move goes
-// only to a node holding fewer of them than the source, or no more than
-// its size's share (takesReplica): kube-scheduler spreads a workload's
-// replicas over nodes (PodTopologySpread's system default), and a node that
-// fails takes its replicas with it.
-func (p *LoadAwareBalance) replicasOn(node string, w balance.Workload) int {
-	pods, err := p.PodsOn(node, func(pod *v1.Pod) bool {
-		pw, ok := balance.WorkloadOf(pod)
-		return ok && pw == w
-	})
-	if err != nil {
-		return 0
-	}
-	return len(pods)
+// limit is the thresholds a node is held under: HighThresholds. Below
+// them, balance is the plan's (rebalance).
+func (p *LoadAwareBalance) limit() balance.ResourceThresholds {
+	return maps.Clone(p.args.HighThresholds)
 }
 
 // meanLoad is the mean of every resource over the nodes with usage, summed
@@ -414,6 +277,25 @@ func meanLoad(loads map[string]balance.NodeLoad) balance.NodeLoad {
 	return out
 }
 
+// swings returns a resource, judged on a sample of the window rather than
+// its average (thresholdStatistics), on which the node's window peak is
+// more than its deviation threshold above the window's average, and by how
+// much; "" when there is none. Such a node's load comes and goes (a backup
+// job outside Kubernetes): the figure the plan would count on is the
+// newest sample, high or low as the job runs or not, and a placement made
+// for it would be wrong for part of every window. A resource judged on its
+// average (CPU, by default) is smoothed already.
+func swings(nu usage.NodeUsage, window usage.Window, deviation balance.ResourceThresholds, statistics loadmodel.Statistics) (usage.Resource, float64) {
+	stats := statistics.Complete()
+	for _, r := range slices.Sorted(maps.Keys(deviation)) {
+		st, ok := nu.Get(window, r)
+		if ok && stats[r] != loadmodel.Average && st.Max-st.Avg > deviation[r] {
+			return r, st.Max - st.Avg
+		}
+	}
+	return "", 0
+}
+
 // calmAtPeak returns node's window maximum, corrected for moves in flight,
 // and whether it stays under every high threshold: a node whose load comes
 // and goes (a backup job, a cron) is no destination between two peaks.
@@ -426,9 +308,9 @@ func (p *LoadAwareBalance) calmAtPeak(snap *usage.Snapshot, node string, window 
 	return peak, len(p.args.HighThresholds.Above(peak)) == 0
 }
 
-// balanceNode evicts pods from one node until its projected usage is under
-// job's limit (for a hot node, its goal), a limit is reached or no
-// candidate can move.
+// balanceNode evicts pods from a hot node until its projected usage is
+// under job's limit (its goal), a limit is reached or no candidate can
+// move. Balance below the high thresholds is the plan's (rebalance).
 func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, c *cycle, node *v1.Node, job shedding) {
 	s := p.Deps.Store
 	logger = logger.WithValues("node", klog.KObj(node))
@@ -439,12 +321,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 	}
 	limit := job.limit
 	hotResources := limit.Above(c.loads[node.Name])
-	if job.pull {
-		logger.Info("Node above the cluster's mean while nodes far below it pull pods", "resources", hotResources, "usage", c.loads[node.Name],
-			"mean", c.mean, "evictable", len(pods))
-	} else {
-		logger.Info("Node is hot", "resources", hotResources, "usage", c.loads[node.Name], "evictable", len(pods))
-	}
+	logger.Info("Node is hot", "resources", hotResources, "usage", c.loads[node.Name], "evictable", len(pods))
 	// A pod whose memory keeps growing stays: it would heat any node, and
 	// what the node cannot shed counts in its goal.
 	pods = p.WithoutGrowing(logger, PluginName, pods)
@@ -501,66 +378,22 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			continue
 		}
 		// Cooling a node over a high threshold may undo a move older than
-		// evictionCooldown; balancing never undoes one within balanceCooldown.
-		balancing := len(p.args.HighThresholds.Above(c.loads[node.Name])) == 0
+		// evictionCooldown.
 		guard := p.args.EvictionCooldown.Duration
-		if balancing {
-			guard = p.args.BalanceCooldown.Duration
-		}
-		if s.MovedOnto(wl, node.Name, c.now, guard) || s.Bounced(wl, node.Name, c.now, p.args.EvictionCooldown.Duration) {
+		if s.MovedOnto(wl, node.Name, c.now, guard) || s.Bounced(wl, node.Name, c.now, guard) {
 			p.skip(podLogger, balance.SkipCooldown, "workload was moved onto this node, or its replacement landed back here, within the cooldown", "workload", wl,
 				"cooldown", guard)
 			continue
 		}
-		// Every move restarts a pod: balancing moves a workload
-		// balance.BalanceMoves times per balanceCooldown at most; a node
-		// over a high threshold sheds its pods whenever they must go. A
-		// node far below the mean (one that joined or came back) is a
-		// change in the cluster that lasts: it pulls a workload at the pace
-		// of its rolling update, balance.BalanceMoves of its pods a cycle,
-		// still never off a node the workload was moved onto nor back
-		// where it was moved off within balanceCooldown.
-		var replicas int
-		if balancing {
-			replicas = p.replicaCount(podLogger, c, wl, pod)
-			switch {
-			case job.pull && s.MovesNow(wl, c.now) >= balance.BalanceMoves(replicas):
-				p.skip(podLogger, balance.SkipCooldown, "workload had as many pods moved this cycle as its rolling update restarts at once", "workload", wl,
-					"perCycle", balance.BalanceMoves(replicas))
-				continue
-			case !job.pull && s.OutOfBalanceMoves(wl, replicas, node.Name, c.now, p.args.BalanceCooldown.Duration):
-				p.skip(podLogger, balance.SkipCooldown, "workload was moved off other nodes within the balance cooldown as often as balancing moves it", "workload", wl,
-					"cooldown", p.args.BalanceCooldown.Duration, "perCooldown", balance.BalanceMoves(replicas))
-				continue
-			}
-		}
 		undoes := func(dest string) bool { return s.MovedOff(wl, dest, c.now, guard) }
-		var narrows func(*v1.Node) bool
-		if balancing {
-			// Above the mean only: balance, which a move that swaps the
-			// roles of the two nodes does not improve, nor one that
-			// kube-scheduler's replica spreading would undo.
-			onSource := p.replicasOn(node.Name, wl)
-			narrows = func(dest *v1.Node) bool {
-				return p.narrows(c.loads[node.Name], c.loads[dest.Name], shares[pod], p.Deps.Model.Share(amounts[pod], dest)) &&
-					takesReplica(p.replicasOn(dest.Name, wl), onSource, replicas, c.shares[dest.Name])
-			}
-		}
 		// A node over the scheduler's thresholds gets no new pod and its
 		// pods suffer: they may go to any node that stays under its limits.
 		// Otherwise to cool nodes only, so that relieving one node does not
-		// warm another towards hot.
-		// Wherever it goes, a destination must stay under the high
-		// thresholds with the pod: the source's limit, lowered to the mean
-		// plus the deviation, is the source's, not the destination's. A move
-		// for balance alone must also leave the destination within the
-		// deviation, or the next cycle would balance the destination.
-		rules := destinationRules{undoes: undoes, low: p.args.LowThresholds, high: p.args.HighThresholds, narrows: narrows}
-		if balancing {
-			rules.source = job.limit
-		}
+		// warm another towards hot. Wherever it goes, a destination must
+		// stay under the high thresholds with the pod.
+		rules := destinationRules{undoes: undoes, low: p.args.LowThresholds, high: p.args.HighThresholds}
 		candidates := job.to.cool
-		if !balancing && len(p.Deps.Model.SchedulerThresholds().Above(c.loads[node.Name])) > 0 {
+		if len(p.Deps.Model.SchedulerThresholds().Above(c.loads[node.Name])) > 0 {
 			candidates, rules.low = job.to.relief, nil
 		}
 		dest, why := pickDestination(ctx, pod, amounts[pod], node.Name, candidates, rules, c.loads, c.unsampled, p.Deps.Model, p.Fit())
@@ -568,73 +401,101 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			p.skip(podLogger, balance.SkipNoDestination, "no node can take the pod", "rejected", why)
 			continue
 		}
-		if !p.Handle.Evictor().PreEvictionFilter(pod) {
-			p.skip(podLogger, balance.SkipFiltered, "pre-eviction filter refused the pod")
-			continue
-		}
-		reason := eventReason(over, c.loads[node.Name], job.limit, node.Name, dest.Node.Name)
-		sourceLoad := shares[pod]
 		destinationLoad := p.Deps.Model.Share(amounts[pod], dest.Node)
-		because := overLimits(over, c.loads[node.Name], job.limit, p.args.HighThresholds)
-		if job.pull {
-			because = pulledBy(over, c.loads[node.Name], c.loads[dest.Node.Name], c.mean, p.args.DeviationThresholds, dest.Node.Name)
-		}
+		because := overLimits(over, c.loads[node.Name], p.args.HighThresholds)
 		note := moveNote(because, over, c.loads[node.Name], node.Name, dest.Node.Name,
-			c.loads[node.Name].Add(sourceLoad, -1), c.loads[dest.Node.Name].Add(destinationLoad, 1))
-		surge, only := p.surgeTarget(ctx, podLogger, pod)
-		if only && surge == nil {
-			p.skip(podLogger, balance.SkipFiltered, "its workload's only pod, which a rollout cannot move with a Ready pod throughout; evicting it would leave the workload down")
-			continue
-		}
-		if surge != nil {
-			note += fmt.Sprintf("; by a rollout of Deployment %s, its replacement Ready before the pod stops", surge.Name)
-		}
-		if p.args.DryRun && surge != nil {
-			podLogger.Info("Would move pod by a rollout of its Deployment (dry run)", "deployment", klog.KObj(surge), "destination", dest.Node.Name,
-				"score", dest.Score, "why", note)
-		} else if p.args.DryRun {
-			podLogger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Node.Name, "score", dest.Score, "why", note)
-		} else if surge != nil {
-			if err := balance.Surge(ctx, p.Handle.ClientSet(), surge, c.now); err != nil {
-				p.skip(podLogger, balance.SkipEvictionError, "rollout failed; trying the next pod", "err", err.Error())
-				continue
-			}
-			podLogger.Info("Moved pod by a rollout of its Deployment", "deployment", klog.KObj(surge), "destination", dest.Node.Name,
-				"score", dest.Score, "why", note)
-			p.Deps.Metrics.SurgeMoves.WithLabelValues(PluginName, node.Name).Inc()
-			if p.Deps.Events != nil {
-				p.Deps.Events.Eventf(pod, nil, v1.EventTypeNormal, balance.ReasonMoved, "Descheduled", "%s", note)
-			}
-		} else if err := p.Handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
-			if stop := p.evictionFailed(podLogger, c, err); stop {
-				return
-			}
-			continue
-		} else {
-			podLogger.Info("Evicted pod", "reason", reason, "destination", dest.Node.Name, "score", dest.Score, "why", note)
-			p.Deps.Metrics.Evictions.WithLabelValues(PluginName, evictionReason(over, c.loads[node.Name], p.args.HighThresholds), node.Name).Inc()
-			if p.Deps.Events != nil {
-				p.Deps.Events.Eventf(pod, nil, v1.EventTypeNormal, balance.ReasonMoved, "Descheduled", "%s", note)
-			}
-		}
-		sourceUsage, destinationUsage := c.loads[node.Name], c.loads[dest.Node.Name]
-		c.loads[node.Name] = c.loads[node.Name].Add(sourceLoad, -1)
-		c.loads[dest.Node.Name] = c.loads[dest.Node.Name].Add(destinationLoad, 1)
-		c.byNode[node.Name]++
-		c.evicted++
-		c.byNamespace[pod.Namespace]++
-		if !p.args.DryRun {
-			switch {
-			case job.pull:
-				s.RememberPull(wl, pod.UID, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
-			case balancing:
-				s.Remember(wl, pod.UID, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
-			default:
-				s.RememberCooling(wl, pod.UID, node.Name, dest.Node.Name, c.now, sourceLoad, destinationLoad)
-			}
-			s.Note(pod.UID, note, sourceUsage, destinationUsage)
+			c.loads[node.Name].Add(shares[pod], -1), c.loads[dest.Node.Name].Add(destinationLoad, 1))
+		_, stop := p.move(ctx, podLogger, c, eviction{pod: pod, workload: wl, source: node, destination: dest.Node, score: dest.Score,
+			sourceLoad: shares[pod], destinationLoad: destinationLoad, note: note,
+			reason:       eventReason(over, c.loads[node.Name], job.limit, node.Name, dest.Node.Name),
+			metricReason: evictionReason(over)})
+		if stop {
+			return
 		}
 	}
+}
+
+// eviction is one move: a pod off its node, to the destination expected
+// to take its replacement.
+type eviction struct {
+	pod                 *v1.Pod
+	workload            balance.Workload
+	source, destination *v1.Node
+	// score is the destination's score by the scheduler's model, logged.
+	score int64
+	// sourceLoad and destinationLoad are the pod's share of each node.
+	sourceLoad, destinationLoad balance.NodeLoad
+	// note says why, for the event and `ballast explain`; reason is the
+	// eviction's reason and metricReason the reason label of the metric.
+	note, reason, metricReason string
+	// planned is set for a move of the plan, which is remembered as a
+	// move for balance; other moves cool a hot node.
+	planned bool
+}
+
+// move makes e: a rollout of a one-replica Deployment where surgeSingleReplica
+// asks for it, an eviction otherwise (or only logs it in a dry run), and
+// remembers it. It reports whether the pod moved, and whether the node
+// should be left alone for the rest of the cycle (a refusal at a limit).
+func (p *LoadAwareBalance) move(ctx context.Context, logger klog.Logger, c *cycle, e eviction) (moved, stop bool) {
+	s := p.Deps.Store
+	pod := e.pod
+	if !p.Handle.Evictor().PreEvictionFilter(pod) {
+		p.skip(logger, balance.SkipFiltered, "pre-eviction filter refused the pod")
+		return false, false
+	}
+	note := e.note
+	surge, only := p.surgeTarget(ctx, logger, pod)
+	if only && surge == nil {
+		p.skip(logger, balance.SkipFiltered, "its workload's only pod, which a rollout cannot move with a Ready pod throughout; evicting it would leave the workload down")
+		return false, false
+	}
+	if surge != nil {
+		note += fmt.Sprintf("; by a rollout of Deployment %s, its replacement Ready before the pod stops", surge.Name)
+	}
+	dest := e.destination.Name
+	switch {
+	case p.args.DryRun && surge != nil:
+		logger.Info("Would move pod by a rollout of its Deployment (dry run)", "deployment", klog.KObj(surge), "destination", dest,
+			"score", e.score, "why", note)
+	case p.args.DryRun:
+		logger.Info("Would evict pod (dry run)", "reason", e.reason, "destination", dest, "score", e.score, "why", note)
+	case surge != nil:
+		if err := balance.Surge(ctx, p.Handle.ClientSet(), surge, c.now); err != nil {
+			p.skip(logger, balance.SkipEvictionError, "rollout failed; trying the next pod", "err", err.Error())
+			return false, false
+		}
+		logger.Info("Moved pod by a rollout of its Deployment", "deployment", klog.KObj(surge), "destination", dest,
+			"score", e.score, "why", note)
+		p.Deps.Metrics.SurgeMoves.WithLabelValues(PluginName, e.source.Name).Inc()
+		if p.Deps.Events != nil {
+			p.Deps.Events.Eventf(pod, nil, v1.EventTypeNormal, balance.ReasonMoved, "Descheduled", "%s", note)
+		}
+	default:
+		if err := p.Handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: e.reason}); err != nil {
+			return false, p.evictionFailed(logger, c, err)
+		}
+		logger.Info("Evicted pod", "reason", e.reason, "destination", dest, "score", e.score, "why", note)
+		p.Deps.Metrics.Evictions.WithLabelValues(PluginName, e.metricReason, e.source.Name).Inc()
+		if p.Deps.Events != nil {
+			p.Deps.Events.Eventf(pod, nil, v1.EventTypeNormal, balance.ReasonMoved, "Descheduled", "%s", note)
+		}
+	}
+	sourceUsage, destinationUsage := c.loads[e.source.Name], c.loads[dest]
+	c.loads[e.source.Name] = c.loads[e.source.Name].Add(e.sourceLoad, -1)
+	c.loads[dest] = c.loads[dest].Add(e.destinationLoad, 1)
+	c.byNode[e.source.Name]++
+	c.evicted++
+	c.byNamespace[pod.Namespace]++
+	if !p.args.DryRun {
+		if e.planned {
+			s.Remember(e.workload, pod.UID, e.source.Name, dest, c.now, e.sourceLoad, e.destinationLoad)
+		} else {
+			s.RememberCooling(e.workload, pod.UID, e.source.Name, dest, c.now, e.sourceLoad, e.destinationLoad)
+		}
+		s.Note(pod.UID, note, sourceUsage, destinationUsage)
+	}
+	return true, false
 }
 
 // minRelief is the least share of a node, in percentage points of one
@@ -683,23 +544,6 @@ func (p *LoadAwareBalance) onlyPod(logger klog.Logger, pod *v1.Pod) bool {
 	}
 	n, ok := p.countReplicas(logger, pod)
 	return !ok || n <= 1
-}
-
-// replicaCount returns how many pods w, the workload of pod, ran when the
-// cycle first counted them, pod included, or 1 when they cannot be counted:
-// the fewest moves balancing may make. The count is the cycle's first: the
-// pods it evicts leave the informer before their replacements arrive, and
-// a workload's budget must not shrink with each of its moves.
-func (p *LoadAwareBalance) replicaCount(logger klog.Logger, c *cycle, w balance.Workload, pod *v1.Pod) int {
-	if n, ok := c.replicas[w]; ok {
-		return n
-	}
-	n, ok := p.countReplicas(logger, pod)
-	if !ok {
-		n = 1
-	}
-	c.replicas[w] = n
-	return n
 }
 
 // countReplicas counts the pods of pod's controller from the informer's
@@ -804,7 +648,7 @@ func eventReason(over []usage.Resource, load balance.NodeLoad, high balance.Reso
 	return s
 }
 
-// moveNote says why a pod moves off source (why: overLimits or pulledBy)
+// moveNote says why a pod moves off source (why: overLimits)
 // and what the move is expected to make of both nodes: the expected
 // destination, and both nodes' usage of the resources in over after.
 func moveNote(why []string, over []usage.Resource, load balance.NodeLoad, source, dest string, sourceAfter, destAfter balance.NodeLoad) string {
@@ -819,53 +663,20 @@ func moveNote(why []string, over []usage.Resource, load balance.NodeLoad, source
 		source, strings.Join(why, ", "), dest, strings.Join(after, ", "))
 }
 
-// overLimits says, for each resource in over, which limits load crossed:
-// its high threshold, and the cluster's mean plus its deviation when that
-// is lower (the node is brought under both) or the node is only above the
-// mean.
-func overLimits(over []usage.Resource, load balance.NodeLoad, limit, high balance.ResourceThresholds) []string {
+// overLimits says, for each resource in over, how far load is over its
+// high threshold.
+func overLimits(over []usage.Resource, load balance.NodeLoad, high balance.ResourceThresholds) []string {
 	parts := make([]string, len(over))
 	for i, r := range over {
-		h, ok := high[r]
-		switch {
-		case !ok || load[r] <= h:
-			parts[i] = overDeviation(r, load[r], limit[r])
-		case limit[r] < h:
-			parts[i] = fmt.Sprintf("%s %.1f%% over its high threshold %.1f%% and the cluster's mean plus its deviation %.1f%%", r, load[r], h, limit[r])
-		default:
-			parts[i] = fmt.Sprintf("%s %.1f%% over its high threshold %.1f%%", r, load[r], h)
-		}
+		parts[i] = fmt.Sprintf("%s %.1f%% over its high threshold %.1f%%", r, load[r], high[r])
 	}
 	return parts
 }
 
-// pulledBy says, for each resource in over, that the source is above the
-// cluster's mean while dest is more than the deviation below it.
-func pulledBy(over []usage.Resource, load, destLoad, mean balance.NodeLoad, deviation balance.ResourceThresholds, dest string) []string {
-	parts := make([]string, len(over))
-	for i, r := range over {
-		parts[i] = fmt.Sprintf("%s %.1f%% over the cluster's mean %.1f%%", r, load[r], mean[r])
-		if d, ok := deviation[r]; ok && destLoad[r] < mean[r]-d {
-			parts[i] += fmt.Sprintf(" while %s at %.1f%% is under the mean minus its deviation %.1f%%", dest, destLoad[r], mean[r]-d)
-		}
-	}
-	return parts
-}
-
-// overDeviation says that resource r, at v percent, is over the cluster's
-// mean plus its deviation, limit.
-func overDeviation(r usage.Resource, v, limit float64) string {
-	return fmt.Sprintf("%s %.1f%% over the cluster's mean plus its deviation %.1f%%", r, v, limit)
-}
-
-// evictionReason is the reason label of an eviction: hot-<resources> when a
-// resource is above its high threshold, above-mean-<resources> when the
-// node is only above the cluster mean plus its deviation.
-func evictionReason(over []usage.Resource, load balance.NodeLoad, high balance.ResourceThresholds) string {
-	if len(high.Above(load)) > 0 {
-		return "hot-" + joinResources(over)
-	}
-	return "above-mean-" + joinResources(over)
+// evictionReason is the reason label of an eviction off a hot node:
+// hot-<resources over their high thresholds>. Moves by plan are "plan".
+func evictionReason(over []usage.Resource) string {
+	return "hot-" + joinResources(over)
 }
 
 func joinResources(rs []usage.Resource) string {

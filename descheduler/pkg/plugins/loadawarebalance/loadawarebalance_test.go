@@ -1,7 +1,6 @@
 package loadawarebalance
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -368,237 +367,6 @@ func TestBalanceCooldownAndPingPong(t *testing.T) {
 	}
 }
 
-// Balancing never undoes a move within balanceCooldown; cooling a node over
-// a high threshold may, once evictionCooldown is over.
-func TestBalanceDoesNotUndoAMoveWithinTheBalanceCooldown(t *testing.T) {
-	pods := []*v1.Pod{pod("web-1", "hot", "web", 40), pod("web-2", "hot", "web", 40), pod("web-3", "hot", "web", 40)}
-	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
-		eager(a)
-		a.MaxEvictionsPerNode = ptrTo(int32(1))
-		a.DeviationThresholds = balance.ResourceThresholds{usage.Memory: 20}
-	}), threeNodes, pods...)
-	h.cycle(hotUsage)
-	if diff := cmp.Diff([]string{"web-1"}, h.evictedSorted()); diff != "" {
-		t.Fatalf("first cycle evicted (-want,+got):\n%s", diff)
-	}
-	// The replacement lands on cool-a, the expected destination.
-	h.Add(pod("web-4", "cool-a", "web", 40, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
-
-	// 20 minutes on, cool-a is far above the mean (memory 60 %, mean 33 %)
-	// but under the high thresholds: balancing would move web-4 to cool-b.
-	h.clock.Step(20 * time.Minute)
-	h.cycle(loads("hot", 10, 20, "cool-a", 40, 60, "cool-b", 10, 20))
-	if len(h.Evicted) != 1 {
-		t.Errorf("balancing evicted %v, undoing the first move within balanceCooldown", h.Evicted)
-	}
-	if got := h.skipped(balance.SkipCooldown); got != 1 {
-		t.Errorf("skipped{reason=cooldown} = %v, want 1", got)
-	}
-	// Over a high threshold, cool-a is cooled: evictionCooldown is over.
-	h.cycle(loads("hot", 10, 20, "cool-a", 40, 95, "cool-b", 10, 20))
-	if diff := cmp.Diff([]string{"web-1", "web-4"}, h.evictedSorted()); diff != "" {
-		t.Errorf("cooling evicted (-want,+got):\n%s", diff)
-	}
-}
-
-// Balancing moves a workload once per balanceCooldown: a pod of a workload
-// moved off one node is not moved off another for balance within it, every
-// move restarting a pod; off a node over a high threshold it is.
-func TestBalanceMovesAWorkloadOncePerBalanceCooldown(t *testing.T) {
-	nodes := []*v1.Node{node("a"), node("b"), node("c"), node("d")}
-	pods := []*v1.Pod{pod("web-1", "a", "web", 40), pod("web-2", "b", "web", 40)}
-	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
-		unlimited(a)
-		a.DeviationThresholds = balance.ResourceThresholds{usage.Memory: 20}
-	}), nodes, pods...)
-	// Mean 35: a (60) is over 55, b is not.
-	h.cycle(loads("a", 10, 60, "b", 10, 40, "c", 10, 20, "d", 10, 20))
-	if diff := cmp.Diff([]string{"web-1"}, h.evictedSorted()); diff != "" {
-		t.Fatalf("first cycle evicted (-want,+got):\n%s", diff)
-	}
-	// Ten minutes on b is far above the mean: the same workload stays.
-	h.clock.Step(10 * time.Minute)
-	h.cycle(loads("a", 10, 40, "b", 10, 60, "c", 10, 20, "d", 10, 20))
-	if len(h.Evicted) != 1 {
-		t.Fatalf("balancing evicted %v: a second move of the workload within balanceCooldown", h.Evicted)
-	}
-	if got := h.skipped(balance.SkipCooldown); got != 1 {
-		t.Errorf("skipped{reason=cooldown} = %v, want 1", got)
-	}
-	// b over a high threshold: its pods go whatever moved before.
-	h.cycle(loads("a", 10, 40, "b", 10, 95, "c", 10, 20, "d", 10, 20))
-	if diff := cmp.Diff([]string{"web-1", "web-2"}, h.evictedSorted()); diff != "" {
-		t.Errorf("off a hot node evicted (-want,+got):\n%s", diff)
-	}
-}
-
-// Two nodes far above the mean in one cycle share a workload's budget: a
-// three-replica workload with a pod on each loses one pod to balancing,
-// not two at once.
-func TestBalanceMovesAWorkloadOnceInACycleOfTwoSources(t *testing.T) {
-	nodes := []*v1.Node{node("a"), node("b"), node("c"), node("d"), node("e")}
-	pods := []*v1.Pod{pod("web-1", "a", "web", 40), pod("web-2", "b", "web", 40), pod("web-3", "c", "web", 10)}
-	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
-		unlimited(a)
-		a.DeviationThresholds = balance.ResourceThresholds{usage.Memory: 20}
-	}), nodes, pods...)
-	// Mean 36: a and b (60) are both over 56.
-	h.cycle(loads("a", 10, 60, "b", 10, 60, "c", 10, 20, "d", 10, 20, "e", 10, 20))
-	if len(h.Evicted) != 1 {
-		t.Fatalf("one cycle evicted %v: two pods of a three-replica workload at once", h.Evicted)
-	}
-	if got := h.skipped(balance.SkipCooldown); got != 1 {
-		t.Errorf("skipped{reason=cooldown} = %v, want 1", got)
-	}
-}
-
-// A larger workload may be moved more often: a quarter of its replicas per
-// balanceCooldown (balance.BalanceMoves), here two of nine, each off a
-// different node in a different cycle; the third waits.
-func TestBalanceMovesALargeWorkloadAQuarterOfItsReplicasPerCooldown(t *testing.T) {
-	nodes := []*v1.Node{node("a"), node("b"), node("c"), node("d"), node("e"), node("f")}
-	pods := []*v1.Pod{pod("web-1", "a", "web", 40), pod("web-2", "b", "web", 40), pod("web-3", "c", "web", 40)}
-	for i := 4; i <= 9; i++ {
-		pods = append(pods, pod(fmt.Sprintf("web-%d", i), "f", "web", 10))
-	}
-	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
-		unlimited(a)
-		a.DeviationThresholds = balance.ResourceThresholds{usage.Memory: 20}
-	}), nodes, pods...)
-	// Mean 34.2: the node at 60 is over 54.2; d and e, below the mean,
-	// take its pod.
-	hotOne := func(hot string) map[string]balance.NodeLoad {
-		l := loads("a", 10, 35, "b", 10, 35, "c", 10, 35, "d", 10, 20, "e", 10, 20, "f", 10, 35)
-		l[hot] = balance.NodeLoad{usage.CPU: 10, usage.Memory: 60}
-		return l
-	}
-	h.cycle(hotOne("a"))
-	h.clock.Step(10 * time.Minute)
-	h.cycle(hotOne("b"))
-	if diff := cmp.Diff([]string{"web-1", "web-2"}, h.evictedSorted()); diff != "" {
-		t.Fatalf("two cycles evicted (-want,+got):\n%s", diff)
-	}
-	h.clock.Step(10 * time.Minute)
-	h.cycle(hotOne("c"))
-	if len(h.Evicted) != 2 {
-		t.Fatalf("balancing evicted %v: a third move of a nine-replica workload within balanceCooldown", h.Evicted)
-	}
-	if got := h.skipped(balance.SkipCooldown); got != 1 {
-		t.Errorf("skipped{reason=cooldown} = %v, want 1", got)
-	}
-}
-
-// A node that began to pull goes on pulling until it reaches the cluster's
-// mean, not only until it is back within the deviation: the band's lower
-// edge would leave a node that joined as far below the others as the
-// deviation. A node that pulled nothing does not start within the band.
-func TestBalancePullsUntilTheMean(t *testing.T) {
-	nodes := []*v1.Node{node("a"), node("b"), node("c"), node("empty")}
-	var pods []*v1.Pod
-	for _, n := range []string{"a", "b"} {
-		for i := 1; i <= 4; i++ {
-			name := fmt.Sprintf("%s-%d", n, i)
-			pods = append(pods, pod(name, n, "rs-"+name, 40))
-		}
-	}
-	for i := 1; i <= 4; i++ {
-		name := fmt.Sprintf("c-%d", i)
-		pods = append(pods, pod(name, "c", "rs-"+name, 10))
-	}
-	// Five minutes after the first cycle, empty is at 24 %, within the
-	// 10-point deviation below the mean of 26 %; c is above the mean.
-	later := loads("a", 10, 23, "b", 10, 22, "c", 10, 35, "empty", 5, 24)
-
-	h := newHarness(t, args(memoryDeviation(10)), nodes, pods...)
-	// Mean 25 %: empty, at 5, pulls from a and b.
-	h.cycle(loads("a", 10, 35, "b", 10, 30, "c", 10, 30, "empty", 5, 5))
-	first := len(h.Evicted)
-	if first == 0 {
-		t.Fatal("empty, far below the mean, pulled nothing")
-	}
-	h.clock.Step(4 * time.Minute)
-	h.cycle(later)
-	pulled := h.Evicted[first:]
-	if len(pulled) == 0 || !strings.HasPrefix(pulled[0], "c-") {
-		t.Fatalf("the second cycle evicted %v, want pods of c pulled towards the mean", pulled)
-	}
-	for _, d := range h.plugin.Deps.Store.Destinations() {
-		if d != "empty" {
-			t.Errorf("a pod moved to %s, want only to the node that pulls", d)
-		}
-	}
-
-	fresh := newHarness(t, args(memoryDeviation(10)), nodes, pods...)
-	fresh.cycle(later)
-	if len(fresh.Evicted) != 0 {
-		t.Errorf("a node within the deviation that pulled nothing before pulled %v", fresh.Evicted)
-	}
-}
-
-// A node far below the mean (back from maintenance, or new) pulls a
-// workload at the pace of its rolling update: a quarter of its replicas in
-// one cycle, however many earlier cycles moved, where balancing between the
-// nodes already in use spends that quarter once per balanceCooldown.
-func TestBalancePullsAWorkloadAQuarterOfItsReplicasPerCycle(t *testing.T) {
-	nodes := []*v1.Node{node("a"), node("b"), node("c"), node("empty")}
-	var pods []*v1.Pod
-	for i := 1; i <= 8; i++ {
-		pods = append(pods, pod(fmt.Sprintf("web-%d", i), []string{"a", "b"}[(i-1)/4], "web", 40))
-	}
-	h := newHarness(t, args(cpuAndMemoryDeviation(10)), nodes, pods...)
-	// Mean memory 31.25 %: empty, at 5, is more than 10 under it.
-	h.cycle(loads("a", 10, 40, "b", 10, 40, "c", 10, 40, "empty", 5, 5))
-	if got := len(h.Evicted); got != 2 {
-		t.Fatalf("first cycle evicted %v, want 2 of the 8 replicas", h.Evicted)
-	}
-	if got := h.skipped(balance.SkipCooldown); got == 0 {
-		t.Error("no skipped{reason=cooldown}: the workload's third pod was not held for the next cycle")
-	}
-	// The replacements land on empty; ten minutes later the moves show in
-	// the usage (a 32, empty 13) and empty still pulls: two more, off b (a
-	// now holds no more of the workload than empty), within the same
-	// balanceCooldown.
-	for _, name := range []string{"web-9", "web-10"} {
-		h.Add(pod(name, "empty", "web", 40, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
-	}
-	h.clock.Step(10 * time.Minute)
-	h.cycle(loads("a", 10, 32, "b", 10, 40, "c", 10, 40, "empty", 5, 13))
-	if diff := cmp.Diff([]string{"web-1", "web-2", "web-5", "web-6"}, h.evictedSorted()); diff != "" {
-		t.Fatalf("two cycles evicted (-want,+got):\n%s", diff)
-	}
-	for _, d := range h.plugin.Deps.Store.Destinations() {
-		if d != "empty" {
-			t.Errorf("a pod moved to %s, want only to the node far below the mean", d)
-		}
-	}
-}
-
-// A node above the cluster's mean plus the deviation sheds first, for
-// balance; what balancing's budget keeps on it, a node far below the mean
-// (one that joined) pulls, off it before any node less busy: the workload
-// goes where the new node relieves most.
-func TestBalancePullsFirstOffTheNodeBalancingCouldNotRelieve(t *testing.T) {
-	nodes := []*v1.Node{node("a"), node("b"), node("c"), node("new")}
-	pods := []*v1.Pod{pod("web-1", "a", "web", 40), pod("web-2", "a", "web", 40), pod("web-3", "b", "web", 40), pod("web-4", "c", "web", 40)}
-	h := newHarness(t, args(memoryDeviation(10)), nodes, pods...)
-	// Balancing moved the four-replica workload ten minutes ago, off c:
-	// its budget for balanceCooldown is spent.
-	wl, _ := balance.WorkloadOf(pods[0])
-	h.plugin.Deps.Store.Remember(wl, "uid-web-0", "c", "new", h.clock.Now().Add(-10*time.Minute), nil, nil)
-	// Mean memory 30 %: a, at 50, is over 40; new, at 5, is far below; b
-	// is above the mean.
-	h.cycle(loads("a", 10, 50, "b", 10, 35, "c", 10, 30, "new", 5, 5))
-	if got := h.skipped(balance.SkipCooldown); got == 0 {
-		t.Error("no skipped{reason=cooldown}: balancing moved the workload again within balanceCooldown")
-	}
-	if len(h.Evicted) != 1 || !strings.HasPrefix(h.Evicted[0], "web-") || slices.Contains([]string{"web-3", "web-4"}, h.Evicted[0]) {
-		t.Fatalf("evicted %v, want one pod off a, the node furthest above the mean, pulled by new", h.Evicted)
-	}
-	if d := h.plugin.Deps.Store.Destinations(); !slices.Equal(d, []string{"new", "new"}) {
-		t.Errorf("destinations %v, want new for both moves", d)
-	}
-}
-
 func TestBalanceProjectsWithMeasuredPodUsage(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
 	// The pods ask for 40 MiB (4 %) and use 80 MiB (8 %): 95 → 87 → 79.
@@ -641,181 +409,6 @@ func TestBalanceSkipsDestinationsThatPeak(t *testing.T) {
 	}
 }
 
-// The node is at 60 % memory, under the 85 % high threshold, but the
-// cluster's mean is 33 %: with a 20-point deviation its limit is 53 %, and
-// two 4 % pods move to the cool nodes (60 → 56 → 52).
-func TestBalanceMovesPodsOffANodeFarAboveTheMean(t *testing.T) {
-	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
-	h := newHarness(t, args(memoryDeviation(20)), threeNodes, hotPods()...)
-	h.cycle(usage)
-	if len(h.Evicted) != 2 {
-		t.Fatalf("evicted %v, want 2 pods", h.Evicted)
-	}
-	if v := h.Counter(h.metrics.Evictions, PluginName, "above-mean-memory", "hot"); v != 2 {
-		t.Errorf("evictions{reason=above-mean-memory} = %v, want 2", v)
-	}
-	// Without a deviation, 60 % is no reason to move anything.
-	h = newHarness(t, args(unlimited), threeNodes, hotPods()...)
-	h.cycle(usage)
-	if len(h.Evicted) != 0 {
-		t.Errorf("evicted %v without deviationThresholds", h.Evicted)
-	}
-}
-
-// The band around the mean is two-sided: a node more than the deviation
-// below the mean (back from maintenance, new, or big beside small ones)
-// pulls pods from the nodes above the mean, even when none is above the mean
-// plus the deviation, until they reach the mean or it does.
-func TestBalancePullsPodsTowardsANodeFarBelowTheMean(t *testing.T) {
-	nodes := func(edit ...func(*v1.Node)) []*v1.Node {
-		return []*v1.Node{node("a"), node("b"), node("c"), node("empty", edit...)}
-	}
-	// Mean memory 31.25 %: nobody is over 41.25, empty is under 21.25.
-	base := loads("a", 10, 40, "b", 10, 40, "c", 10, 40, "empty", 5, 5)
-	fourOnA := func(mib int64) []*v1.Pod {
-		var pods []*v1.Pod
-		for i := range 4 {
-			name := string(rune('a' + i))
-			pods = append(pods, pod("p-"+name, "a", "rs-"+name, mib))
-		}
-		return pods
-	}
-	for _, tc := range []struct {
-		name  string
-		nodes []*v1.Node
-		usage map[string]balance.NodeLoad
-		peaks map[string]balance.NodeLoad
-		mib   int64
-		want  int
-	}{
-		// 40 → 36 → 32 → 28: a sheds until it is at the mean.
-		{name: "small pods move until the source is at the mean", nodes: nodes(), usage: base, mib: 40, want: 3},
-		// 40 → 30 after one pod of 10 %.
-		{name: "one larger pod takes the source to the mean", nodes: nodes(), usage: base, mib: 100, want: 1},
-		// With a 30 % pod empty would end at 35 %, over the mean.
-		{name: "the destination stays under the mean with the pod", nodes: nodes(), usage: base, mib: 300, want: 0},
-		{name: "a cordoned node pulls nothing", nodes: nodes(cordon), usage: base, mib: 40, want: 0},
-		// A backup outside Kubernetes takes empty to 60 % now and then:
-		// between two runs it is not underused.
-		{name: "a node that peaks above the mean pulls nothing", nodes: nodes(), usage: base,
-			peaks: map[string]balance.NodeLoad{"empty": {usage.Memory: 60}}, mib: 40, want: 0},
-		// Far below on memory, but its CPU comes and goes past the mean.
-		{name: "a node that peaks above the mean on another resource pulls nothing", nodes: nodes(),
-			usage: loads("a", 10, 40, "b", 10, 40, "c", 10, 40, "empty", 5, 5), peaks: map[string]balance.NodeLoad{"empty": {usage.CPU: 60}},
-			mib: 40, want: 0},
-		// Mean 37.5: empty at 30 is below the mean, not by the deviation.
-		{name: "a node less than the deviation below the mean pulls nothing", nodes: nodes(),
-			usage: loads("a", 10, 40, "b", 10, 40, "c", 10, 40, "empty", 5, 30), mib: 40, want: 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, args(cpuAndMemoryDeviation(10)), tc.nodes, fourOnA(tc.mib)...)
-			h.source.Peaks = tc.peaks
-			h.cycle(tc.usage)
-			if len(h.Evicted) != tc.want {
-				t.Fatalf("evicted %v, want %d pods", h.Evicted, tc.want)
-			}
-			for _, d := range h.plugin.Deps.Store.Destinations() {
-				if d != "empty" {
-					t.Errorf("a pod moved to %s, want only to the node far below the mean", d)
-				}
-			}
-			if v := h.Counter(h.metrics.Evictions, PluginName, "above-mean-memory", "a"); v != float64(tc.want) {
-				t.Errorf("evictions{reason=above-mean-memory} = %v, want %d", v, tc.want)
-			}
-			if tc.want > 0 {
-				if got := strings.Join(h.RecordedEvents(), "\n"); !strings.Contains(got, "memory 40.0% over the cluster's mean 31.2% while empty at 5.0% is under the mean minus its deviation 21.2%") {
-					t.Errorf("events %s lack the pull's reason", got)
-				}
-			}
-		})
-	}
-}
-
-// Balance moves must bring the source and the destination closer: a pod
-// that takes more of one resource than the gap between the two nodes would
-// only make the destination the busier one, and the next cycle would move
-// it back. The node is above the mean on memory; its media server is mostly
-// CPU (1.2 of 4 cores, 30 %).
-func TestBalanceDoesNotSwapTheBusiestNode(t *testing.T) {
-	deviation := func(a *LoadAwareBalanceArgs) {
-		unlimited(a)
-		a.DeviationThresholds = balance.ResourceThresholds{"cpu": 20, "memory": 20}
-	}
-	// Mean cpu 35, memory 36.7: the node's memory (60) is over 56.7.
-	usage := loads("hot", 40, 60, "cool-a", 25, 25, "cool-b", 40, 25)
-	media := pod("media", "hot", "rs-media", 190)
-	h := newHarness(t, args(deviation), threeNodes, media)
-	h.podUsage["media"] = loadmodel.Amount{MilliCPU: 1200, Memory: 190 * mib}
-	h.cycle(usage)
-	// cool-a would end at cpu 55 (under 35 + 20) and memory 44, the source
-	// at 10 and 41: the CPU gap grows from 15 to 45.
-	if len(h.Evicted) != 0 {
-		t.Fatalf("evicted %v: the move would make the destination the busiest node", h.Evicted)
-	}
-	if h.skipped("no-destination") == 0 {
-		t.Error("no skipped{reason=no-destination}")
-	}
-	// A pod as heavy on memory but light on CPU narrows both gaps and moves.
-	h = newHarness(t, args(deviation), threeNodes, pod("web", "hot", "rs-web", 190))
-	h.podUsage["web"] = loadmodel.Amount{MilliCPU: 200, Memory: 190 * mib}
-	h.cycle(usage)
-	if len(h.Evicted) != 1 {
-		t.Fatalf("evicted %v, want the pod that narrows the gap", h.Evicted)
-	}
-}
-
-// A balance move goes only to a node holding fewer of the workload's
-// replicas than the source, or no more than its size's share of them with
-// the pod: kube-scheduler spreads replicas over nodes, and a node that fails
-// takes its replicas with it.
-func TestBalanceMovesOnlyTowardsFewerReplicas(t *testing.T) {
-	deviation := memoryDeviation(20)
-	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
-	siblings := []*v1.Pod{pod("web-1", "hot", "rs-web", 40),
-		pod("web-2", "cool-a", "rs-web", 40), pod("web-3", "cool-b", "rs-web", 40)}
-	h := newHarness(t, args(deviation), threeNodes, siblings...)
-	h.cycle(usage)
-	if len(h.Evicted) != 0 {
-		t.Fatalf("evicted %v towards nodes with as many replicas of the workload", h.Evicted)
-	}
-	// cool-b holds none: the replica moves there.
-	h = newHarness(t, args(deviation), threeNodes, siblings[:2]...)
-	h.cycle(usage)
-	if len(h.Evicted) != 1 {
-		t.Fatalf("evicted %v, want web-1 moved to the node without a replica", h.Evicted)
-	}
-	// cool-b is four times the size of the others, so two thirds of the
-	// cluster: its share of three replicas is two, and it may hold a second.
-	big := node("cool-b", func(n *v1.Node) {
-		n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("16")
-		n.Status.Allocatable[v1.ResourceMemory] = *resource.NewQuantity(4000*balancetest.MiB, resource.BinarySI)
-	})
-	h = newHarness(t, args(deviation), []*v1.Node{node("hot"), node("cool-a"), big}, siblings...)
-	h.cycle(usage)
-	if len(h.Evicted) != 1 {
-		t.Fatalf("evicted %v, want web-1 moved to the big node holding one replica", h.Evicted)
-	}
-}
-
-func TestTakesReplica(t *testing.T) {
-	for _, tc := range []struct {
-		name                       string
-		onDest, onSource, replicas int
-		share                      float64
-		want                       bool
-	}{
-		{name: "fewer than the source", onDest: 0, onSource: 1, replicas: 3, share: 0.1, want: true},
-		{name: "as many as the source, over its share", onDest: 1, onSource: 1, replicas: 3, share: 0.25, want: false},
-		{name: "as many as the source, within its share", onDest: 1, onSource: 1, replicas: 3, share: 0.5, want: true},
-		{name: "a big node's share of seventy", onDest: 3, onSource: 1, replicas: 70, share: 0.045, want: true},
-		{name: "past a big node's share of seventy", onDest: 4, onSource: 1, replicas: 70, share: 0.045, want: false},
-	} {
-		if got := takesReplica(tc.onDest, tc.onSource, tc.replicas, tc.share); got != tc.want {
-			t.Errorf("%s: takesReplica(%d, %d, %d, %g) = %v, want %v", tc.name, tc.onDest, tc.onSource, tc.replicas, tc.share, got, tc.want)
-		}
-	}
-}
-
 func TestSizeShares(t *testing.T) {
 	big := node("big", func(n *v1.Node) {
 		n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("12")
@@ -826,23 +419,6 @@ func TestSizeShares(t *testing.T) {
 	want := map[string]float64{"small": 0.375, "big": 0.625}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("sizeShares (-want,+got):\n%s", diff)
-	}
-}
-
-// A node above the mean is no destination for balance moves, even under
-// the low thresholds: moving pods there would only move the imbalance.
-func TestBalanceMovesOnlyToNodesBelowTheMean(t *testing.T) {
-	cordonedCool := node("cool", func(n *v1.Node) { n.Spec.Unschedulable = true })
-	nodes := []*v1.Node{node("hot"), node("mid"), cordonedCool}
-	h := newHarness(t, args(memoryDeviation(20)), nodes, hotPods()...)
-	// Mean memory 46.7 %: hot (70) is over 66.7; mid (50) is under the low
-	// thresholds but above the mean; the cool node is cordoned.
-	h.cycle(loads("hot", 40, 70, "mid", 10, 50, "cool", 10, 20))
-	if len(h.Evicted) != 0 {
-		t.Fatalf("evicted %v towards a node above the mean", h.Evicted)
-	}
-	if h.skipped("no-destination") == 0 {
-		t.Error("no skipped{reason=no-destination}")
 	}
 }
 
@@ -1104,26 +680,27 @@ func TestMetricsStartAtZero(t *testing.T) {
 	}
 }
 
-// A move's note names every limit the node crossed: its high threshold, and
-// the cluster's mean plus its deviation where that is lower.
+// A move's note names the high threshold the node crossed, with the
+// figures, for every resource over it.
 func TestMoveNoteNamesTheLimitsCrossed(t *testing.T) {
-	high := balance.ResourceThresholds{usage.Memory: 85}
+	high := balance.ResourceThresholds{usage.CPU: 80, usage.Memory: 85}
 	after := balance.NodeLoad{usage.Memory: 84.5}
 	dest := balance.NodeLoad{usage.Memory: 35}
 	for _, tc := range []struct {
-		name  string
-		load  float64
-		limit float64
-		want  string
+		name string
+		over []usage.Resource
+		load balance.NodeLoad
+		want []string
 	}{
-		{"over its high threshold", 94.6, 85, "memory 94.6% over its high threshold 85.0%;"},
-		{"over both", 94.6, 79.8, "memory 94.6% over its high threshold 85.0% and the cluster's mean plus its deviation 79.8%;"},
-		{"over the mean only", 82, 79.8, "memory 82.0% over the cluster's mean plus its deviation 79.8%;"},
+		{"memory", []usage.Resource{usage.Memory}, balance.NodeLoad{usage.Memory: 94.6}, []string{"memory 94.6% over its high threshold 85.0%;"}},
+		{"both", []usage.Resource{usage.CPU, usage.Memory}, balance.NodeLoad{usage.CPU: 91, usage.Memory: 94.6},
+			[]string{"cpu 91.0% over its high threshold 80.0%, memory 94.6% over its high threshold 85.0%;"}},
 	} {
-		over, load := []usage.Resource{usage.Memory}, balance.NodeLoad{usage.Memory: tc.load}
-		got := moveNote(overLimits(over, load, balance.ResourceThresholds{usage.Memory: tc.limit}, high), over, load, "a", "b", after, dest)
-		if !strings.Contains(got, tc.want) {
-			t.Errorf("%s: %q lacks %q", tc.name, got, tc.want)
+		got := moveNote(overLimits(tc.over, tc.load, high), tc.over, tc.load, "a", "b", after, dest)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q lacks %q", tc.name, got, w)
+			}
 		}
 	}
 }
@@ -1147,30 +724,6 @@ func TestBalanceRelievesAHotNodeUpToTheDestinationsHighThreshold(t *testing.T) {
 	h.cycle(loads("hot", 40, 88, "cool-a", 10, 45, "cool-b", 10, 45))
 	if len(h.Evicted) != 0 {
 		t.Errorf("evicted %v to a node the pod would put over 85 %%", h.Evicted)
-	}
-}
-
-// A move for balance alone must not make its destination a node to balance
-// next cycle: with the pod, the destination stays within the cluster's mean
-// plus the deviation (33.3 + 10), even when the move narrows the gap.
-func TestBalanceKeepsABalanceDestinationWithinTheDeviation(t *testing.T) {
-	deviation := memoryDeviation(10)
-	usage := loads("hot", 40, 60, "cool-a", 10, 20, "cool-b", 10, 20)
-	// 250 MiB: cool-a would be at 45 %, over 43.3, though the gap narrows
-	// from 40 to 10 points.
-	h := newHarness(t, args(deviation), threeNodes, pod("wide", "hot", "rs-wide", 250))
-	h.cycle(usage)
-	if len(h.Evicted) != 0 {
-		t.Fatalf("evicted %v: the destination would be over the mean plus the deviation", h.Evicted)
-	}
-	if h.skipped("no-destination") == 0 {
-		t.Error("no skipped{reason=no-destination}")
-	}
-	// 200 MiB leaves it at 40 %: the pod moves.
-	h = newHarness(t, args(deviation), threeNodes, pod("narrow", "hot", "rs-narrow", 200))
-	h.cycle(usage)
-	if len(h.Evicted) != 1 {
-		t.Fatalf("evicted %v, want the pod that keeps the destination within the deviation", h.Evicted)
 	}
 }
 

@@ -128,6 +128,8 @@ type installed struct {
 	// says why they could not be read.
 	moves    []balance.Move
 	movesErr error
+	// plan is the descheduler's plan, nil when it keeps none.
+	plan *moves.Rebalance
 }
 
 // connect reads the installation flags describe.
@@ -148,7 +150,7 @@ func connect(ctx context.Context, logger *log.Logger, flags *installation.Flags)
 	if in.policy, err = configMapKey(ctx, in.client, flags, "descheduler", "policy.yaml"); err != nil {
 		return nil, err
 	}
-	in.moves, in.movesErr = recentMoves(ctx, in.client, flags)
+	in.moves, in.plan, in.movesErr = recentMoves(ctx, in.client, flags)
 	lw, err := health.LoadWatcherOfRelease(logger, getter, flags.ReleaseName, flags.Namespace, flags.LoadWatcherPort)
 	if err != nil {
 		return nil, err
@@ -172,17 +174,24 @@ func configMapKey(ctx context.Context, client kubernetes.Interface, flags *insta
 	return []byte(cm.Data[key]), nil
 }
 
-// recentMoves reads the moves the descheduler keeps in the cluster.
-func recentMoves(ctx context.Context, client kubernetes.Interface, flags *installation.Flags) ([]balance.Move, error) {
+// recentMoves reads the moves and the plan the descheduler keeps in the
+// cluster.
+func recentMoves(ctx context.Context, client kubernetes.Interface, flags *installation.Flags) ([]balance.Move, *moves.Rebalance, error) {
 	name := charts.ComponentFullname(flags.ReleaseName, "descheduler") + "-moves"
 	cm, err := client.CoreV1().ConfigMaps(flags.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the descheduler's moves (ConfigMap %s/%s): %w", flags.Namespace, name, err)
+		return nil, nil, fmt.Errorf("reading the descheduler's moves (ConfigMap %s/%s): %w", flags.Namespace, name, err)
 	}
-	return balance.DecodeMoves([]byte(cm.Data[moves.Key]))
+	data := []byte(cm.Data[moves.Key])
+	ms, err := balance.DecodeMoves(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := balance.DecodePlan(data)
+	return ms, plan, err
 }
 
 // MoveExplanation is one move of the descheduler, as explain shows it.

@@ -18,6 +18,7 @@ import (
 	"github.com/ballast-sched/ballast/core/cli"
 	"github.com/ballast-sched/ballast/core/cli/log"
 	"github.com/ballast-sched/ballast/core/loadmodel"
+	"github.com/ballast-sched/ballast/core/moves"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/policy"
@@ -44,7 +45,69 @@ type NodeExplanation struct {
 	Pinned     []PinnedPod       `json:"pinned,omitempty"`
 	Moves      []MoveExplanation `json:"moves,omitempty"`
 	MovesError string            `json:"movesError,omitempty"`
-	Events     []Event           `json:"events,omitempty"`
+	// Plan is the descheduler's plan for balance, as it concerns the
+	// node; nil when it keeps none.
+	Plan   *NodePlan `json:"plan,omitempty"`
+	Events []Event   `json:"events,omitempty"`
+}
+
+// NodePlan is the descheduler's plan as `explain node` shows it: which
+// plan, how far the cluster was from the best placement found, and the
+// plan's moves still to make off or onto the node.
+type NodePlan struct {
+	ID       string    `json:"id"`
+	Made     time.Time `json:"made"`
+	Checked  time.Time `json:"checked"`
+	Finished time.Time `json:"finished,omitempty"`
+	Ended    string    `json:"ended,omitempty"`
+	// Spread is the cluster's utilisation spread when the plan was last
+	// judged, Best the best placement's, in points; Done the moves made.
+	Spread float64 `json:"spread"`
+	Best   float64 `json:"best"`
+	Done   int     `json:"done"`
+	// Target is how many pods of each workload the plan puts on the node.
+	Target []moves.Placed `json:"target,omitempty"`
+	// Moves are the plan's moves left that touch the node.
+	Moves []moves.Step `json:"moves,omitempty"`
+}
+
+// nodePlan is plan as it concerns node.
+func nodePlan(plan *moves.Rebalance, node string) *NodePlan {
+	if plan == nil {
+		return nil
+	}
+	out := &NodePlan{ID: plan.ID, Made: plan.Made, Checked: plan.Checked, Finished: plan.Finished, Ended: plan.Ended,
+		Spread: plan.Now, Best: plan.NowBest, Done: plan.Done}
+	for _, t := range plan.Target {
+		if t.Node == node {
+			out.Target = append(out.Target, t)
+		}
+	}
+	for _, m := range plan.Moves {
+		if m.From == node || m.To == node {
+			out.Moves = append(out.Moves, m)
+		}
+	}
+	return out
+}
+
+// printPlan writes p for people.
+func printPlan(w io.Writer, p *NodePlan, now time.Time) {
+	state := fmt.Sprintf("%d moves made, %d left here", p.Done, len(p.Moves))
+	switch {
+	case p.Ended != "":
+		state = "ended: " + p.Ended
+	case !p.Finished.IsZero():
+		state = fmt.Sprintf("finished %s ago after %d moves", now.Sub(p.Finished).Round(time.Second), p.Done)
+	}
+	fmt.Fprintf(w, "\nThe descheduler's plan %s (%s): the cluster's utilisation spread %.1f points, the best placement found %.1f, judged %s ago\n",
+		p.ID, state, p.Spread, p.Best, now.Sub(p.Checked).Round(time.Second))
+	for _, t := range p.Target {
+		fmt.Fprintf(w, "  target: %d pods of %s here\n", t.Pods, t.Workload)
+	}
+	for _, m := range p.Moves {
+		fmt.Fprintf(w, "  next: a pod of %s off %s, onto %s\n", m.Workload, m.From, m.To)
+	}
 }
 
 // PinnedPod is a pod its volumes keep on its node.
@@ -74,12 +137,14 @@ type ResourceFigure struct {
 	Resource  usage.Resource `json:"resource"`
 	Statistic string         `json:"statistic"`
 	Value     float64        `json:"value"`
-	// Threshold is the scheduler's threshold; High, Low and MeanPlusDeviation
-	// the descheduler's limits (0 when unset).
-	Threshold         float64 `json:"threshold,omitempty"`
-	High              float64 `json:"high,omitempty"`
-	Low               float64 `json:"low,omitempty"`
-	MeanPlusDeviation float64 `json:"meanPlusDeviation,omitempty"`
+	// Threshold is the scheduler's threshold; High and Low the
+	// descheduler's limits (0 when unset).
+	Threshold float64 `json:"threshold,omitempty"`
+	High      float64 `json:"high,omitempty"`
+	Low       float64 `json:"low,omitempty"`
+	// Balanced says the descheduler's plan evens out this resource
+	// (deviationThresholds).
+	Balanced bool `json:"balanced,omitempty"`
 }
 
 func explainNode(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags *installation.Flags, name string) error {
@@ -122,7 +187,7 @@ func explainNode(ctx context.Context, logger *log.Logger, streams cli.IOStreams,
 	}
 	if args != nil {
 		ex.Descheduler = judgeForDescheduler(args.HighThresholds, args.LowThresholds, args.DeviationThresholds,
-			usage.Window(args.Window.Duration), args.ThresholdStatistics, nu, snap, ex.UsageError == "" && !nu.Stale)
+			usage.Window(args.Window.Duration), args.ThresholdStatistics, nu, ex.UsageError == "" && !nu.Stale)
 	}
 	movable, pinned, err := candidates(ctx, in, name, schedulerNames)
 	if err != nil {
@@ -133,6 +198,7 @@ func explainNode(ctx context.Context, logger *log.Logger, streams cli.IOStreams,
 		ex.Candidates = movable
 	}
 	ex.Moves = explainMoves(in.moves, func(m balance.Move) bool { return m.Source == name || m.Destination == name || m.LandedOn == name })
+	ex.Plan = nodePlan(in.plan, name)
 	if in.movesErr != nil {
 		ex.MovesError = in.movesErr.Error()
 	}
@@ -196,17 +262,19 @@ func judgeForScheduler(s loadmodel.Settings, nu usage.NodeUsage, usable bool) *J
 }
 
 // judgeForDescheduler is how LoadAwareBalance sees the node: hot above a
-// high threshold or the cluster's mean plus its deviation (its pods move),
-// cool under every low threshold (it may receive moved pods).
-func judgeForDescheduler(high, low, deviation balance.ResourceThresholds, window usage.Window, statistics loadmodel.Statistics,
-	nu usage.NodeUsage, snap *usage.Snapshot, usable bool) *Judgement {
+// high threshold (its pods move), cool under every low threshold (it may
+// receive pods moved off hot nodes). Below the high thresholds, the
+// resources in balanced are evened out by the descheduler's plan
+// (NodePlan), which may move pods off or onto any node.
+func judgeForDescheduler(high, low, balanced balance.ResourceThresholds, window usage.Window, statistics loadmodel.Statistics,
+	nu usage.NodeUsage, usable bool) *Judgement {
 	j := &Judgement{Window: window.String()}
 	if !usable {
 		j.Verdict = "no usable usage: the descheduler moves nothing off it and nothing onto it"
 		return j
 	}
 	stats := statistics.Complete()
-	var hot, warm []string
+	var hot []string
 	cool := true
 	for _, r := range usage.Resources {
 		st, ok := nu.Get(window, r)
@@ -214,13 +282,8 @@ func judgeForDescheduler(high, low, deviation balance.ResourceThresholds, window
 			continue
 		}
 		v := stats.Pick(r, st)
-		f := ResourceFigure{Resource: r, Statistic: string(stats[r]), Value: v, High: high[r], Low: low[r]}
-		if d, ok := deviation[r]; ok {
-			f.MeanPlusDeviation = mean(snap, window, r, stats) + d
-			if v > f.MeanPlusDeviation {
-				warm = append(warm, fmt.Sprintf("%s %.1f%% > mean+deviation %.1f%%", r, v, f.MeanPlusDeviation))
-			}
-		}
+		_, bal := balanced[r]
+		f := ResourceFigure{Resource: r, Statistic: string(stats[r]), Value: v, High: high[r], Low: low[r], Balanced: bal}
 		if h, ok := high[r]; ok && v > h {
 			hot = append(hot, fmt.Sprintf("%s %.1f%% > %g%%", r, v, h))
 		}
@@ -229,33 +292,19 @@ func judgeForDescheduler(high, low, deviation balance.ResourceThresholds, window
 		}
 		j.Resources = append(j.Resources, f)
 	}
+	plan := ""
+	if len(balanced) > 0 {
+		plan = "; below its high thresholds the plan balances it"
+	}
 	switch {
 	case len(hot) > 0:
 		j.Verdict = "hot: " + strings.Join(hot, ", ") + "; its pods move to cool nodes"
-	case len(warm) > 0:
-		j.Verdict = "hot for balance: " + strings.Join(warm, ", ") + "; its pods move to nodes below the mean"
 	case cool:
-		j.Verdict = "cool: it may receive moved pods"
+		j.Verdict = "cool: it may receive pods moved off hot nodes" + plan
 	default:
-		j.Verdict = "neither hot nor cool: nothing moves off it, and moved pods go to cooler nodes"
+		j.Verdict = "neither hot nor cool: nothing moves off it for heat, and pods moved off hot nodes go to cooler ones" + plan
 	}
 	return j
-}
-
-// mean is the cluster's mean of resource r over the nodes with usable usage.
-func mean(snap *usage.Snapshot, window usage.Window, r usage.Resource, stats loadmodel.Statistics) float64 {
-	var sum float64
-	n := 0
-	for _, nu := range snap.Nodes {
-		if st, ok := nu.Get(window, r); ok && !nu.Stale {
-			sum += stats.Pick(r, st)
-			n++
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return sum / float64(n)
 }
 
 // candidates are the pods on node that the descheduler may move — placed by
@@ -353,8 +402,8 @@ func (n NodeExplanation) Print(w io.Writer, now time.Time) error {
 			if f.Low > 0 {
 				limits = append(limits, fmt.Sprintf("low %g%%", f.Low))
 			}
-			if f.MeanPlusDeviation > 0 {
-				limits = append(limits, fmt.Sprintf("mean+deviation %.1f%%", f.MeanPlusDeviation))
+			if f.Balanced {
+				limits = append(limits, "balanced by plan")
 			}
 			fmt.Fprintf(w, " (%s)\n", strings.Join(limits, ", "))
 		}
@@ -374,6 +423,9 @@ func (n NodeExplanation) Print(w io.Writer, now time.Time) error {
 	}
 	if n.MovesError != "" {
 		fmt.Fprintf(w, "\nThe descheduler's moves could not be read: %s\n", n.MovesError)
+	}
+	if n.Plan != nil {
+		printPlan(w, n.Plan, now)
 	}
 	if len(n.Events) > 0 {
 		fmt.Fprintln(w, "\nEvents:")

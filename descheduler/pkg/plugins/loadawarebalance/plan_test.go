@@ -1,0 +1,255 @@
+package loadawarebalance
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-base/metrics/testutil"
+
+	"github.com/ballast-sched/ballast/core/usage"
+	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
+)
+
+// planArgs balance memory: no eviction limit gets in a plan's way.
+func planArgs(a *LoadAwareBalanceArgs) {
+	unlimited(a)
+	a.DeviationThresholds = balance.ResourceThresholds{usage.Memory: 10}
+}
+
+// webOn is n pods of the workload web (100 MiB, 10 % of a node) on node,
+// named from first.
+func webOn(node string, first, n int) []*v1.Pod {
+	var pods []*v1.Pod
+	for i := first; i < first+n; i++ {
+		pods = append(pods, pod(fmt.Sprintf("web-%d", i), node, "web", 100))
+	}
+	return pods
+}
+
+// The six web pods sit on a (memory 60 %), b and c at 20 % hold nothing of
+// it: the best placement leaves a at 40 % and b and c at 30 % (spread 10),
+// two moves away. The plan is made once and kept: one move per cycle (a
+// quarter of six replicas, as a rolling update restarts them), each note
+// naming its plan, until the cluster is within the margin of the best.
+func TestPlanMovesTowardsTheBestPlacementOverCycles(t *testing.T) {
+	h := newHarness(t, args(planArgs), nodesNamed("a", "b", "c"), webOn("a", 1, 6)...)
+	h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+	if len(h.Evicted) != 1 {
+		t.Fatalf("first cycle evicted %v, want one pod of web", h.Evicted)
+	}
+	plan := h.plugin.Deps.Store.Plan()
+	if plan == nil {
+		t.Fatal("no plan kept")
+	}
+	if plan.Spread < 39 || plan.Best > 10.5 || plan.Done != 1 || len(plan.Moves) != 1 {
+		t.Fatalf("plan %+v: want spread 40, best 10, one move made and one left", plan)
+	}
+	for placement, want := range map[string]float64{"current": 40, "best": 10} {
+		got, err := testutil.GetGaugeMetricValue(h.metrics.Spread.WithLabelValues(PluginName, placement))
+		if err != nil || got < want-0.5 || got > want+0.5 {
+			t.Errorf("utilisation_spread_points{placement=%s} = %v (%v), want %v", placement, got, err, want)
+		}
+	}
+	first := h.plugin.Deps.Store.Destinations()[0]
+	events := strings.Join(h.RecordedEvents(), "\n")
+	if want := "move 1 of 2 of plan " + plan.ID; !strings.Contains(events, want) {
+		t.Errorf("events %s lack %q", events, want)
+	}
+	// The replacement lands where the plan said; the next cycle makes the
+	// plan's second move, to the other node.
+	h.Add(pod("web-7", first, "web", 100, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
+	h.clock.Step(5 * time.Minute)
+	usage2 := loads("a", 10, 50, "b", 10, 20, "c", 10, 20)
+	usage2[first] = balance.NodeLoad{usage.CPU: 10, usage.Memory: 30}
+	h.cycle(usage2)
+	if len(h.Evicted) != 2 {
+		t.Fatalf("second cycle: evicted %v, want a second pod of web", h.Evicted)
+	}
+	if got := h.plugin.Deps.Store.Plan(); got.ID != plan.ID || got.Done != 2 || got.Finished.IsZero() {
+		t.Errorf("plan after the second cycle %+v, want plan %s finished with two moves", got, plan.ID)
+	}
+	dests := h.plugin.Deps.Store.Destinations()
+	if dests[1] == first || dests[1] == "a" {
+		t.Errorf("moves went to %v, want one to each of b and c", dests)
+	}
+	if !strings.Contains(strings.Join(h.RecordedEvents(), "\n"), "move 2 of 2 of plan "+plan.ID) {
+		t.Errorf("events %v lack the plan's second move", h.RecordedEvents())
+	}
+	// Balanced: nothing moves, however many cycles run.
+	h.Add(pod("web-8", dests[1], "web", 100, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
+	for range 3 {
+		h.clock.Step(5 * time.Minute)
+		h.cycle(loads("a", 10, 40, "b", 10, 30, "c", 10, 30))
+	}
+	if len(h.Evicted) != 2 {
+		t.Errorf("a balanced cluster lost %v", h.Evicted[2:])
+	}
+}
+
+func nodesNamed(names ...string) []*v1.Node {
+	var out []*v1.Node
+	for _, n := range names {
+		out = append(out, node(n))
+	}
+	return out
+}
+
+// A cluster within the margin of its best placement is left alone, even
+// when nodes are ten points apart; without deviationThresholds nothing is
+// planned at all.
+func TestPlanLeavesAClusterWithinTheMargin(t *testing.T) {
+	pods := append(webOn("a", 1, 4), append(webOn("b", 5, 1), webOn("c", 6, 1)...)...)
+	h := newHarness(t, args(planArgs), nodesNamed("a", "b", "c"), pods...)
+	h.cycle(loads("a", 10, 40, "b", 10, 30, "c", 10, 30))
+	if len(h.Evicted) != 0 {
+		t.Errorf("evicted %v from a cluster at its best placement", h.Evicted)
+	}
+	h = newHarness(t, args(unlimited), nodesNamed("a", "b", "c"), webOn("a", 1, 6)...)
+	h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+	if len(h.Evicted) != 0 || h.plugin.Deps.Store.Plan() != nil {
+		t.Errorf("without deviationThresholds: evicted %v, plan %+v", h.Evicted, h.plugin.Deps.Store.Plan())
+	}
+}
+
+// What the plan may not move stays where it is: pods of a workload moved
+// onto the node within balanceCooldown (moving them again would be a
+// loop), the only pod of its workload (evicting it leaves the workload
+// down), and pods a cordoned destination cannot take.
+func TestPlanMovesOnlyWhatMayMove(t *testing.T) {
+	t.Run("moved onto the node within balanceCooldown", func(t *testing.T) {
+		h := newHarness(t, args(planArgs), nodesNamed("a", "b", "c"), webOn("a", 1, 6)...)
+		wl, _ := balance.WorkloadOf(webOn("a", 1, 1)[0])
+		h.plugin.Deps.Store.Remember(wl, "uid-web-0", "b", "a", h.clock.Now().Add(-10*time.Minute), nil, nil)
+		h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+		if len(h.Evicted) != 0 {
+			t.Errorf("evicted %v, pods of a workload moved onto a ten minutes ago", h.Evicted)
+		}
+	})
+	t.Run("the only pod of its workload", func(t *testing.T) {
+		var pods []*v1.Pod
+		for i := range 6 {
+			pods = append(pods, pod(fmt.Sprintf("solo-%d", i), "a", fmt.Sprintf("rs-solo-%d", i), 100))
+		}
+		h := newHarness(t, args(planArgs), nodesNamed("a", "b", "c"), pods...)
+		h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+		if len(h.Evicted) != 0 {
+			t.Errorf("evicted %v, single-replica workloads", h.Evicted)
+		}
+		if got := h.skipped(balance.SkipFiltered); got != 0 {
+			t.Errorf("skipped{reason=filtered} = %v: the plan chose moves it could not make", got)
+		}
+	})
+	t.Run("cordoned nodes take nothing", func(t *testing.T) {
+		nodes := []*v1.Node{node("a"), node("b", cordon), node("c", cordon)}
+		h := newHarness(t, args(planArgs), nodes, webOn("a", 1, 6)...)
+		h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+		if len(h.Evicted) != 0 {
+			t.Errorf("evicted %v towards cordoned nodes", h.Evicted)
+		}
+	})
+}
+
+// A plan is kept until the cluster changes: a node that joins ends it, and
+// the next plan sends pods to the new node.
+func TestPlanEndsWhenANodeJoins(t *testing.T) {
+	nodes := nodesNamed("a", "b", "c")
+	pods := append(webOn("a", 1, 8), webOn("b", 9, 4)...)
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { planArgs(a); a.MaxEvictionsPerCycle = ptrTo(int32(1)) }), nodes, pods...)
+	h.cycle(loads("a", 10, 80, "b", 10, 40, "c", 10, 0))
+	first := h.plugin.Deps.Store.Plan()
+	if first == nil || len(h.Evicted) != 1 || len(first.Moves) == 0 {
+		t.Fatalf("evicted %v, plan %+v: want one move made and more left", h.Evicted, first)
+	}
+	h.Add(pod("web-13", h.plugin.Deps.Store.Destinations()[0], "web", 100, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
+	h.nodes = append(h.nodes, node("d"))
+	if _, err := h.Client.CoreV1().Nodes().Create(h.ctx, node("d"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Step(5 * time.Minute)
+	h.cycle(loads("a", 10, 70, "b", 10, 40, "c", 10, 10, "d", 10, 0))
+	second := h.plugin.Deps.Store.Plan()
+	if second.ID == first.ID {
+		t.Fatalf("plan %s kept after node d joined", first.ID)
+	}
+	if !strings.Contains(first.Ended, "node d joined") {
+		t.Errorf("first plan ended %q, want the join named", first.Ended)
+	}
+	if !strings.Contains(fmt.Sprint(second.Target), "d") {
+		t.Errorf("second plan's target %+v puts nothing on d", second.Target)
+	}
+}
+
+func TestReplicaCap(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		replicas, eligible int
+		share              float64
+		want               int
+	}{
+		{"an even share and one more", 6, 3, 1.0 / 3, 3},
+		{"a big node's share", 12, 3, 0.6, 8},
+		{"never all where two nodes may hold them", 2, 2, 0.9, 1},
+		{"one replica", 1, 3, 0.3, 2},
+		{"one eligible node", 4, 1, 0.2, 5},
+	} {
+		if got := replicaCap(tc.replicas, tc.eligible, tc.share); got != tc.want {
+			t.Errorf("%s: replicaCap(%d, %d, %g) = %d, want %d", tc.name, tc.replicas, tc.eligible, tc.share, got, tc.want)
+		}
+	}
+}
+
+// A new plan counts on what every pod uses: while pods of a scale or a
+// rollout were first listed less than a window ago, their usage does not
+// show in their nodes' yet, and it waits. (Listed by the descheduler, not
+// by their creation stamps: its clock and the API server's may differ.)
+func TestPlanWaitsForNewPodsToShow(t *testing.T) {
+	h := newHarness(t, args(planArgs), nodesNamed("a", "b", "c"), pod("other", "b", "rs-other", 10))
+	h.cycle(loads("a", 10, 20, "b", 10, 20, "c", 10, 20))
+	for _, p := range webOn("a", 1, 6) {
+		h.Add(p)
+	}
+	h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+	if len(h.Evicted) != 0 || h.plugin.Deps.Store.Plan() != nil {
+		t.Fatalf("evicted %v, plan %+v, a cycle after the pods appeared", h.Evicted, h.plugin.Deps.Store.Plan())
+	}
+	h.clock.Step(5 * time.Minute)
+	h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+	if len(h.Evicted) != 1 {
+		t.Errorf("evicted %v once the window shows the pods, want one move of the plan", h.Evicted)
+	}
+}
+
+// A node whose memory, judged on its newest sample, rose and fell within
+// the window by more than the deviation (a backup job outside Kubernetes)
+// is left out of the plan: no pod moves off it or onto it for balance.
+// CPU, judged on the window's average, is smoothed already.
+func TestSwings(t *testing.T) {
+	dev := balance.ResourceThresholds{usage.CPU: 10, usage.Memory: 10}
+	node := func(cpuAvg, cpuMax, memAvg, memMax float64) usage.NodeUsage {
+		return usage.NodeUsage{Windows: map[usage.Window]map[usage.Resource]usage.Stats{usage.Window5m: {
+			usage.CPU: {Avg: cpuAvg, Max: cpuMax, Samples: 20}, usage.Memory: {Avg: memAvg, Max: memMax, Samples: 20}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		nu   usage.NodeUsage
+		want usage.Resource
+	}{
+		{"steady", node(30, 35, 40, 42), ""},
+		{"a backup job", node(30, 35, 46, 81), usage.Memory},
+		{"CPU noise or a wave", node(30, 60, 40, 42), ""},
+	} {
+		if got, _ := swings(tc.nu, usage.Window5m, dev, nil); got != tc.want {
+			t.Errorf("%s: swings = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	h := newHarness(t, args(planArgs), nodesNamed("a", "b", "c"), webOn("a", 1, 6)...)
+	h.source.Peaks = map[string]balance.NodeLoad{"a": {usage.Memory: 95}}
+	h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+	if len(h.Evicted) != 0 {
+		t.Errorf("evicted %v off a node whose memory swings", h.Evicted)
+	}
+}
