@@ -506,6 +506,11 @@ func checkSurgeMove(ctx context.Context, t *testing.T, f *faultEnv, nodes []stri
 	}
 }
 
+// replacementRuns is how long a moved pod's replacement takes at most to
+// be scheduled and run on the lane's nodes, and the descheduler to see it
+// (the suite's cycle is 20 s): its image is there already.
+const replacementRuns = 3 * time.Minute
+
 // planOf is the plan a move's why names, "" when it names none.
 func planOf(why string) string {
 	_, rest, ok := strings.Cut(why, " of plan ")
@@ -571,7 +576,11 @@ func checkMovesExplained(ctx context.Context, t *testing.T, f *faultEnv, nodes [
 	planned, byLoad, byMemory := 0, 0, 0
 	byPlan := map[string][]explain.MoveExplanation{}
 	for _, m := range off {
-		if m.LandedOn == "" {
+		// A move of the last moments (the hog keeps the node near its high
+		// threshold, and a cycle may shed again just before this check) may
+		// not have a running replacement yet; an older one must say where
+		// it ran.
+		if m.LandedOn == "" && time.Since(m.At) > replacementRuns {
 			t.Errorf("move of %s at %s: where its replacement ran is not recorded", m.Workload, m.At.Format(time.TimeOnly))
 		}
 		if m.LandedOn == m.Destination {
