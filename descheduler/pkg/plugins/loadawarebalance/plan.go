@@ -538,11 +538,11 @@ func (p *LoadAwareBalance) rebalance(ctx context.Context, logger klog.Logger, c 
 			return
 		}
 		if now-bestSpread <= margin {
+			// The kept plan is left as it ended: judging it again every
+			// cycle would rewrite the moves ConfigMap every cycle for
+			// nothing; the gauges say where the cluster is now.
 			logger.V(2).Info("Cluster within the margin of the best placement found; nothing to move", "spread", round1(now), "best", round1(bestSpread),
 				"margin", margin)
-			if plan != nil {
-				plan.Checked, plan.Now, plan.NowBest, plan.Moves = c.now, now, bestSpread, nil
-			}
 			return
 		}
 		target = best
