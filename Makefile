@@ -57,6 +57,14 @@ build: ## Build every binary into bin/.
 images: ## Cross-compile the three components and build their images into _output/images (PLATFORMS=, VERSION=; no Docker).
 	cd images && $(GO) run ./cmd/ballast-images --root $(CURDIR) --platforms $(PLATFORMS) $(if $(VERSION),--version $(VERSION))
 
+# `make push REGISTRY=registry.lan:5000/ballast`: the images of `make images`,
+# pushed to your registry (docs/install.md#any-cluster-from-a-checkout).
+.PHONY: push
+push: ## Build the images and push them to REGISTRY=host[:port]/path (PLAIN_HTTP=1 for a registry without TLS; PLATFORMS=, VERSION=; no Docker).
+	@test -n "$(REGISTRY)" || { echo "make push: say where, e.g. make push REGISTRY=registry.lan:5000/ballast (PLAIN_HTTP=1 for a registry without TLS)" >&2; exit 2; }
+	cd images && $(GO) run ./cmd/ballast-images --root $(CURDIR) --platforms $(PLATFORMS) $(if $(VERSION),--version $(VERSION)) \
+		--registry $(REGISTRY) --push $(if $(PLAIN_HTTP),--plain-http) $(PUSH_FLAGS)
+
 .PHONY: test
 test: lint test-all lane ## Lint, every unit and integration test, then the real-node lanes: a user's journey (Helm path), the k3s journey and the fault suite (what CI runs).
 

@@ -25,6 +25,8 @@ import (
 // figures are what the lane measures for docs/performance.md. They are
 // reported, never asserted: a test must not fail on a timing or a size.
 type figures struct {
+	// push is how long `make push` took into the lane's registry.
+	push           time.Duration
 	installToReady time.Duration
 	// memory is each Ballast container's working set, as the kubelet
 	// measures it, keyed by component.
@@ -34,6 +36,9 @@ type figures struct {
 func (f *figures) report(t *testing.T, path string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| figure | value |\n|---|---|\n")
+	if f.push > 0 {
+		fmt.Fprintf(&b, "| `make push` of the host platform's images into a registry on the host | %s |\n", f.push.Round(100*time.Millisecond))
+	}
 	if f.installToReady > 0 {
 		fmt.Fprintf(&b, "| `ballast install` to all Deployments Ready | %s |\n", f.installToReady.Round(100*time.Millisecond))
 	}

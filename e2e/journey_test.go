@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -51,8 +52,10 @@ func TestUserJourney(t *testing.T) {
 	defer cancel()
 	env := loadEnv(t)
 
+	// Ballast's images come as on a cluster that is not k3s: pushed from
+	// the checkout to the user's registry, which the nodes pull from.
 	start := time.Now()
-	l, err := lane.Start(ctx, lane.Options{BinDir: env.bin, Images: env.images, Addons: env.addons, KeepDir: env.keep})
+	l, err := lane.Start(ctx, lane.Options{BinDir: env.bin, Images: env.laneImages(), Addons: env.addons, KeepDir: env.keep})
 	if err != nil {
 		t.Fatalf("starting the lane: %v", err)
 	}
@@ -75,15 +78,44 @@ func TestUserJourney(t *testing.T) {
 		waitNodeMetrics(ctx, t, l.Client)
 	})
 
+	var registry string
+	t.Run("make push: the images into the user's registry", func(t *testing.T) {
+		host, err := l.ServeRegistry()
+		if err != nil {
+			t.Fatal(err)
+		}
+		registry = host + "/homelab/ballast"
+		begin := time.Now()
+		// The images of this build's host platform, linked from the
+		// packages the lane's images were (--keep-paths: a plain-HTTP
+		// registry of one's own may take them).
+		cmd := exec.CommandContext(ctx, "make", "-C", "..", "--no-print-directory", "push", "REGISTRY="+registry, "PLAIN_HTTP=1",
+			"PLATFORMS=linux/"+runtime.GOARCH, "PUSH_FLAGS=--keep-paths --out "+filepath.Join(l.Dir, "pushed-images"))
+		out, err := cmd.CombinedOutput()
+		figures.push = time.Since(begin)
+		if err != nil {
+			t.Fatalf("make push: %v\n%s", err, out)
+		}
+		for _, repo := range []string{"load-watcher", "ballast-scheduler", "ballast-descheduler"} {
+			if !strings.Contains(string(out), "pushed "+registry+"/"+repo+":") {
+				t.Errorf("make push did not push %s:\n%s", repo, out)
+			}
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+
 	t.Run("install: every component Ready as real containers", func(t *testing.T) {
 		begin := time.Now()
-		out, err := ballast("install", "--root", t.TempDir(), "--timeout", "5m")
+		out, err := ballast("install", "--root", t.TempDir(), "--timeout", "5m", "--registry", registry)
 		figures.installToReady = time.Since(begin)
 		if err != nil {
 			t.Fatalf("ballast install: %v\n%s\n%s", err, out, describeNamespace(ctx, l.Client, ballastNamespace))
 		}
 		t.Logf("ballast install:\n%s", out)
 		checkComponents(ctx, t, l.Client)
+		checkImagesFrom(ctx, t, l.Client, registry)
 	})
 	if t.Failed() {
 		t.FailNow()
@@ -354,6 +386,35 @@ func loadEnv(t *testing.T) env {
 		e.addons = append(e.addons, raw)
 	}
 	return e
+}
+
+// laneImages are the archives the lane's nodes import: the lane's own
+// images, not Ballast's, which a user's nodes pull from a registry.
+func (e env) laneImages() []string {
+	var imgs []string
+	for _, img := range e.images {
+		if !strings.HasPrefix(filepath.Base(img), "ballast-images-") {
+			imgs = append(imgs, img)
+		}
+	}
+	return imgs
+}
+
+// checkImagesFrom checks that every Ballast container runs an image of
+// registry, pulled from it: no node had it before.
+func checkImagesFrom(ctx context.Context, t *testing.T, c kubernetes.Interface, registry string) {
+	t.Helper()
+	pods, err := c.CoreV1().Pods(ballastNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		for _, st := range p.Status.ContainerStatuses {
+			if !strings.HasPrefix(st.Image, registry+"/") || st.ImageID == "" {
+				t.Errorf("%s/%s runs image %q (id %q), want one pulled from %s", p.Name, st.Name, st.Image, st.ImageID, registry)
+			}
+		}
+	}
 }
 
 // deployment is a Deployment of the lane's pause image (never pulled), with

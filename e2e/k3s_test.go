@@ -52,14 +52,12 @@ func TestK3sJourney(t *testing.T) {
 	env := loadEnv(t)
 	// Ballast's archive comes through `ballast install --images`; the
 	// lane's own images are k3s's air-gap images.
-	var laneImages []string
+	laneImages := env.laneImages()
 	imagesDir := ""
 	for _, img := range env.images {
 		if strings.HasPrefix(filepath.Base(img), "ballast-images-") {
 			imagesDir = filepath.Dir(img)
-			continue
 		}
-		laneImages = append(laneImages, img)
 	}
 	if imagesDir == "" {
 		t.Fatal("BALLAST_E2E_IMAGES names no ballast-images-linux-<arch>.tar (make images)")

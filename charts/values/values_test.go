@@ -3,6 +3,7 @@ package values
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,5 +46,48 @@ func TestMergeReportsMissingFile(t *testing.T) {
 	o.ValueFiles = []string{filepath.Join(t.TempDir(), "absent.yaml")}
 	if _, err := o.Merge(); err == nil {
 		t.Fatal("missing values file accepted")
+	}
+}
+
+func TestRegistrySetsTheImageRegistry(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    any    // global.image.registry
+		wantErr string // part of the error, when refused
+	}{
+		{name: "registry", args: []string{"--registry", "registry.lan:5000/ballast/"}, want: "registry.lan:5000/ballast"},
+		{name: "same in values", args: []string{"--registry", "10.0.0.2:5000", "--set", "global.image.registry=10.0.0.2:5000"}, want: "10.0.0.2:5000"},
+		{name: "kept beside other image values", args: []string{"--registry", "r.lan/b", "--set-string", "global.image.tag=1.2.3"}, want: "r.lan/b"},
+		{name: "values disagree", args: []string{"--registry", "r.lan/b", "--set", "global.image.registry=ghcr.io/x"}, wantErr: "disagree"},
+		{name: "scheme", args: []string{"--registry", "http://r.lan:5000/b"}, wantErr: "without a scheme"},
+		{name: "tag", args: []string{"--registry", "r.lan/ballast:1.0"}, wantErr: "global.image.tag"},
+		{name: "space", args: []string{"--registry", "r.lan/my images"}, wantErr: "want host"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var o Options
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			got, err := o.Merge()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "--registry") {
+					t.Fatalf("Merge() error = %v, want one naming --registry and saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			image, _ := got["global"].(map[string]any)["image"].(map[string]any)
+			if image["registry"] != tc.want {
+				t.Errorf("global.image.registry = %v, want %v (values %v)", image["registry"], tc.want, got)
+			}
+			if tc.name == "kept beside other image values" && image["tag"] != "1.2.3" {
+				t.Errorf("global.image.tag = %v, lost beside --registry", image["tag"])
+			}
+		})
 	}
 }

@@ -46,6 +46,15 @@ func TestK3sInstallFromImagesArchive(t *testing.T) {
 		t.Fatalf("install with an arm64 archive on an amd64 server: err = %v", err)
 	}
 
+	// An archive and a registry are two answers to where the images come from.
+	if _, _, err := runCLI("install", "--root", root, "--kubeconfig", kc, "--wait=false", "--images", dir, "--registry", "registry.home.lan/other"); err == nil ||
+		!strings.Contains(err.Error(), "--registry") || !strings.Contains(err.Error(), "nothing written") {
+		t.Fatalf("install with --images and --registry: err = %v", err)
+	}
+	if _, found, _ := (k3s.Installer{Paths: paths}).PreviousValues(); found {
+		t.Fatal("a refused install wrote the HelmChart")
+	}
+
 	stdout, stderr, err := runCLI("install", "--root", root, "--kubeconfig", kc, "--wait=false", "--images", dir)
 	if err != nil {
 		t.Fatalf("install --images: %v\n%s", err, stderr)
@@ -83,5 +92,14 @@ func TestK3sInstallFromImagesArchive(t *testing.T) {
 	}
 	if _, err := os.Stat(placed); !os.IsNotExist(err) {
 		t.Errorf("uninstall left the archive it placed (%v):\n%s", err, stdout)
+	}
+
+	// Images pushed to the user's registry instead (make push): the chart
+	// pulls them from there.
+	if _, stderr, err := runCLI("install", "--root", root, "--kubeconfig", kc, "--wait=false", "--registry", "registry.home.lan:5000/ballast/"); err != nil {
+		t.Fatalf("install --registry: %v\n%s", err, stderr)
+	}
+	if vals, _, _ = (k3s.Installer{Paths: paths}).PreviousValues(); values.Lookup(vals, "global", "image", "registry") != "registry.home.lan:5000/ballast" {
+		t.Errorf("HelmChart values after install --registry: %v", vals)
 	}
 }

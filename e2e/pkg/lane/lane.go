@@ -99,6 +99,8 @@ type Lane struct {
 	nodes    []*laneNode
 	k3s      *k3sServer
 	tunables map[string][]byte
+	// stops end what the lane serves from this process (ServeRegistry).
+	stops []func() error
 }
 
 // Start brings a lane up and returns when its node is Ready and its addons
@@ -440,6 +442,11 @@ func (l *Lane) NodeLog(name string) string {
 // kernel settings the kubelet changed are put back. It is safe to call on a
 // partly started lane and more than once.
 func (l *Lane) Stop() {
+	var errs []error
+	for _, stop := range l.stops {
+		errs = append(errs, stop())
+	}
+	l.stops = nil
 	if l.k3s != nil {
 		l.k3s.proc.stop(60 * time.Second)
 		l.k3s = nil
@@ -452,7 +459,6 @@ func (l *Lane) Stop() {
 		l.cp.stop()
 		l.cp = nil
 	}
-	var errs []error
 	if err := nodeinit.RemoveCgroup(nodesCgroup, 30*time.Second); err != nil {
 		errs = append(errs, err)
 	}

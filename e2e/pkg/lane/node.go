@@ -49,6 +49,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 
 [plugins."io.containerd.cri.v1.images"]
   snapshotter = "overlayfs"
+  # Registries the node trusts over plain HTTP (Lane.ServeRegistry), one
+  # hosts.toml each, read at every pull.
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = "{{.Dir}}/containerd/certs.d"
   [plugins."io.containerd.cri.v1.images".pinned_images]
     sandbox = "{{.SandboxImage}}"
 

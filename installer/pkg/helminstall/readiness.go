@@ -16,9 +16,10 @@ import (
 
 // ImagesHint tells a user whose nodes cannot pull Ballast's images how to
 // bring them.
-const ImagesHint = "no registry serves them here: bring the images archive of each node's architecture " +
+const ImagesHint = "no registry serves them here: push them to a registry your nodes pull from " +
+	"(make push REGISTRY=host[:port]/path, then ballast install --registry host[:port]/path), or bring the images archive of each node's architecture " +
 	"(make images, or a release's ballast-images-linux-<arch>.tar), on k3s with `ballast install --images <archive or dir>` " +
-	"(docs/install.md#from-a-checkout-or-air-gapped)"
+	"(docs/install.md#any-cluster-from-a-checkout)"
 
 // Readiness is how far the release's Deployments are rolled out, and what
 // keeps each one that is not.

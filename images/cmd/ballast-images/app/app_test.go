@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +16,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/ballast-sched/ballast/images/pkg/build"
@@ -259,7 +264,8 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{name: "version with a v", args: []string{"--version=v0.1.0"}, want: []string{"--version", "drop the leading v"}},
 		{name: "version not semver", args: []string{"--version=latest"}, want: []string{`--version: "latest"`}},
 		{name: "bad registry", args: []string{"--registry=Ghcr.io/UPPER"}, want: []string{"--registry"}},
-		{name: "local paths pushed", args: []string{"--keep-paths", "--push"}, want: []string{"--keep-paths"}},
+		{name: "local paths pushed", args: []string{"--keep-paths", "--push"}, want: []string{"--keep-paths", "--plain-http"}},
+		{name: "plain HTTP without a push", args: []string{"--plain-http"}, want: []string{"--plain-http", "--push"}},
 		{name: "no output directory", args: []string{"--out="}, want: []string{"--out: required"}},
 		{name: "every error at once", args: []string{"--platforms=linux/mips", "--version=1.0"},
 			want: []string{"--platforms", "--version"}},
@@ -303,6 +309,72 @@ func TestVersionPackageIsReal(t *testing.T) {
 	for _, v := range []string{"\tversion  = ", "\trevision = "} {
 		if !strings.Contains(string(src), v) {
 			t.Errorf("core/version declares no %q", strings.TrimSpace(v))
+		}
+	}
+}
+
+// make push: every image, with all its platforms, lands in the user's
+// registry under the version and, for a release, X.Y; what the registry
+// serves is what was written to the layouts.
+func TestPushesToAPlainHTTPRegistry(t *testing.T) {
+	if _, err := os.Stat(build.CACertificatesPath); err != nil {
+		t.Skip("no CA bundle on this host (hack/install-test-deps.sh installs it)")
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "1717243200")
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	root := fakeRoot(t)
+	out := filepath.Join(t.TempDir(), "out")
+	_, stderr, err := run(t, "--root", root, "--out", out, "--platforms", "linux/amd64,linux/arm64",
+		"--version", "1.4.2", "--registry", host+"/homelab/ballast/", "--push", "--plain-http", "--keep-paths")
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, stderr)
+	}
+	for _, repo := range []string{"load-watcher", "ballast-scheduler", "ballast-descheduler"} {
+		want, err := layoutIndex(t, filepath.Join(out, repo)).Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tag := range []string{"1.4.2", "1.4"} {
+			ref, err := name.NewTag(host+"/homelab/ballast/"+repo+":"+tag, name.Insecure)
+			if err != nil {
+				t.Fatal(err)
+			}
+			idx, err := remote.Index(ref)
+			if err != nil {
+				t.Fatalf("the registry does not serve %s: %v", ref, err)
+			}
+			got, err := idx.Digest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := idx.IndexManifest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want || len(m.Manifests) != 2 {
+				t.Errorf("%s is %s with %d platforms, want the layout's %s with 2", ref, got, len(m.Manifests), want)
+			}
+		}
+	}
+	if !strings.Contains(stderr, "pushed "+host+"/homelab/ballast/load-watcher:1.4") {
+		t.Errorf("no push reported:\n%s", stderr)
+	}
+}
+
+// --plain-http makes a registry by any name plain HTTP, not only the
+// loopback and private addresses go-containerregistry guesses for.
+func TestPlainHTTPNamesAnyRegistry(t *testing.T) {
+	for _, plain := range []bool{false, true} {
+		cfg := &config{plainHTTP: plain}
+		tag, err := name.NewTag("registry.lan:5000/ballast/load-watcher:1.0.0", cfg.nameOptions()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[bool]string{false: "https", true: "http"}[plain]
+		if got := tag.Context().Registry.Scheme(); got != want {
+			t.Errorf("plainHTTP=%t: scheme %s, want %s", plain, got, want)
 		}
 	}
 }

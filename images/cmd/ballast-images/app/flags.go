@@ -25,6 +25,7 @@ type flagpole struct {
 	Version   string
 	Registry  string
 	Push      bool
+	PlainHTTP bool
 	KeepPaths bool
 }
 
@@ -46,8 +47,10 @@ func newFlagSet(f *flagpole) *pflag.FlagSet {
 	fs.StringSliceVar(&f.Platforms, "platforms", defaultPlatforms, "platforms to build, comma separated; one of "+strings.Join(supportedPlatforms(), ", "))
 	fs.StringVar(&f.Version, "version", "", "version the binaries report and the images' tag, X.Y.Z[-pre] without a v (default: the chart's appVersion, the tag the chart pulls)")
 	fs.StringVar(&f.Registry, "registry", "", "registry and path prefix of the image names (default: the chart's global.image.registry)")
-	fs.BoolVar(&f.KeepPaths, "keep-paths", false, "build without -trimpath, so a build reuses the packages `go test` compiled (the binaries then hold local source paths: for test lanes, never for a release; refused with --push)")
+	fs.BoolVar(&f.KeepPaths, "keep-paths", false, "build without -trimpath, so a build reuses the packages `go test` compiled (the binaries then hold local source paths: for test lanes, never for a release; pushed only with --plain-http)")
 	fs.BoolVar(&f.Push, "push", false, "also push each multi-platform index to the registry (default keychain: docker login credentials); a release version X.Y.Z is also tagged X.Y")
+	fs.BoolVar(&f.PlainHTTP, "plain-http", false, "with --push, talk to the registry over plain HTTP (a registry on your own network without TLS); "+
+		"loopback and private addresses fall back to it by themselves")
 	return fs
 }
 
@@ -59,9 +62,20 @@ type config struct {
 	version    string
 	registry   string
 	push       bool
+	plainHTTP  bool
 	keepPaths  bool
 	chart      chartDefaults
 	components []component
+}
+
+// nameOptions are how the images' names are parsed: strictly, and over
+// plain HTTP with --plain-http.
+func (c *config) nameOptions() []name.Option {
+	opts := []name.Option{name.StrictValidation}
+	if c.plainHTTP {
+		opts = append(opts, name.Insecure)
+	}
+	return opts
 }
 
 // semver is X.Y.Z with an optional pre-release, the form of a tag the
@@ -80,9 +94,14 @@ func (f *flagpole) complete(fs *pflag.FlagSet) (*config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--root %s: %w", root, err)
 	}
-	cfg := &config{root: root, push: f.Push, keepPaths: f.KeepPaths, chart: *chart, components: chart.components}
-	if f.KeepPaths && f.Push {
-		errs = append(errs, errors.New("--keep-paths: binaries holding local source paths are never pushed; drop --keep-paths or --push"))
+	cfg := &config{root: root, push: f.Push, plainHTTP: f.PlainHTTP, keepPaths: f.KeepPaths, chart: *chart, components: chart.components}
+	// A plain-HTTP registry is one on the user's own network, where a test
+	// build may go; a registry others pull from gets no local paths.
+	if f.KeepPaths && f.Push && !f.PlainHTTP {
+		errs = append(errs, errors.New("--keep-paths: binaries holding local source paths are pushed only to a plain-HTTP registry of your own (--plain-http); drop --keep-paths"))
+	}
+	if f.PlainHTTP && !f.Push {
+		errs = append(errs, errors.New("--plain-http: says how to reach the registry of --push, which is not given"))
 	}
 
 	seen := map[string]bool{}
@@ -121,7 +140,7 @@ func (f *flagpole) complete(fs *pflag.FlagSet) (*config, error) {
 		cfg.registry = chart.registry
 	}
 	for _, c := range cfg.components {
-		if _, err := name.NewRepository(cfg.registry+"/"+c.repository, name.StrictValidation); err != nil {
+		if _, err := name.NewRepository(cfg.registry+"/"+c.repository, cfg.nameOptions()...); err != nil {
 			errs = append(errs, fmt.Errorf("--registry: %q: %w", cfg.registry, err))
 			break
 		}

@@ -93,7 +93,7 @@ func buildImages(ctx context.Context, streams Streams, cfg *config) error {
 
 	var images []image
 	for _, c := range cfg.components {
-		tag, err := name.NewTag(cfg.registry+"/"+c.repository+":"+cfg.version, name.StrictValidation)
+		tag, err := name.NewTag(cfg.registry+"/"+c.repository+":"+cfg.version, cfg.nameOptions()...)
 		if err != nil {
 			return err
 		}

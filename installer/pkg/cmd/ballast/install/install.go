@@ -67,6 +67,7 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 		Example: "  sudo ballast install\n" +
 			"  sudo ballast install --images _output/images    # from a checkout: make images first; no registry needed\n" +
 			"  sudo ballast install --mode replaceDefault      # then follow the steps it prints for the other servers\n" +
+			"  ballast install --helm --registry registry.lan:5000/ballast  # any cluster, from a checkout: make push REGISTRY=registry.lan:5000/ballast first\n" +
 			"  ballast install --helm --kubeconfig ~/.kube/config -f values.yaml --set descheduler.dryRun=true\n" +
 			"  ballast install --helm --dry-run -f values.yaml                 # what would change, nothing written",
 		Args: cobra.NoArgs,
@@ -120,10 +121,14 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 		}
 	}
 
+	if flags.Images != "" && flags.Values.Registry != "" {
+		return fmt.Errorf("--images and --%s both say where the images come from: give --images for an archive on this k3s server, "+
+			"--%s for a registry the nodes pull from; nothing written", values.RegistryFlag, values.RegistryFlag)
+	}
 	if flags.Images != "" && (!host.Server || flags.Helm) {
 		return fmt.Errorf("--images places the archive where a k3s server imports images, and this is no k3s server (or --helm is set): " +
 			"import the archive of each node's architecture with its container runtime (ctr -n k8s.io images import) on every node, " +
-			"or push the images to a registry and set global.image.registry")
+			"or push the images to your registry (make push REGISTRY=host[:port]/path) and install with --registry; see docs/install.md#any-cluster-from-a-checkout")
 	}
 	if onK3s {
 		if clientErr != nil {
