@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,6 +106,11 @@ type Store struct {
 	// (SetCool).
 	loads map[string]NodeLoad
 	low   ResourceThresholds
+	// shape and reshaped are the schedulable nodes the last cycle saw and
+	// when they last changed (ObserveShape).
+	shape     string
+	shapeSeen bool
+	reshaped  time.Time
 }
 
 // NewStore returns an empty memory.
@@ -118,9 +124,14 @@ func NewStore() *Store {
 // Moves of the current cycle (made at now) do not count. A node a workload was moved
 // off stays a source: a hot node may take several cycles to cool; a
 // replacement that landed back on it is a bounce (Bounced), not a move onto it.
-func (s *Store) MovedOnto(w Workload, node string, now time.Time, cooldown time.Duration) bool {
+//
+// Only moves after since count: a move made before the cluster took another
+// shape (ObserveShape) was the best step for a cluster that is gone, and
+// moving on from it is no loop.
+func (s *Store) MovedOnto(w Workload, node string, since, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
-		if m.workload == w && m.source != node && (m.destination == node || m.landedOn == node) && m.at.Before(now) && now.Sub(m.at) < cooldown {
+		if m.workload == w && m.source != node && (m.destination == node || m.landedOn == node) && m.at.Before(now) && now.Sub(m.at) < cooldown &&
+			!m.at.Before(since) {
 			return true
 		}
 	}
@@ -597,4 +608,18 @@ func (s *Store) Destinations() []string {
 		out[i] = m.destination
 	}
 	return out
+}
+
+// ObserveShape records the nodes that take pods this cycle and returns when
+// that set last changed: a node joined, left, was cordoned or uncordoned.
+// It is remembered by this process only: after a start the first cycle sets
+// it, and the zero time it returns until a change is seen releases nothing.
+// The caller holds the store (Lock).
+func (s *Store) ObserveShape(schedulable []string, now time.Time) time.Time {
+	shape := strings.Join(slices.Sorted(slices.Values(schedulable)), ",")
+	if s.shapeSeen && s.shape != shape {
+		s.reshaped = now
+	}
+	s.shape, s.shapeSeen = shape, true
+	return s.reshaped
 }

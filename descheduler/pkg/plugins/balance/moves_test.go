@@ -140,6 +140,7 @@ func TestCooldownAndExpiry(t *testing.T) {
 		name     string
 		w        balance.Workload
 		node     string
+		since    time.Time
 		now      time.Time
 		cooldown time.Duration
 		want     bool
@@ -150,8 +151,11 @@ func TestCooldownAndExpiry(t *testing.T) {
 		// The source stays a source: a hot node may need several cycles.
 		{name: "the source", w: w, node: "a", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
 		{name: "other workload", w: balance.Workload{Namespace: "default", Kind: "Deployment", Name: "db"}, node: "b", now: t0.Add(time.Minute), cooldown: time.Hour, want: false},
+		// The nodes changed after the move: it was for another cluster.
+		{name: "made before the nodes changed", w: w, node: "b", since: t0.Add(time.Minute), now: t0.Add(9 * time.Minute), cooldown: 10 * time.Minute, want: false},
+		{name: "made as the nodes changed", w: w, node: "b", since: t0, now: t0.Add(9 * time.Minute), cooldown: 10 * time.Minute, want: true},
 	} {
-		if got := s.MovedOnto(tc.w, tc.node, tc.now, tc.cooldown); got != tc.want {
+		if got := s.MovedOnto(tc.w, tc.node, tc.since, tc.now, tc.cooldown); got != tc.want {
 			t.Errorf("%s: MovedOnto = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -217,7 +221,7 @@ func TestCooldownAndExpiry(t *testing.T) {
 	shared.Remember(w, "", "a", "b", t0, nil, nil)
 	shared.Expire(t0.Add(time.Minute), time.Hour)
 	shared.Expire(t0.Add(20*time.Minute), 10*time.Minute)
-	if !shared.MovedOnto(w, "b", t0.Add(20*time.Minute), time.Hour) {
+	if !shared.MovedOnto(w, "b", time.Time{}, t0.Add(20*time.Minute), time.Hour) {
 		t.Error("a 10m Expire forgot a move the 1h plugin still guards")
 	}
 	shared.Expire(t0.Add(time.Hour), 10*time.Minute)
@@ -246,7 +250,7 @@ func TestABounceIsNotAMoveOntoTheSource(t *testing.T) {
 		t.Fatalf("ping-pong = %v, want 1 on a", n.Back)
 	}
 	now := t0.Add(20 * time.Minute)
-	if s.MovedOnto(w, "a", now, time.Hour) {
+	if s.MovedOnto(w, "a", time.Time{}, now, time.Hour) {
 		t.Error("MovedOnto(a) = true for the move's own source")
 	}
 	if !s.Bounced(w, "a", now, time.Hour) {
@@ -329,7 +333,7 @@ func TestFollowGuardsWhereReplacementsLand(t *testing.T) {
 		{node: "d", want: true}, // the second move's runs here
 		{node: "a", want: false},
 	} {
-		if got := s.MovedOnto(w, tc.node, now, 10*time.Minute); got != tc.want {
+		if got := s.MovedOnto(w, tc.node, time.Time{}, now, 10*time.Minute); got != tc.want {
 			t.Errorf("MovedOnto(%s) = %v, want %v", tc.node, got, tc.want)
 		}
 	}
@@ -342,7 +346,7 @@ func TestFollowGuardsWhereReplacementsLand(t *testing.T) {
 	if n := s.Follow([]string{"a", "b", "c", "d"}, podsOn); n.AsPlanned+n.Elsewhere != 0 {
 		t.Errorf("a second Follow counted landings again: %+v", n)
 	}
-	if !s.MovedOnto(w, "c", now, 10*time.Minute) || !s.MovedOnto(w, "d", now, 10*time.Minute) {
+	if !s.MovedOnto(w, "c", time.Time{}, now, 10*time.Minute) || !s.MovedOnto(w, "d", time.Time{}, now, 10*time.Minute) {
 		t.Error("a second Follow lost where the replacements landed")
 	}
 }
@@ -388,7 +392,7 @@ func TestAMoveWhoseHeatWentNoLongerGuards(t *testing.T) {
 			t.Errorf("%s: a balancing move lost its cooldown", tc.name)
 		}
 	}
-	if !s.MovedOnto(hot, "nuc-2", now, time.Hour) {
+	if !s.MovedOnto(hot, "nuc-2", time.Time{}, now, time.Hour) {
 		t.Error("MovedOnto forgot the cooling move")
 	}
 }
@@ -421,7 +425,7 @@ func TestFollowFindsAReplacementStampedInTheMovesSecond(t *testing.T) {
 	defer s.Unlock()
 	s.Remember(w, "web-moved", "a", "b", at, nil, balance.NodeLoad{"memory": 4})
 	s.Follow([]string{"a", "b", "c"}, func(node string) []*v1.Pod { return pods[node] })
-	if s.MovedOnto(w, "c", at.Add(time.Minute), 10*time.Minute) {
+	if s.MovedOnto(w, "c", time.Time{}, at.Add(time.Minute), 10*time.Minute) {
 		t.Error("the sibling on c, older than the move, was taken for its replacement")
 	}
 	data, err := balance.EncodeMovesForTest(s)
@@ -508,5 +512,29 @@ func TestListedTellsArrivalsAndNewPods(t *testing.T) {
 	l = s.Listed(map[types.UID]balance.Workload{"web-2": web, "db-0": db, "db-1": db}, at.Add(5*time.Minute))
 	if !l.Arrived["web-2"].Equal(at) || !l.New["db-1"].Equal(at) {
 		t.Errorf("a later listing: %+v", l)
+	}
+}
+
+// The shape is the set of nodes that take pods: a change is when it
+// differs from the last cycle's, never on the first cycle of a process.
+func TestObserveShape(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := balance.NewStore()
+	steps := []struct {
+		nodes []string
+		want  time.Time
+	}{
+		{nodes: []string{"b", "a"}, want: time.Time{}},                  // first cycle: nothing known before it
+		{nodes: []string{"a", "b"}, want: time.Time{}},                  // the same nodes, in another order
+		{nodes: []string{"a", "b", "c"}, want: t0.Add(2 * time.Minute)}, // c joined
+		{nodes: []string{"a", "b", "c"}, want: t0.Add(2 * time.Minute)}, // remembered
+		{nodes: []string{"a", "c"}, want: t0.Add(4 * time.Minute)},      // b left or was cordoned
+		{nodes: nil, want: t0.Add(5 * time.Minute)},                     // none takes pods
+		{nodes: []string{"a", "c"}, want: t0.Add(6 * time.Minute)},      // back
+	}
+	for i, st := range steps {
+		if got := s.ObserveShape(st.nodes, t0.Add(time.Duration(i)*time.Minute)); !got.Equal(st.want) {
+			t.Errorf("cycle %d (%v): ObserveShape = %v, want %v", i, st.nodes, got, st.want)
+		}
 	}
 }

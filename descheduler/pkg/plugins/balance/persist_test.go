@@ -75,10 +75,10 @@ func TestKeptMovesAreRecalledWhole(t *testing.T) {
 		got  bool
 		want bool
 	}{
-		{"web moved onto b", next.Store.MovedOnto(web, "b", now, 10*time.Minute), true},
+		{"web moved onto b", next.Store.MovedOnto(web, "b", time.Time{}, now, 10*time.Minute), true},
 		{"web moved off a", next.Store.MovedOff(web, "a", now, 10*time.Minute), true},
 		{"web bounced back to a", next.Store.Bounced(web, "a", now, 10*time.Minute), true},
-		{"db moved onto c", next.Store.MovedOnto(db, "c", now, 10*time.Minute), true},
+		{"db moved onto c", next.Store.MovedOnto(db, "c", time.Time{}, now, 10*time.Minute), true},
 		{"db-0 evicted", next.Store.Evicted("db-0"), true},
 		{"f pulling", next.Store.Pulling("f", now, 10*time.Minute), true},
 		{"b pulling", next.Store.Pulling("b", now, 10*time.Minute), false},

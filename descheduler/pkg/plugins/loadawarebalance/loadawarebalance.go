@@ -98,6 +98,9 @@ type cycle struct {
 	swinging map[string]bool
 	// swings are, per node, how far its window peak is above its load.
 	swings map[string]balance.NodeLoad
+	// reshaped is when the nodes that take pods last changed (a join, a
+	// node leaving, a cordon): a plan may move on from moves made before.
+	reshaped time.Time
 }
 
 // Balance runs one descheduling cycle.
@@ -116,6 +119,13 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		byNode: map[string]int32{}, byNamespace: map[string]int32{}, shares: sizeShares(nodes),
 		hot: map[string]bool{}, swinging: map[string]bool{}, swings: map[string]balance.NodeLoad{}}
 	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
+	var schedulable []string
+	for _, n := range nodes {
+		if !n.Spec.Unschedulable {
+			schedulable = append(schedulable, n.Name)
+		}
+	}
+	c.reshaped = s.ObserveShape(schedulable, c.now)
 	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
 
 	snap := p.Deps.Usage.Snapshot()
@@ -380,7 +390,7 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		// Cooling a node over a high threshold may undo a move older than
 		// evictionCooldown.
 		guard := p.args.EvictionCooldown.Duration
-		if s.MovedOnto(wl, node.Name, c.now, guard) || s.Bounced(wl, node.Name, c.now, guard) {
+		if s.MovedOnto(wl, node.Name, time.Time{}, c.now, guard) || s.Bounced(wl, node.Name, c.now, guard) {
 			p.skip(podLogger, balance.SkipCooldown, "workload was moved onto this node, or its replacement landed back here, within the cooldown", "workload", wl,
 				"cooldown", guard)
 			continue

@@ -62,7 +62,9 @@ func (p *LoadAwareBalance) unmovable(logger klog.Logger, c *cycle, pod *v1.Pod, 
 		return "filtered"
 	case !p.PlacedByBallast(pod):
 		return "another scheduler"
-	case s.MovedOnto(w, node, c.now, p.args.BalanceCooldown.Duration):
+	case s.MovedOnto(w, node, c.reshaped, c.now, p.args.BalanceCooldown.Duration):
+		// Since the nodes last changed: a plan for the cluster as it is now
+		// may move on from what an earlier one did for another.
 		return "moved onto the node within the balance cooldown"
 	case s.Replaces(pod.UID):
 		// Whichever move it is matched with (several of one workload may

@@ -129,6 +129,32 @@ func TestPlanMovesOnlyWhatMayMove(t *testing.T) {
 			t.Errorf("evicted %v, pods of a workload moved onto a ten minutes ago", h.Evicted)
 		}
 	})
+	t.Run("moved onto the node before the nodes changed", func(t *testing.T) {
+		// The same move holds the pods while the nodes stay as they were;
+		// once d joins, it was made for another cluster, and the plan for
+		// this one moves web's pods off a again, though not back to b.
+		h := newHarness(t, args(planArgs), nodesNamed("a", "b", "c"), webOn("a", 1, 6)...)
+		wl, _ := balance.WorkloadOf(webOn("a", 1, 1)[0])
+		h.plugin.Deps.Store.Remember(wl, "uid-web-0", "b", "a", h.clock.Now().Add(-10*time.Minute), nil, nil)
+		h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+		if len(h.Evicted) != 0 {
+			t.Fatalf("evicted %v, pods of a workload moved onto a ten minutes ago", h.Evicted)
+		}
+		h.nodes = append(h.nodes, node("d"))
+		if _, err := h.Client.CoreV1().Nodes().Create(h.ctx, node("d"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h.clock.Step(5 * time.Minute)
+		h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20, "d", 10, 0))
+		if len(h.Evicted) == 0 {
+			t.Fatal("after d joined, the plan still held web's pods on a for a move made before")
+		}
+		for _, dest := range h.plugin.Deps.Store.Destinations()[1:] {
+			if dest == "b" {
+				t.Errorf("a pod of web was sent back to b, which a move took it off ten minutes before: %v", h.plugin.Deps.Store.Destinations())
+			}
+		}
+	})
 	t.Run("the only pod of its workload", func(t *testing.T) {
 		var pods []*v1.Pod
 		for i := range 6 {

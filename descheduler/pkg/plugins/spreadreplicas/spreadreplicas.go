@@ -233,7 +233,7 @@ func (p *SpreadReplicas) moveOne(ctx context.Context, logger klog.Logger, c *cyc
 			// Spreading is balancing: it never undoes a move within
 			// balanceCooldown, and moves a workload balance.BalanceMoves
 			// times per cooldown at most (every move restarts a pod).
-			if s.Bounced(w, src.Name, c.now, p.args.EvictionCooldown.Duration) || s.MovedOnto(w, src.Name, c.now, p.args.BalanceCooldown.Duration) ||
+			if s.Bounced(w, src.Name, c.now, p.args.EvictionCooldown.Duration) || s.MovedOnto(w, src.Name, time.Time{}, c.now, p.args.BalanceCooldown.Duration) ||
 				s.OutOfBalanceMoves(w, r.total(), src.Name, c.now, p.args.BalanceCooldown.Duration) {
 				p.skip(logger, balance.SkipCooldown, "the workload was moved onto this node, or off other nodes as often as balancing moves it, or a replacement landed back on it, within the cooldown",
 					"node", klog.KObj(src))
