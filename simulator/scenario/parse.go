@@ -73,6 +73,9 @@ func SetDefaults(s *Scenario) {
 		if s.Workloads[i].Namespace == "" {
 			s.Workloads[i].Namespace = DefaultNamespace
 		}
+		if s.Workloads[i].Kind == "" {
+			s.Workloads[i].Kind = Deployment
+		}
 	}
 	if s.Target != nil && s.Target.HotCycles == 0 {
 		s.Target.HotCycles = DefaultHotCycles
@@ -104,7 +107,13 @@ func validationErrors(s *Scenario) field.ErrorList {
 	errs = append(errs, nodeErrs...)
 	workloads, workloadErrs := validateWorkloads(field.NewPath("workloads"), s.Workloads)
 	errs = append(errs, workloadErrs...)
-	errs = append(errs, validateEvents(field.NewPath("events"), s.Events, s.Duration.Duration, nodes, workloads)...)
+	daemonSets := sets.New[string]()
+	for _, w := range s.Workloads {
+		if w.IsDaemonSet() {
+			daemonSets.Insert(w.Name)
+		}
+	}
+	errs = append(errs, validateEvents(field.NewPath("events"), s.Events, s.Duration.Duration, nodes, workloads, daemonSets)...)
 	errs = append(errs, validateTarget(field.NewPath("target"), s.Target, workloads)...)
 	return errs
 }
@@ -185,6 +194,15 @@ func validateWorkloads(path *field.Path, workloads []Workload) (sets.Set[string]
 		if w.Replicas < 0 {
 			errs = append(errs, field.Invalid(p.Child("replicas"), w.Replicas, "must not be negative"))
 		}
+		switch w.Kind {
+		case Deployment:
+		case DaemonSet:
+			if w.Replicas != 0 {
+				errs = append(errs, field.Invalid(p.Child("replicas"), w.Replicas, "a DaemonSet runs one pod on every node its nodeSelector matches: leave replicas out"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(p.Child("kind"), w.Kind, []WorkloadKind{Deployment, DaemonSet}))
+		}
 		errs = append(errs, nonNegative(p.Child("requests", "cpu"), w.Requests.CPU)...)
 		errs = append(errs, nonNegative(p.Child("requests", "memory"), w.Requests.Memory)...)
 		errs = append(errs, limitAtLeastRequest(p.Child("limits", "cpu"), w.Limits.CPU, w.Requests.CPU)...)
@@ -227,7 +245,7 @@ func validateProfile(path *field.Path, pr Profile) field.ErrorList {
 	return errs
 }
 
-func validateEvents(path *field.Path, events []Event, duration time.Duration, nodes map[string]Node, workloads sets.Set[string]) field.ErrorList {
+func validateEvents(path *field.Path, events []Event, duration time.Duration, nodes map[string]Node, workloads, daemonSets sets.Set[string]) field.ErrorList {
 	var errs field.ErrorList
 	joined := sets.New[string]()
 	for i, e := range events {
@@ -245,6 +263,9 @@ func validateEvents(path *field.Path, events []Event, duration time.Duration, no
 		if e.Type == Scale {
 			if !workloads.Has(e.Workload) {
 				errs = append(errs, field.NotFound(p.Child("workload"), e.Workload))
+			}
+			if daemonSets.Has(e.Workload) {
+				errs = append(errs, field.Invalid(p.Child("workload"), e.Workload, "a DaemonSet is not scaled: it runs a pod on every node its nodeSelector matches"))
 			}
 			if e.Replicas < 0 {
 				errs = append(errs, field.Invalid(p.Child("replicas"), e.Replicas, "must not be negative"))

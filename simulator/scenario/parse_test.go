@@ -13,7 +13,7 @@ import (
 )
 
 func TestBuiltinScenariosParse(t *testing.T) {
-	want := []string{"flapping-hog", "fleet-50", "gaming-pc", "hog-on-biggest", "homelab-mixed", "leaky-cache", "memory-hog", "mixed-arch", "new-node",
+	want := []string{"daemonsets-and-a-join", "flapping-hog", "fleet-50", "gaming-pc", "hog-on-biggest", "homelab-mixed", "leaky-cache", "memory-hog", "mixed-arch", "new-node",
 		"request-skew", "scale-out", "server-maintenance", "vm-on-mini", "waves-and-scaling"}
 	if diff := cmp.Diff(want, BuiltinNames()); diff != "" {
 		t.Fatalf("BuiltinNames() mismatch (-want,+got):\n%s", diff)
@@ -58,8 +58,8 @@ workloads:
 	if s.Target != nil {
 		t.Errorf("target %+v, want none", s.Target)
 	}
-	if s.Workloads[0].Namespace != "default" {
-		t.Errorf("namespace %q, want default", s.Workloads[0].Namespace)
+	if w := s.Workloads[0]; w.Namespace != "default" || w.Kind != Deployment {
+		t.Errorf("namespace %q kind %q, want default and Deployment", w.Namespace, w.Kind)
 	}
 	if got := s.Nodes[0].Memory; got.Cmp(resource.MustParse("2Gi")) != 0 {
 		t.Errorf("memory %s, want 2Gi", got.String())
@@ -133,6 +133,25 @@ workloads:
 				field.Invalid(field.NewPath("events").Index(2).Child("at"), nil, ""),
 				field.Required(field.NewPath("events").Index(3).Child("resources"), ""),
 				field.NotSupported(field.NewPath("events").Index(4).Child("type"), nil, []string(nil)),
+			},
+		},
+		{
+			name: "a DaemonSet with replicas and scaled, an unknown kind",
+			yaml: base + `- name: agent
+  kind: DaemonSet
+  replicas: 2
+  usage: {cpu: {type: constant, value: 10m}, memory: {type: constant, value: 16Mi}}
+- name: db
+  kind: StatefulSet
+  replicas: 1
+  usage: {cpu: {type: constant, value: 10m}, memory: {type: constant, value: 16Mi}}
+events:
+- {at: 1m, type: scale, workload: agent, replicas: 3}
+`,
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("workloads").Index(1).Child("replicas"), nil, ""),
+				field.NotSupported(field.NewPath("workloads").Index(2).Child("kind"), nil, []string(nil)),
+				field.Invalid(field.NewPath("events").Index(0).Child("workload"), nil, ""),
 			},
 		},
 		{

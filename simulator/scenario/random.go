@@ -46,8 +46,10 @@ var kinds = []struct {
 // requests are wrong both ways (reserving much more, or much less, than they
 // use), some pinned to an architecture by a node selector, with usage that
 // is steady, noisy, in waves, spiking or leaking; processes outside
-// Kubernetes taking a node for a while; workloads scaled up and down; and
-// the descheduler restarted. The workloads' requests fit the cluster, so
+// Kubernetes taking a node for a while; workloads scaled up and down; the
+// descheduler restarted; and DaemonSets (an exporter and a log shipper on
+// every node, an agent for one architecture). The workloads' requests fit
+// the cluster, so
 // what a run shows is placement, not shortage. It has no target: random
 // scenarios are judged by their distribution.
 func Random(seed int64, o RandomOptions) (*Scenario, error) {
@@ -172,6 +174,28 @@ func Random(seed int64, o RandomOptions) (*Scenario, error) {
 	}
 	if rng.IntN(3) == 0 {
 		sc.Events = append(sc.Events, Event{At: at(5*time.Minute, o.Duration-5*time.Minute), Type: RestartDescheduler})
+	}
+	// DaemonSets, drawn last so that the rest of a seed's homelab is the
+	// one it was before they were: a metrics exporter and a log shipper on
+	// every node, an agent of one architecture.
+	for i, ds := range []struct {
+		odds   int
+		prefix string
+	}{{2, "exporter"}, {3, "logs"}, {4, "agent"}} {
+		if rng.IntN(ds.odds) != 0 {
+			continue
+		}
+		use := Resources{CPU: milli(between(10, 250)), Memory: mebi(between(24, 320))}
+		w := Workload{
+			Name: fmt.Sprintf("%s-%02d", ds.prefix, i), Kind: DaemonSet, Namespace: "monitoring",
+			Requests: Resources{CPU: milli(max(use.CPU.MilliValue()*between(20, 300)/100, 5)), Memory: mebi(max(use.Memory.Value()>>20*between(20, 300)/100, 16))},
+			Usage:    Usage{CPU: drawProfile(rng, use.CPU, o.Duration, true), Memory: drawProfile(rng, use.Memory, o.Duration, false)},
+		}
+		if ds.prefix == "agent" {
+			w.Namespace = DefaultNamespace
+			w.NodeSelector = map[string]string{"kubernetes.io/arch": []string{"amd64", "arm64"}[rng.IntN(2)]}
+		}
+		sc.Workloads = append(sc.Workloads, w)
 	}
 	slices.SortStableFunc(sc.Events, func(a, b Event) int { return int(a.At.Duration - b.At.Duration) })
 	SetDefaults(sc)

@@ -19,7 +19,7 @@ type Scenario struct {
 	Seed int64 `json:"seed,omitempty"`
 	// Nodes are the cluster's nodes, including those that join later.
 	Nodes []Node `json:"nodes"`
-	// Workloads are the Deployments created at the start.
+	// Workloads are the Deployments and DaemonSets created at the start.
 	Workloads []Workload `json:"workloads"`
 	// Events happen at given simulated times.
 	Events []Event `json:"events,omitempty"`
@@ -92,13 +92,30 @@ type Resources struct {
 	Memory resource.Quantity `json:"memory,omitempty"`
 }
 
-// Workload is a Deployment whose pods all follow one usage profile.
+// WorkloadKind is the controller of a workload's pods.
+type WorkloadKind string
+
+const (
+	// Deployment runs Replicas pods wherever the scheduler puts them; the
+	// descheduler may move them.
+	Deployment WorkloadKind = "Deployment"
+	// DaemonSet runs one pod on every node its NodeSelector matches, cordoned
+	// or not, from the moment the node is there: load on every node that
+	// nothing moves (node-exporter, a log shipper, a CNI agent).
+	DaemonSet WorkloadKind = "DaemonSet"
+)
+
+// Workload is a Deployment or a DaemonSet whose pods all follow one usage
+// profile.
 type Workload struct {
-	// Name is the Deployment name.
+	// Name is the Deployment's or DaemonSet's name.
 	Name string `json:"name"`
+	// Kind is Deployment (the default) or DaemonSet.
+	Kind WorkloadKind `json:"kind,omitempty"`
 	// Namespace defaults to "default".
 	Namespace string `json:"namespace,omitempty"`
-	// Replicas at the start.
+	// Replicas at the start; a DaemonSet has none of its own (one pod per
+	// matching node).
 	Replicas int32 `json:"replicas"`
 	// Requests of each pod.
 	Requests Resources `json:"requests,omitempty"`
@@ -109,6 +126,9 @@ type Workload struct {
 	// NodeSelector restricts the pods to matching nodes.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 }
+
+// IsDaemonSet reports whether w runs a pod per matching node.
+func (w Workload) IsDaemonSet() bool { return w.Kind == DaemonSet }
 
 // Usage gives a profile per resource.
 type Usage struct {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ballast-sched/ballast/simulator/scenario"
+	"github.com/ballast-sched/ballast/simulator/sim/record"
 )
 
 // hogThenRollout is short on purpose: a hog makes node-2 busy while its
@@ -69,5 +70,87 @@ func TestBallastBalancesBetterThanDefault(t *testing.T) {
 	}
 	if diff := cmp.Diff(c.Ballast.Summary.Final, again.Summary.Final); diff != "" {
 		t.Errorf("a second run with seed %d ended differently (-first,+second):\n%s", sc.Seed, diff)
+	}
+}
+
+// daemonsOnEveryNode: DaemonSets beside a Deployment, one of them for one
+// architecture, a node that joins and one that is cordoned, and a node
+// hot enough that the descheduler moves pods off it.
+const daemonsOnEveryNode = `
+name: daemons-on-every-node
+duration: 12m
+step: 15s
+seed: 3
+nodes:
+- {name: pi-1, cpu: "4", memory: 4Gi, arch: arm64, background: {cpu: 200m, memory: 600Mi}}
+- {name: pi-2, cpu: "4", memory: 4Gi, arch: arm64, background: {cpu: 200m, memory: 600Mi}, unschedulable: true}
+- {name: mini, cpu: "4", memory: 8Gi, background: {cpu: 200m, memory: 1Gi}}
+- {name: pi-3, cpu: "4", memory: 4Gi, arch: arm64, background: {cpu: 200m, memory: 600Mi}, absent: true}
+workloads:
+- name: exporter
+  kind: DaemonSet
+  requests: {cpu: 50m, memory: 64Mi}
+  usage: {cpu: {type: constant, value: 100m}, memory: {type: constant, value: 200Mi}}
+- name: arm-agent
+  kind: DaemonSet
+  nodeSelector: {kubernetes.io/arch: arm64}
+  requests: {cpu: 50m, memory: 64Mi}
+  usage: {cpu: {type: noisy, value: 300m, stddev: 50m}, memory: {type: constant, value: 300Mi}}
+- name: web
+  replicas: 8
+  requests: {cpu: 50m, memory: 64Mi}
+  usage: {cpu: {type: noisy, value: 400m, stddev: 50m}, memory: {type: constant, value: 300Mi}}
+events:
+- {at: 1m, type: hog, node: pi-1, resources: {cpu: "2"}, for: 8m}
+- {at: 4m, type: join, node: pi-3}
+`
+
+// A DaemonSet's pods run on every node its selector matches, cordoned or
+// joined later, in both runs, and the descheduler never moves one.
+func TestDaemonSetsStayOnTheirNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two control planes; run without -short")
+	}
+	sc, err := scenario.Parse([]byte(daemonsOnEveryNode))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compare(context.Background(), sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]int{
+		"pi-1": {"exporter": 1, "arm-agent": 1},
+		"pi-2": {"exporter": 1, "arm-agent": 1},
+		"pi-3": {"exporter": 1, "arm-agent": 1},
+		"mini": {"exporter": 1},
+	}
+	for mode, r := range map[string]*record.Result{"default": c.Default, "ballast": c.Ballast} {
+		got := map[string]map[string]int{}
+		web := 0
+		for _, n := range r.Summary.Final {
+			got[n.Node] = map[string]int{}
+			for w, k := range n.Workloads {
+				if w == "web" {
+					web += k
+					continue
+				}
+				got[n.Node][w] = k
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: DaemonSet pods at the end (-want,+got):\n%s", mode, diff)
+		}
+		if web != 8 || r.Summary.Pending != 0 {
+			t.Errorf("%s: %d web pods placed, %d pending; want 8 and none", mode, web, r.Summary.Pending)
+		}
+		for _, m := range r.Moves {
+			if m.Workload != "web" {
+				t.Errorf("%s: moved a pod of DaemonSet %s off %s", mode, m.Workload, m.From)
+			}
+		}
+	}
+	if c.Ballast.Evictions == 0 {
+		t.Error("the descheduler moved nothing off the hogged pi-1: the check above proves nothing about it")
 	}
 }

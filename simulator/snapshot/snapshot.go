@@ -1,17 +1,18 @@
 // Package snapshot turns a real cluster into a scenario, so `ballast sim
 // --from-cluster` can replay it: nodes with their allocatable resources,
-// Deployments with their requests and measured usage, and everything else a
-// node runs as its background. It only reads from the cluster.
+// Deployments and DaemonSets with their requests and measured usage, and
+// everything else a node runs as its background, named in the scenario's
+// description. It only reads from the cluster.
 package snapshot
 
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+	"k8s.io/utils/ptr"
 
 	"github.com/ballast-sched/ballast/simulator/scenario"
 )
@@ -26,11 +28,12 @@ import (
 // DefaultDuration is how long a snapshot scenario runs.
 const DefaultDuration = 30 * time.Minute
 
-// Take reads nodes, Deployments, pods and, when metrics is not nil and
-// metrics-server answers, current usage. A Deployment's pods use what
+// Take reads nodes, Deployments, DaemonSets, pods and, when metrics is not
+// nil and metrics-server answers, current usage. A workload's pods use what
 // metrics-server measured for them on average, or their requests when it
 // has nothing; a node's background is its measured usage minus its
-// Deployment pods' usage, or the requests of its other pods.
+// workload pods' usage, or the requests of its other pods, which the
+// description counts by controller.
 func Take(ctx context.Context, client kubernetes.Interface, metrics metricsclient.Interface) (*scenario.Scenario, error) {
 	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -40,6 +43,10 @@ func Take(ctx context.Context, client kubernetes.Interface, metrics metricsclien
 	if err != nil {
 		return nil, fmt.Errorf("listing deployments: %w", err)
 	}
+	daemonSets, err := client.AppsV1().DaemonSets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing daemonsets: %w", err)
+	}
 	pods, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
@@ -47,14 +54,25 @@ func Take(ctx context.Context, client kubernetes.Interface, metrics metricsclien
 	m := readMetrics(ctx, metrics)
 
 	sc := &scenario.Scenario{
-		Name:        "from-cluster",
-		Description: fmt.Sprintf("Snapshot of %d nodes and %d Deployments taken %s.", len(nodes.Items), len(deployments.Items), time.Now().UTC().Format(time.RFC3339)),
-		Duration:    metav1.Duration{Duration: DefaultDuration},
+		Name:     "from-cluster",
+		Duration: metav1.Duration{Duration: DefaultDuration},
 	}
-	owned := map[string]bool{} // namespace/name of pods belonging to a Deployment
-	used := map[string]perNode{}
+	var ws []scenario.Workload
+	var memberss [][]corev1.Pod
 	for _, d := range deployments.Items {
-		w, members := workload(d, pods.Items, m)
+		w, members := workload(d.ObjectMeta, d.Spec.Selector, d.Spec.Template, pods.Items, m)
+		w.Replicas = ptr.Deref(d.Spec.Replicas, 1)
+		ws, memberss = append(ws, w), append(memberss, members)
+	}
+	for _, d := range daemonSets.Items {
+		w, members := workload(d.ObjectMeta, d.Spec.Selector, d.Spec.Template, pods.Items, m)
+		w.Kind = scenario.DaemonSet
+		ws, memberss = append(ws, w), append(memberss, members)
+	}
+	owned := map[string]bool{} // namespace/name of pods belonging to a workload
+	used := map[string]perNode{}
+	for i, w := range ws {
+		members := memberss[i]
 		sc.Workloads = append(sc.Workloads, w)
 		for _, p := range members {
 			owned[p.Namespace+"/"+p.Name] = true
@@ -67,6 +85,8 @@ func Take(ctx context.Context, client kubernetes.Interface, metrics metricsclien
 	for _, n := range nodes.Items {
 		sc.Nodes = append(sc.Nodes, node(n, background(n.Name, pods.Items, owned, used[n.Name], m)))
 	}
+	sc.Description = fmt.Sprintf("Snapshot of %d nodes, %d Deployments and %d DaemonSets taken %s.", len(nodes.Items), len(deployments.Items),
+		len(daemonSets.Items), time.Now().UTC().Format(time.RFC3339)) + notCarried(pods.Items, owned)
 	sort.Slice(sc.Nodes, func(i, j int) bool { return sc.Nodes[i].Name < sc.Nodes[j].Name })
 	sort.Slice(sc.Workloads, func(i, j int) bool { return sc.Workloads[i].Name < sc.Workloads[j].Name })
 	scenario.SetDefaults(sc)
@@ -113,13 +133,49 @@ func readMetrics(ctx context.Context, client metricsclient.Interface) usageMetri
 	return m
 }
 
-// workload describes d and returns its running pods.
-func workload(d appsv1.Deployment, pods []corev1.Pod, m usageMetrics) (scenario.Workload, []corev1.Pod) {
-	w := scenario.Workload{Name: d.Name, Namespace: d.Namespace, Replicas: 1, NodeSelector: d.Spec.Template.Spec.NodeSelector}
-	if d.Spec.Replicas != nil {
-		w.Replicas = *d.Spec.Replicas
+// notCarried says which running pods the scenario holds as their nodes'
+// background only, by what controls them: the simulation never moves them
+// and places nothing like them.
+func notCarried(pods []corev1.Pod, owned map[string]bool) string {
+	byKind := map[string]int{}
+	for _, p := range pods {
+		if p.Spec.NodeName == "" || owned[p.Namespace+"/"+p.Name] || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		kind := "without a controller"
+		if ref := metav1.GetControllerOf(&p); ref != nil {
+			kind = "of " + ref.Kind + "s"
+		}
+		byKind[kind]++
 	}
-	for _, c := range d.Spec.Template.Spec.Containers {
+	if len(byKind) == 0 {
+		return ""
+	}
+	kinds := make([]string, 0, len(byKind))
+	for k := range byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	parts := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%d %s %s", byKind[k], plural(byKind[k], "pod"), k))
+	}
+	return " Not carried over as workloads, only as their nodes' background (never moved, never placed): " + strings.Join(parts, ", ") + "."
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	return s + "s"
+}
+
+// workload describes the Deployment or DaemonSet of meta, selector and
+// tmpl, and returns its running pods; the caller sets its kind and
+// replicas.
+func workload(meta metav1.ObjectMeta, selector *metav1.LabelSelector, tmpl corev1.PodTemplateSpec, pods []corev1.Pod, m usageMetrics) (scenario.Workload, []corev1.Pod) {
+	w := scenario.Workload{Name: meta.Name, Namespace: meta.Namespace, NodeSelector: tmpl.Spec.NodeSelector}
+	for _, c := range tmpl.Spec.Containers {
 		w.Requests.CPU.Add(c.Resources.Requests[corev1.ResourceCPU])
 		w.Requests.Memory.Add(c.Resources.Requests[corev1.ResourceMemory])
 		w.Limits.CPU.Add(c.Resources.Limits[corev1.ResourceCPU])
@@ -128,9 +184,9 @@ func workload(d appsv1.Deployment, pods []corev1.Pod, m usageMetrics) (scenario.
 	var members []corev1.Pod
 	var measured perNode
 	var n int
-	if sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err == nil && !sel.Empty() {
+	if sel, err := metav1.LabelSelectorAsSelector(selector); err == nil && !sel.Empty() {
 		for _, p := range pods {
-			if p.Namespace != d.Namespace || p.Spec.NodeName == "" || p.DeletionTimestamp != nil || !sel.Matches(labels.Set(p.Labels)) {
+			if p.Namespace != meta.Namespace || p.Spec.NodeName == "" || p.DeletionTimestamp != nil || !sel.Matches(labels.Set(p.Labels)) {
 				continue
 			}
 			members = append(members, p)
@@ -145,8 +201,8 @@ func workload(d appsv1.Deployment, pods []corev1.Pod, m usageMetrics) (scenario.
 	if n > 0 {
 		cpu, mem = measured.cpu/float64(n), measured.mem/float64(n)
 	}
-	w.Usage.CPU = scenario.Profile{Type: scenario.Constant, Value: *resource.NewMilliQuantity(int64(cpu*1000), resource.DecimalSI)}
-	w.Usage.Memory = scenario.Profile{Type: scenario.Constant, Value: *resource.NewQuantity(int64(mem), resource.BinarySI)}
+	w.Usage.CPU = scenario.Profile{Type: scenario.Constant, Value: *resource.NewMilliQuantity(int64(math.Round(cpu*1000)), resource.DecimalSI)}
+	w.Usage.Memory = scenario.Profile{Type: scenario.Constant, Value: *resource.NewQuantity(int64(math.Round(mem)), resource.BinarySI)}
 	return w, members
 }
 
@@ -167,8 +223,8 @@ func background(name string, pods []corev1.Pod, owned map[string]bool, deploymen
 		}
 	}
 	return scenario.Resources{
-		CPU:    *resource.NewMilliQuantity(int64(cpu*1000), resource.DecimalSI),
-		Memory: *resource.NewQuantity(int64(mem), resource.BinarySI),
+		CPU:    *resource.NewMilliQuantity(int64(math.Round(cpu*1000)), resource.DecimalSI),
+		Memory: *resource.NewQuantity(int64(math.Round(mem)), resource.BinarySI),
 	}
 }
 

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +74,39 @@ func TestTakeFromCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("web never became ready: %v", err)
 	}
+	// A DaemonSet (on the cordoned node too) and a pod of no controller.
+	agentLabels := map[string]string{"app": "agent"}
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "kube-system"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: agentLabels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: agentLabels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "agent", Image: "agent:1", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+				}}}},
+			},
+		},
+	}
+	if _, err := c.Client.AppsV1().DaemonSets("kube-system").Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "debug", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "sh", Image: "busybox"}}}}
+	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, bare, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := c.Client.AppsV1().DaemonSets("kube-system").Get(ctx, "agent", metav1.GetOptions{})
+		if err != nil || got.Status.NumberReady != 2 {
+			return false, nil
+		}
+		p, err := c.Client.CoreV1().Pods("default").Get(ctx, "debug", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName != "", nil
+	})
+	if err != nil {
+		t.Fatalf("the DaemonSet's pods and the bare pod never ran: %v", err)
+	}
 	srv, err := metricsapi.Start(fixedUsage{
 		"pi-1": {corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")},
 		"pi-2": {corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
@@ -90,10 +124,17 @@ func TestTakeFromCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sc.Nodes) != 2 || len(sc.Workloads) != 1 {
-		t.Fatalf("snapshot has %d nodes and %d workloads, want 2 and 1", len(sc.Nodes), len(sc.Workloads))
+	if len(sc.Nodes) != 2 || len(sc.Workloads) != 2 {
+		t.Fatalf("snapshot has %d nodes and %d workloads, want 2 and 2", len(sc.Nodes), len(sc.Workloads))
 	}
-	pi1, pi2, web := sc.Nodes[0], sc.Nodes[1], sc.Workloads[0]
+	pi1, pi2, agent, web := sc.Nodes[0], sc.Nodes[1], sc.Workloads[0], sc.Workloads[1]
+	if agent.Name != "agent" || agent.Kind != scenario.DaemonSet || agent.Namespace != "kube-system" || agent.Replicas != 0 ||
+		agent.Usage.Memory.Value.String() != "32Mi" {
+		t.Errorf("agent = %+v; want the DaemonSet, using its requests", agent)
+	}
+	if want := "1 pod without a controller"; !strings.Contains(sc.Description, want) {
+		t.Errorf("description %q does not say %q", sc.Description, want)
+	}
 	if pi1.Name != "pi-1" || pi1.Arch != "arm64" || pi1.Role != "agent" || pi1.Labels["disk"] != "ssd" || pi1.CPU.String() != "4" {
 		t.Errorf("pi-1 = %+v", pi1)
 	}
@@ -103,12 +144,13 @@ func TestTakeFromCluster(t *testing.T) {
 	if web.Replicas != 3 || web.Requests.CPU.String() != "100m" || web.Usage.CPU.Value.String() != "100m" {
 		t.Errorf("web = %+v; want 3 replicas, requests and usage 100m (no pod metrics)", web)
 	}
-	// pi-2 is cordoned, so all three pods run on pi-1: 1 core − 3×100m.
-	if got := pi1.Background.CPU.AsApproximateFloat64(); math.Abs(got-0.7) > 1e-9 {
-		t.Errorf("pi-1 background cpu = %v, want 0.7", got)
+	// pi-2 is cordoned, so all three web pods run on pi-1, beside an agent:
+	// 1 core − 3×100m − 50m; pi-2 runs its agent only.
+	if got := pi1.Background.CPU.AsApproximateFloat64(); math.Abs(got-0.65) > 1e-9 {
+		t.Errorf("pi-1 background cpu = %v, want 0.65", got)
 	}
-	if got := pi2.Background.Memory.Value(); got != 512<<20 {
-		t.Errorf("pi-2 background memory = %d, want 512Mi", got)
+	if got := pi2.Background.Memory.Value(); got != 480<<20 {
+		t.Errorf("pi-2 background memory = %d, want 480Mi", got)
 	}
 	// The snapshot written out is a scenario that parses again.
 	data, err := yaml.Marshal(sc)

@@ -101,6 +101,27 @@ events:
 			spread: 50, bound: 50,
 			placement: map[string]map[string]int{"a": {"web": 2}},
 		},
+		{
+			// A DaemonSet's pod stays on a: 1 CPU and 1 GiB there,
+			// (25 + 12.5) / 2 = 18.75 % before any web pod. Each web pod
+			// adds 12.5 % where it goes: one on a (31.25) and three on b
+			// (37.5) spread least, 6.25; two and two, which the same
+			// nodes without the DaemonSet would take, spread 18.75. The
+			// relaxation splits a pod: 1.25 on a, nothing left to spread.
+			name: "a DaemonSet's load stays on its nodes",
+			doc: `
+name: daemons
+duration: 4m
+nodes:
+- {name: a, cpu: "4", memory: 8Gi, labels: {gpu: "yes"}}
+- {name: b, cpu: "4", memory: 8Gi}
+workloads:
+- {name: agent, kind: DaemonSet, nodeSelector: {gpu: "yes"}, usage: {cpu: {type: constant, value: "1"}, memory: {type: constant, value: 1Gi}}}
+- {name: web, replicas: 4, usage: {cpu: {type: constant, value: 500m}, memory: {type: constant, value: 1Gi}}}
+`,
+			spread: 6.25, bound: 0,
+			placement: map[string]map[string]int{"a": {"web": 1}, "b": {"web": 3}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := Solve(parse(t, tc.doc))

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ballast-sched/ballast/simulator/scenario"
 	"github.com/ballast-sched/ballast/simulator/sim/model"
@@ -104,7 +103,14 @@ func newProblem(sc *scenario.Scenario) (*problem, error) {
 		}
 	}
 
+	// A DaemonSet's pods are where their nodes are, as the background is:
+	// the oracle places only the Deployments' pods around them.
+	var daemonSets []scenario.Workload
 	for _, w := range sc.Workloads {
+		if w.IsDaemonSet() {
+			daemonSets = append(daemonSets, w)
+			continue
+		}
 		p.workloads = append(p.workloads, workload{name: w.Name, replicas: replicas[w.Name], requests: [3]int64{
 			w.Requests.CPU.MilliValue(), w.Requests.Memory.Value(), 1}})
 	}
@@ -117,10 +123,26 @@ func newProblem(sc *scenario.Scenario) (*problem, error) {
 		n := node{name: name, hostable: hostable[name],
 			allocatable: [3]int64{cpu.MilliValue(), mem.Value(), spec.Pods}}
 		alloc := model.Amount{CPU: float64(cpu.MilliValue()) / 1000, Memory: float64(mem.Value())}
-		nodeLabels := labels.Set(spec.NodeLabels())
 		for i, k := range steps {
 			if presentAt[name][i] {
 				n.base += utilisation(m.BaseUsage(name, time.Duration(k)*step), alloc)
+			}
+		}
+		for _, ds := range daemonSets {
+			if !model.Hosts(sn, ds) {
+				continue
+			}
+			for i, k := range steps {
+				if presentAt[name][i] {
+					for _, pu := range m.PodUsages(name, map[string]int{ds.Name: 1}, time.Duration(k)*step, k) {
+						n.base += utilisation(pu.Amount, alloc)
+					}
+				}
+			}
+			if present[name] {
+				for r, q := range [3]int64{ds.Requests.CPU.MilliValue(), ds.Requests.Memory.Value(), 1} {
+					n.allocatable[r] = max(n.allocatable[r]-q, 0)
+				}
 			}
 		}
 		n.base /= float64(len(steps))
@@ -128,7 +150,7 @@ func newProblem(sc *scenario.Scenario) (*problem, error) {
 		if n.hostable {
 			for wi, w := range p.workloads {
 				sw, _ := m.Workload(w.name)
-				if !labels.SelectorFromSet(sw.NodeSelector).Matches(nodeLabels) {
+				if !model.Hosts(sn, sw) {
 					continue
 				}
 				most := min(w.replicas, fits(w.requests, n.allocatable))

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -413,15 +414,30 @@ func (s *Stack) createNamespaces(ctx context.Context) error {
 	return nil
 }
 
-// CreateWorkloads creates the scenario's Deployments.
+// CreateWorkloads creates the scenario's Deployments and DaemonSets.
 func (s *Stack) CreateWorkloads(ctx context.Context) error {
 	for _, w := range s.sc.Workloads {
-		if _, err := s.c.Client.AppsV1().Deployments(namespaceOf(w)).Create(ctx, deployment(w), metav1.CreateOptions{}); err != nil {
+		var err error
+		if w.IsDaemonSet() {
+			_, err = s.c.Client.AppsV1().DaemonSets(namespaceOf(w)).Create(ctx, daemonSet(w), metav1.CreateOptions{})
+		} else {
+			_, err = s.c.Client.AppsV1().Deployments(namespaceOf(w)).Create(ctx, deployment(w), metav1.CreateOptions{})
+		}
+		if err != nil {
 			return fmt.Errorf("creating workload %s: %w", w.Name, err)
 		}
 		s.replicas[w.Name] = w.Replicas
 	}
 	return nil
+}
+
+// daemonSet is w as a DaemonSet: the pod template of its Deployment form.
+func daemonSet(w scenario.Workload) *appsv1.DaemonSet {
+	d := deployment(w)
+	return &appsv1.DaemonSet{
+		ObjectMeta: d.ObjectMeta,
+		Spec:       appsv1.DaemonSetSpec{Selector: d.Spec.Selector, Template: d.Spec.Template},
+	}
 }
 
 func deployment(w scenario.Workload) *appsv1.Deployment {
@@ -485,9 +501,23 @@ func (s *Stack) MetricsAddress() string { return s.metrics.Address() }
 // Descheduler is the in-process descheduler; nil when the stack runs none.
 func (s *Stack) Descheduler() *Descheduler { return s.descheduler }
 
-// Replicas is how many pods each scenario workload should have now, events
-// (scaling) included.
-func (s *Stack) Replicas() map[string]int32 { return s.replicas }
+// Replicas is how many pods each scenario workload created so far should
+// have now, events (scaling, joins) included: a DaemonSet has one on every
+// node there that its selector matches.
+func (s *Stack) Replicas() map[string]int32 {
+	out := maps.Clone(s.replicas)
+	for _, w := range s.sc.Workloads {
+		if _, created := out[w.Name]; created && w.IsDaemonSet() {
+			out[w.Name] = 0
+			for name := range s.present {
+				if model.Hosts(s.model.Node(name), w) {
+					out[w.Name]++
+				}
+			}
+		}
+	}
+	return out
+}
 
 // Period is the clock time between two sampling rounds.
 func (s *Stack) Period() time.Duration { return s.cfg.Period }
