@@ -110,8 +110,8 @@ func (r PodResources) Equal(o PodResources) bool {
 func (r PodResources) Estimate(o EstimateOptions) Amount {
 	total := r.overhead
 	for _, c := range r.containers {
-		total.MilliCPU += estimateOne(c.reqCPU, c.limCPU, o.RequestMultiplier, o.DefaultMilliCPU)
-		total.Memory += estimateOne(c.reqMem, c.limMem, o.RequestMultiplier, o.DefaultMemory)
+		total.MilliCPU = addUpTo(total.MilliCPU, estimateOne(c.reqCPU, c.limCPU, o.RequestMultiplier, o.DefaultMilliCPU))
+		total.Memory = addUpTo(total.Memory, estimateOne(c.reqMem, c.limMem, o.RequestMultiplier, o.DefaultMemory))
 	}
 	return total
 }
@@ -146,13 +146,28 @@ func estimateOne(req, limit int64, multiplier float64, def int64) int64 {
 	}
 }
 
-// scale multiplies v by m, rounding to the nearest unit; a multiplier that is
-// not a positive finite number leaves v unchanged.
+// scale multiplies v by m, rounding to the nearest unit, up to
+// math.MaxInt64; a multiplier that is not a positive finite number leaves v
+// unchanged.
 func scale(v int64, m float64) int64 {
 	if m <= 0 || math.IsNaN(m) || math.IsInf(m, 0) {
 		return v
 	}
-	return int64(math.Round(float64(v) * m))
+	// Converting a float64 beyond int64 is left to the platform (amd64
+	// gives math.MinInt64): a large multiplier would make a pod weigh less
+	// than nothing.
+	if p := math.Round(float64(v) * m); p < math.MaxInt64 {
+		return int64(p)
+	}
+	return math.MaxInt64
+}
+
+// addUpTo returns a + b for b ≥ 0, up to math.MaxInt64.
+func addUpTo(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // PodRequests returns the pod's effective CPU and memory requests as the

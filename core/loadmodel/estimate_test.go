@@ -1,6 +1,7 @@
 package loadmodel
 
 import (
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,6 +82,14 @@ func TestEstimatePod(t *testing.T) {
 			},
 			opts: opts,
 			want: Amount{MilliCPU: 235, Memory: 401 << 20},
+		},
+		{
+			// 200m × 1e300 and 100Mi × 1e300 are beyond int64: as much as it
+			// holds, for both containers together too, never less than nothing
+			name: "an estimate beyond int64 stays at its largest",
+			spec: v1.PodSpec{Containers: []v1.Container{container(rl("200m", "100Mi"), nil), container(rl("1", ""), nil)}},
+			opts: EstimateOptions{RequestMultiplier: 1e300, DefaultMemory: 1},
+			want: Amount{MilliCPU: math.MaxInt64, Memory: math.MaxInt64},
 		},
 		{
 			// a multiplier of 0 is not valid: requests are used as they are

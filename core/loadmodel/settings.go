@@ -351,14 +351,22 @@ func ValidatePodEstimate(path *field.Path, e *PodEstimate) field.ErrorList {
 	if m := e.RequestMultiplier; m == nil || !Finite(*m) || *m <= 0 {
 		errs = append(errs, field.Invalid(path.Child("requestMultiplier"), deref(m), "must be a number above 0"))
 	}
-	if q := e.DefaultCPU; q == nil || q.Sign() < 0 {
-		errs = append(errs, field.Invalid(path.Child("defaultCPU"), q, "must be a quantity of at least 0"))
+	// Options reads the defaults as int64 millicores and bytes, where a
+	// larger quantity wraps around to a negative one.
+	if q := e.DefaultCPU; q == nil || q.Sign() < 0 || q.Cmp(maxMilliQuantity) > 0 {
+		errs = append(errs, field.Invalid(path.Child("defaultCPU"), q, "must be a quantity of at least 0 and at most "+maxMilliQuantity.String()))
 	}
-	if q := e.DefaultMemory; q == nil || q.Sign() < 0 {
-		errs = append(errs, field.Invalid(path.Child("defaultMemory"), q, "must be a quantity of at least 0"))
+	if q := e.DefaultMemory; q == nil || q.Sign() < 0 || q.Cmp(maxQuantity) > 0 {
+		errs = append(errs, field.Invalid(path.Child("defaultMemory"), q, "must be a quantity of at least 0 and at most "+maxQuantity.String()))
 	}
 	return errs
 }
+
+// The largest quantities an int64 of thousandths, and of units, holds.
+var (
+	maxMilliQuantity = *resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
+	maxQuantity      = *resource.NewQuantity(math.MaxInt64, resource.BinarySI)
+)
 
 // Finite reports whether v is a number, neither NaN nor infinite.
 func Finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -65,6 +65,8 @@ func TestSchedulerSettingsRefusesWhatLoadAwareRefuses(t *testing.T) {
 		{`{scoringStrategy: {resources: [{name: cpu, weight: 1}, {name: memory, weight: 2}]}}`, "profiles[0].pluginConfig[0].args.scoringStrategy.resources[1].weight"},
 		{`{window: 0s}`, "profiles[0].pluginConfig[0].args.window"},
 		{`{podEstimate: {requestMultiplier: -1}}`, "profiles[0].pluginConfig[0].args.podEstimate.requestMultiplier"},
+		{`{podEstimate: {defaultCPU: 8Ei}}`, "profiles[0].pluginConfig[0].args.podEstimate.defaultCPU"},
+		{`{podEstimate: {defaultMemory: 1e19}}`, "profiles[0].pluginConfig[0].args.podEstimate.defaultMemory"},
 		{`{thresholds: 85}`, "profiles[0].pluginConfig[0].args"},
 	} {
 		cfg := "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: LoadAware\n    args: " + tt.args + "\n"

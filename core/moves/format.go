@@ -74,7 +74,9 @@ func Decode(data []byte) ([]Saved, error) {
 }
 
 // DecodeKept reads what the descheduler keeps in the cluster; nothing for
-// empty data.
+// empty data. Its times are in UTC, as the descheduler writes them, so that
+// what it reads encodes again: a time that cannot (its year in UTC outside
+// 0–9999) is an error.
 func DecodeKept(data []byte) (Kept, error) {
 	var out Kept
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -83,5 +85,40 @@ func DecodeKept(data []byte) (Kept, error) {
 	if err := json.Unmarshal(data, &out); err != nil {
 		return Kept{}, fmt.Errorf("decoding the remembered moves: %w", err)
 	}
+	if err := out.inUTC(); err != nil {
+		return Kept{}, fmt.Errorf("decoding the remembered moves: %w", err)
+	}
 	return out, nil
+}
+
+// inUTC puts every time of k in UTC. Go's decoder reads offsets its encoder
+// refuses to write (+24:00, -23:60), and a year in 0–9999 that UTC takes
+// out of that range: either would make every later EncodeKept fail, and the
+// descheduler keep no move again.
+func (k *Kept) inUTC() error {
+	for i := range k.Moves {
+		if err := toUTC(&k.Moves[i].At); err != nil {
+			return fmt.Errorf("moves[%d].at: %w", i, err)
+		}
+	}
+	if p := k.Plan; p != nil {
+		for _, f := range []struct {
+			name string
+			t    *time.Time
+		}{{"made", &p.Made}, {"checked", &p.Checked}, {"finished", &p.Finished}} {
+			if err := toUTC(f.t); err != nil {
+				return fmt.Errorf("plan.%s: %w", f.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// toUTC puts *t in UTC, where its year must be one RFC 3339 writes.
+func toUTC(t *time.Time) error {
+	*t = t.UTC()
+	if y := t.Year(); y < 0 || y > 9999 {
+		return fmt.Errorf("%s is outside the years 0–9999 the moves are written in", t.Format(time.RFC3339Nano))
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -292,21 +293,40 @@ func validateEvents(path *field.Path, events []Event, duration time.Duration, no
 			}
 			errs = append(errs, nonNegative(p.Child("resources", "cpu"), e.Resources.CPU)...)
 			errs = append(errs, nonNegative(p.Child("resources", "memory"), e.Resources.Memory)...)
+			// The hog ends at at+for: neither before it starts, nor past
+			// the largest time Go counts.
+			if e.For.Duration < 0 || e.At.Duration > math.MaxInt64-e.For.Duration {
+				errs = append(errs, field.Invalid(p.Child("for"), e.For.Duration.String(), "must not be negative (zero: until the end), nor end past 2562047h"))
+			}
 		}
 	}
 	return errs
 }
 
+// maxQuantity is the largest amount a scenario may give: Kubernetes counts
+// CPU in thousandths of a core in an int64 (a node's allocatable, a pod's
+// requests), and a larger amount wraps around to a negative one, or to
+// zero, there, and overflows float64 in the usage model; memory is bound
+// alike, at some 9 PB.
+var maxQuantity = *resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
+
 func positive(path *field.Path, q resource.Quantity) field.ErrorList {
 	if q.Sign() <= 0 {
 		return field.ErrorList{field.Invalid(path, q.String(), "must be positive")}
 	}
-	return nil
+	return notTooLarge(path, q)
 }
 
 func nonNegative(path *field.Path, q resource.Quantity) field.ErrorList {
 	if q.Sign() < 0 {
 		return field.ErrorList{field.Invalid(path, q.String(), "must not be negative")}
+	}
+	return notTooLarge(path, q)
+}
+
+func notTooLarge(path *field.Path, q resource.Quantity) field.ErrorList {
+	if q.Cmp(maxQuantity) > 0 {
+		return field.ErrorList{field.Invalid(path, q.String(), fmt.Sprintf("must be at most %s (Kubernetes counts thousandths in an int64)", maxQuantity.String()))}
 	}
 	return nil
 }

@@ -155,6 +155,21 @@ events:
 			},
 		},
 		{
+			name: "amounts Kubernetes cannot count, hogs that end before they start or past Go's durations",
+			yaml: strings.Replace(strings.Replace(base, `cpu: "2", memory: 2Gi}`, `cpu: 8Ei, memory: 1e19}`, 1), "value: 64Mi", "value: 1e400", 1) + `events:
+- {at: 1m, type: hog, node: n1, resources: {cpu: "1"}, for: -1m}
+- {at: 2m, type: hog, node: n1, resources: {cpu: "1"}, for: 2562047h46m}
+- {at: 3m, type: hog, node: n1, resources: {cpu: "1"}, for: 2562000h}
+`,
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("nodes").Index(0).Child("cpu"), nil, ""),
+				field.Invalid(field.NewPath("nodes").Index(0).Child("memory"), nil, ""),
+				field.Invalid(field.NewPath("workloads").Index(0).Child("usage", "memory", "value"), nil, ""),
+				field.Invalid(field.NewPath("events").Index(0).Child("for"), nil, ""),
+				field.Invalid(field.NewPath("events").Index(1).Child("for"), nil, ""),
+			},
+		},
+		{
 			name: "target out of range",
 			yaml: base + "target: {spreadRatio: -1, spreadOverOracle: -3, maxEvictions: -2, hotCycles: -1}\n",
 			want: field.ErrorList{

@@ -139,6 +139,13 @@ func Start(ctx context.Context, opts Options) (*Lane, error) {
 		l.Stop()
 		return nil, err
 	}
+	// Under the lock, what runs from another lane's dir is not a lane that
+	// runs beside this one; and what removeLeftovers killed frees its memory
+	// before the host is judged.
+	if err := checkHost(opts, os.Stderr); err != nil {
+		l.Stop()
+		return nil, err
+	}
 	if l.Dir, err = os.MkdirTemp("", "ballast-e2e-"); err != nil {
 		l.Stop()
 		return nil, fmt.Errorf("creating the lane's dir: %w", err)
@@ -152,34 +159,6 @@ func Start(ctx context.Context, opts Options) (*Lane, error) {
 		return nil, fmt.Errorf("%w (logs in %s)", err, l.Dir)
 	}
 	return l, nil
-}
-
-func preflight(opts Options) error {
-	var missing []string
-	bins := []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy",
-		"containerd", "containerd-shim-runc-v2", "ctr", "ballast-node"}
-	if opts.K3s {
-		bins = append(bins, "ballast-k3s")
-	}
-	for _, b := range bins {
-		if _, err := os.Stat(filepath.Join(opts.BinDir, b)); err != nil {
-			missing = append(missing, filepath.Join(opts.BinDir, b)+" (make e2e-bins)")
-		}
-	}
-	for _, f := range append([]string{"/usr/bin/runc", "/usr/lib/cni/bridge", "/usr/lib/cni/host-local", "/usr/lib/cni/loopback"}, opts.Images...) {
-		if _, err := os.Stat(f); err != nil {
-			missing = append(missing, f)
-		}
-	}
-	for _, c := range []string{"ip", "iptables", "nsenter", "unshare", "sysctl"} {
-		if _, err := exec.LookPath(c); err != nil {
-			missing = append(missing, c+" (hack/install-test-deps.sh)")
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("the end-to-end lane is missing: %s", strings.Join(missing, ", "))
-	}
-	return nil
 }
 
 // removeLeftovers clears the node cgroups and networks of a run that died
@@ -251,7 +230,7 @@ func (l *Lane) start(ctx context.Context) error {
 			SandboxImage: SandboxImage, CACert: cred.ca.CertFile,
 			ServingCert: cred.kubelets[i].serving.CertFile, ServingKey: cred.kubelets[i].serving.KeyFile,
 			KubeletKubeconfig: cred.kubelets[i].kubeconfig, KubeProxyKubeconfig: cred.kubeProxy,
-			SystemReservedMemory: capacity - l.opts.NodeMemory, Socket: n.socket,
+			SystemReservedMemory: capacity - l.opts.NodeMemory, Socket: n.socket, Eviction: evictionHard,
 		})
 		if err != nil {
 			return err

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,7 +32,22 @@ type nodeConfig struct {
 	KubeProxyKubeconfig    string
 	SystemReservedMemory   int64
 	Socket                 string
+	Eviction               evictionThresholds
 }
+
+// evictionThresholds are the kubelet's hard eviction thresholds: under one,
+// it taints the node (memory or disk pressure) and evicts pods. The disk
+// ones are percentages of the filesystem of the lane's dir, which holds the
+// kubelet's root (nodefs) and containerd's (imagefs); preflight checks the
+// host against them.
+type evictionThresholds struct {
+	MemoryAvailable string
+	// NodefsAvailable, NodefsInodesFree and ImagefsAvailable are percents.
+	NodefsAvailable, NodefsInodesFree, ImagefsAvailable int
+}
+
+// evictionHard is what the lane's kubelets run with.
+var evictionHard = evictionThresholds{MemoryAvailable: "100Mi", NodefsAvailable: 5, NodefsInodesFree: 5, ImagefsAvailable: 5}
 
 var containerdConfig = template.Must(template.New("containerd").Parse(`# containerd 2.x for the lane's node: CRI with runc on cgroupfs (the node has
 # no systemd), overlayfs, Debian's CNI plugins, everything under the node's dir.
@@ -138,10 +155,10 @@ staticPodPath: ""
 systemReserved:
   memory: "{{.SystemReservedMemory}}"
 evictionHard:
-  memory.available: 100Mi
-  nodefs.available: 5%
-  nodefs.inodesFree: 5%
-  imagefs.available: 5%
+  memory.available: {{.Eviction.MemoryAvailable}}
+  nodefs.available: {{.Eviction.NodefsAvailable}}%
+  nodefs.inodesFree: {{.Eviction.NodefsInodesFree}}%
+  imagefs.available: {{.Eviction.ImagefsAvailable}}%
 imageGCHighThresholdPercent: 100
 serializeImagePulls: false
 # The kubelet's default -999 needs CAP_SYS_RESOURCE, which root lacks here.
@@ -282,24 +299,39 @@ func startNode(ctx context.Context, bin, dir, spec string) (*process, error) {
 
 // memTotal is the machine's memory, which the kubelet reports as the node's
 // capacity.
-func memTotal() (int64, error) {
+func memTotal() (int64, error) { return meminfo("MemTotal") }
+
+// meminfo reads field (MemTotal, MemAvailable) of /proc/meminfo, in bytes.
+func meminfo(field string) (int64, error) {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {
 		return 0, fmt.Errorf("reading /proc/meminfo: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	v, err := parseMeminfo(f, field)
+	if err != nil {
+		return 0, fmt.Errorf("reading /proc/meminfo: %w", err)
+	}
+	return v, nil
+}
+
+// parseMeminfo reads field of a /proc/meminfo, in bytes.
+func parseMeminfo(r io.Reader, field string) (int64, error) {
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+		if len(fields) >= 2 && fields[0] == field+":" {
 			kib, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("parsing MemTotal %q: %w", fields[1], err)
+			if err != nil || kib < 0 || kib > math.MaxInt64/1024 {
+				return 0, fmt.Errorf("%s is %q, not a size in KiB", field, fields[1])
 			}
 			return kib * 1024, nil
 		}
 	}
-	return 0, fmt.Errorf("no MemTotal in /proc/meminfo")
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no %s", field)
 }
 
 // kernelTunables are the host settings the kubelet changes when it starts

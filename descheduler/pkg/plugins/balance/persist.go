@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -189,10 +190,14 @@ func (s *Store) merge(data []byte) (int, error) {
 			m.landedBack.Insert(sm.LandedBack...)
 			continue
 		}
-		s.moves = append(s.moves, &move{workload: sm.Workload, pod: sm.Pod, source: sm.Source, destination: sm.Destination, at: sm.At,
+		m := &move{workload: sm.Workload, pod: sm.Pod, source: sm.Source, destination: sm.Destination, at: sm.At,
 			sourceLoad: sm.SourceLoad, destinationLoad: sm.DestinationLoad, replacement: sm.Replacement, landedOn: sm.LandedOn,
 			landedBack: sets.New(sm.LandedBack...), hot: sm.Hot, pull: sm.Pull, why: sm.Why, sourceUsage: sm.SourceUsage,
-			destinationUsage: sm.DestinationUsage, sourceAfter: sm.SourceAfter})
+			destinationUsage: sm.DestinationUsage, sourceAfter: sm.SourceAfter}
+		// A move data holds twice (edited by hand) is one move: counted
+		// twice, its pod would weigh twice on its destination.
+		held[key{sm.Workload, sm.Pod, sm.Source, sm.At.UTC()}] = m
+		s.moves = append(s.moves, m)
 		added++
 	}
 	slices.SortStableFunc(s.moves, func(a, b *move) int { return a.at.Compare(b.at) })
@@ -330,15 +335,27 @@ func DecodeMoves(data []byte) ([]Move, error) {
 		mv := Move{Workload: m.workload, Pod: m.pod, Source: m.source, Destination: m.destination, LandedOn: m.landedOn, At: m.at,
 			Why: m.why, SourceUsage: m.sourceUsage, DestinationUsage: m.destinationUsage, SourceAfter: m.sourceAfter,
 			Bounced: m.landedBack.Len() > 0, Cooling: m.hot}
-		if m.sourceUsage != nil {
-			mv.ExpectedSource = m.sourceUsage.Add(m.sourceLoad, -1)
+		// An expectation beyond float64 (figures edited by hand) is left
+		// out: explain could not print it as JSON.
+		if e := m.sourceUsage.Add(m.sourceLoad, -1); m.sourceUsage != nil && finite(e) {
+			mv.ExpectedSource = e
 		}
-		if m.destinationUsage != nil {
-			mv.ExpectedDestination = m.destinationUsage.Add(m.destinationLoad, 1)
+		if e := m.destinationUsage.Add(m.destinationLoad, 1); m.destinationUsage != nil && finite(e) {
+			mv.ExpectedDestination = e
 		}
 		out = append(out, mv)
 	}
 	return out, nil
+}
+
+// finite reports whether every figure of l is a number JSON can hold.
+func finite(l NodeLoad) bool {
+	for _, v := range l {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // DecodePlan reads the descheduler's plan from what it keeps in the
