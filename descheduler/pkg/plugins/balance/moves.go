@@ -347,6 +347,13 @@ type Listing struct {
 	Later sets.Set[types.UID]
 }
 
+// ListedPod is a pod of a workload as a cycle lists it: its workload and
+// the node it is bound to.
+type ListedPod struct {
+	Workload Workload
+	Node     string
+}
+
 // Listed is told every pod of a workload listed this cycle (pods, at now)
 // and says which arrived after a move of their workload and which are new,
 // by when the descheduler first listed them: each move made since the last
@@ -355,7 +362,11 @@ type Listing struct {
 // nothing when the API server's clock and the descheduler's disagree (a
 // simulated clock, a node whose clock is off). The first call after a
 // start only learns the pods: they count as neither.
-func (s *Store) Listed(pods map[types.UID]Workload, now time.Time) Listing {
+//
+// Of a workload's new pods, those on a node a move since the last listing
+// expected its replacement on are taken first, then by node name: the same
+// cluster, the same replacements, whatever the pods' names and UIDs.
+func (s *Store) Listed(pods map[types.UID]ListedPod, now time.Time) Listing {
 	first := s.firstListed == nil
 	if first {
 		// The replacements of the moves made before (a restart's, read
@@ -364,9 +375,11 @@ func (s *Store) Listed(pods map[types.UID]Workload, now time.Time) Listing {
 	}
 	// Each move made since the last listing brings one replacement.
 	movedNow := sets.New[Workload]()
+	expected := sets.New[ListedPod]()
 	for _, m := range s.moves {
 		if !m.at.Before(s.lastListed) && m.at.Before(now) {
 			s.awaited[m.workload]++
+			expected.Insert(ListedPod{Workload: m.workload, Node: m.destination})
 		}
 		if m.at.Equal(now) {
 			movedNow.Insert(m.workload)
@@ -381,9 +394,19 @@ func (s *Store) Listed(pods map[types.UID]Workload, now time.Time) Listing {
 			fresh = append(fresh, uid)
 		}
 	}
-	slices.Sort(fresh)
+	notExpected := func(uid types.UID) int {
+		if expected.Has(pods[uid]) {
+			return 0
+		}
+		return 1
+	}
+	slices.SortFunc(fresh, func(a, b types.UID) int {
+		pa, pb := pods[a], pods[b]
+		return cmp.Or(cmp.Compare(pa.Workload.String(), pb.Workload.String()), cmp.Compare(notExpected(a), notExpected(b)),
+			cmp.Compare(pa.Node, pb.Node), cmp.Compare(a, b))
+	})
 	for _, uid := range fresh {
-		w := pods[uid]
+		w := pods[uid].Workload
 		switch {
 		case !first && movedNow.Has(w):
 			out.Later.Insert(uid)

@@ -495,13 +495,16 @@ func TestListedTellsArrivalsAndNewPods(t *testing.T) {
 	s := balance.NewStore()
 	s.Lock()
 	defer s.Unlock()
-	l := s.Listed(map[types.UID]balance.Workload{"web-1": web, "db-0": db}, t0)
+	on := func(w balance.Workload, node string) balance.ListedPod {
+		return balance.ListedPod{Workload: w, Node: node}
+	}
+	l := s.Listed(map[types.UID]balance.ListedPod{"web-1": on(web, "a"), "db-0": on(db, "a")}, t0)
 	if len(l.Arrived)+len(l.New) != 0 {
 		t.Fatalf("the first listing after a start: %+v, want nothing new", l)
 	}
 	s.Remember(web, "web-1", "a", "b", t0.Add(time.Minute), nil, nil)
 	at := t0.Add(2 * time.Minute)
-	l = s.Listed(map[types.UID]balance.Workload{"web-2": web, "db-0": db, "db-1": db}, at)
+	l = s.Listed(map[types.UID]balance.ListedPod{"web-2": on(web, "b"), "db-0": on(db, "a"), "db-1": on(db, "c")}, at)
 	if got, ok := l.Arrived["web-2"]; !ok || !got.Equal(at) || len(l.Arrived) != 1 {
 		t.Errorf("arrived %v, want web-2 at %v: it appeared after a move of its workload", l.Arrived, at)
 	}
@@ -509,9 +512,33 @@ func TestListedTellsArrivalsAndNewPods(t *testing.T) {
 		t.Errorf("new %v, want db-1 at %v", l.New, at)
 	}
 	// Listed again later, each keeps when it was first listed.
-	l = s.Listed(map[types.UID]balance.Workload{"web-2": web, "db-0": db, "db-1": db}, at.Add(5*time.Minute))
+	l = s.Listed(map[types.UID]balance.ListedPod{"web-2": on(web, "b"), "db-0": on(db, "a"), "db-1": on(db, "c")}, at.Add(5*time.Minute))
 	if !l.Arrived["web-2"].Equal(at) || !l.New["db-1"].Equal(at) {
 		t.Errorf("a later listing: %+v", l)
+	}
+}
+
+// Of a workload's new pods, the replacement of a move is the one on the node
+// the move expected it on, whatever the pods' UIDs (random in every run):
+// the same cluster, the same replacements.
+func TestListedTakesTheReplacementWhereTheMoveExpectedIt(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	web := balance.Workload{Namespace: "default", Kind: "Deployment", Name: "web"}
+	for _, uids := range [][2]types.UID{{"aaa", "zzz"}, {"zzz", "aaa"}} {
+		onC, onB := uids[0], uids[1]
+		s := balance.NewStore()
+		s.Lock()
+		s.Listed(map[types.UID]balance.ListedPod{"web-1": {Workload: web, Node: "a"}}, t0)
+		s.Remember(web, "web-1", "a", "c", t0.Add(time.Minute), nil, nil)
+		// The replacement on c, and a pod a scale added on b.
+		l := s.Listed(map[types.UID]balance.ListedPod{onC: {Workload: web, Node: "c"}, onB: {Workload: web, Node: "b"}}, t0.Add(2*time.Minute))
+		s.Unlock()
+		if _, ok := l.Arrived[onC]; !ok || len(l.Arrived) != 1 {
+			t.Errorf("UIDs %v: arrived %v, want only the pod on c, where the move expected it", uids, l.Arrived)
+		}
+		if _, ok := l.New[onB]; !ok {
+			t.Errorf("UIDs %v: new %v, want the pod on b", uids, l.New)
+		}
 	}
 }
 

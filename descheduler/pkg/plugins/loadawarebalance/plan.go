@@ -102,7 +102,7 @@ func (p *LoadAwareBalance) newPlanProblem(ctx context.Context, logger klog.Logge
 	}
 	onNode := make([][]placed, len(pp.nodes))
 	listed := make([][]*v1.Pod, len(pp.nodes))
-	workloadPods := map[types.UID]balance.Workload{}
+	workloadPods := map[types.UID]balance.ListedPod{}
 	for i, n := range pp.nodes {
 		all, err := p.PodsOn(n.Name, nil)
 		if err != nil {
@@ -117,7 +117,7 @@ func (p *LoadAwareBalance) newPlanProblem(ctx context.Context, logger klog.Logge
 		listed[i] = all
 		for _, pod := range all {
 			if w, ok := balance.WorkloadOf(pod); ok {
-				workloadPods[pod.UID] = w
+				workloadPods[pod.UID] = balance.ListedPod{Workload: w, Node: n.Name}
 			}
 		}
 	}
