@@ -201,3 +201,59 @@ func startCluster(t *testing.T) (*cluster.Cluster, context.Context) {
 	}
 	return c, t.Context()
 }
+
+// A node taken down stops reporting: Ready turns Unknown, it is tainted
+// unreachable as the node lifecycle controller taints it, no heartbeat
+// turns it Ready again, and a pod bound to it is not started; back, it
+// is Ready, untainted, and starts what is bound to it.
+func TestSetReachable(t *testing.T) {
+	c, ctx := startCluster(t)
+	if _, err := c.AddNode(ctx, cluster.NodeSpec{Name: "pi-1"}); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	if err := c.SetReachable(ctx, "pi-1", false, now); err != nil {
+		t.Fatal(err)
+	}
+	state := func() (corev1.ConditionStatus, []corev1.Taint) {
+		node, err := c.Client.CoreV1().Nodes().Get(ctx, "pi-1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cond := range node.Status.Conditions {
+			if cond.Type == corev1.NodeReady {
+				return cond.Status, node.Spec.Taints
+			}
+		}
+		return "", node.Spec.Taints
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bound", Namespace: "default"},
+		Spec: corev1.PodSpec{NodeName: "pi-1", Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/c"}}}}
+	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A heartbeat period and more: still down, the pod not started.
+	time.Sleep(12 * time.Second)
+	status, taints := state()
+	if status != corev1.ConditionUnknown || len(taints) != 2 || taints[0].Key != corev1.TaintNodeUnreachable ||
+		taints[0].Effect != corev1.TaintEffectNoSchedule || taints[1].Effect != corev1.TaintEffectNoExecute {
+		t.Errorf("down: Ready=%s taints %v, want Unknown and unreachable NoSchedule and NoExecute", status, taints)
+	}
+	if p, err := c.Client.CoreV1().Pods("default").Get(ctx, "bound", metav1.GetOptions{}); err != nil || p.Status.Phase == corev1.PodRunning {
+		t.Errorf("a pod bound to the node that is down: %v, phase %s; want it not started", err, p.Status.Phase)
+	}
+
+	if err := c.SetReachable(ctx, "pi-1", true, metav1.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if status, taints := state(); status != corev1.ConditionTrue || len(taints) != 0 {
+		t.Errorf("back: Ready=%s taints %v, want True and none", status, taints)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		p, err := c.Client.CoreV1().Pods("default").Get(ctx, "bound", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, nil
+	})
+	if err != nil {
+		t.Errorf("the pod bound to the node never ran once it was back: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -45,11 +46,16 @@ type kubelet struct {
 	mu        sync.Mutex
 	nodes     map[string]*simNode
 	nextIndex int
+	// podsListed is pods, for setDown, once the informer runs.
+	podsListed corelisters.PodLister
 }
 
 type simNode struct {
 	index  int
 	nextIP int
+	// down: the machine is off (SetReachable): no heartbeat, nothing
+	// started or finished on it.
+	down bool
 }
 
 func newKubelet(client kubernetes.Interface, clk clock.PassiveClock) *kubelet {
@@ -85,11 +91,36 @@ func (k *kubelet) unregister(name string) {
 	delete(k.nodes, name)
 }
 
+// owns reports whether node is one of this kubelet's and up.
 func (k *kubelet) owns(node string) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	_, ok := k.nodes[node]
-	return ok
+	n, ok := k.nodes[node]
+	return ok && !n.down
+}
+
+// setDown stops (true) or resumes (false) everything the kubelet does for
+// node; resumed, it takes up every pod bound to the node, as a kubelet
+// that starts again does.
+func (k *kubelet) setDown(node string, down bool) {
+	k.mu.Lock()
+	if n, ok := k.nodes[node]; ok {
+		n.down = down
+	}
+	lister := k.podsListed
+	k.mu.Unlock()
+	if down || lister == nil {
+		return
+	}
+	pods, err := lister.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName == node {
+			k.queue.Add(p.Namespace + "/" + p.Name)
+		}
+	}
 }
 
 // allocateIP hands out the next pod IP of a node, or "" when the node is not
@@ -109,8 +140,10 @@ func (k *kubelet) nodeNames() []string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	names := make([]string, 0, len(k.nodes))
-	for name := range k.nodes {
-		names = append(names, name)
+	for name, n := range k.nodes {
+		if !n.down {
+			names = append(names, name)
+		}
 	}
 	return names
 }
@@ -120,6 +153,9 @@ func (k *kubelet) run(ctx context.Context) {
 	factory := informers.NewSharedInformerFactory(k.client, 0)
 	podInformer := factory.Core().V1().Pods()
 	k.pods = podInformer.Lister()
+	k.mu.Lock()
+	k.podsListed = k.pods
+	k.mu.Unlock()
 	enqueue := func(obj any) {
 		pod, ok := obj.(*corev1.Pod)
 		if !ok || pod.Spec.NodeName == "" {

@@ -221,6 +221,50 @@ func SetUnschedulable(ctx context.Context, client kubernetes.Interface, name str
 	return nil
 }
 
+// SetReachable makes a node stop (false) or resume (true) reporting, as
+// when its machine goes down and comes back: the kubelet stand-in stops
+// its heartbeats and starts nothing there, its Ready condition turns
+// Unknown, and it is tainted node.kubernetes.io/unreachable NoSchedule and
+// NoExecute, as the node lifecycle controller does (which the in-process
+// cluster does not run); back, the condition is True and the taints gone.
+// Evicting the pods that do not tolerate the taint is the caller's.
+func (c *Cluster) SetReachable(ctx context.Context, name string, reachable bool, now metav1.Time) error {
+	c.kubelet.setDown(name, !reachable)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var taints []corev1.Taint
+		for _, t := range node.Spec.Taints {
+			if t.Key != corev1.TaintNodeUnreachable {
+				taints = append(taints, t)
+			}
+		}
+		if !reachable {
+			taints = append(taints,
+				corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &now},
+				corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: &now})
+		}
+		node.Spec.Taints = taints
+		if node, err = c.Client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		for i := range node.Status.Conditions {
+			cond := &node.Status.Conditions[i]
+			if cond.Type != corev1.NodeReady {
+				continue
+			}
+			cond.Status, cond.Reason, cond.LastTransitionTime = corev1.ConditionTrue, "KubeletReady", now
+			if !reachable {
+				cond.Status, cond.Reason = corev1.ConditionUnknown, "NodeStatusUnknown"
+			}
+		}
+		_, err = c.Client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+}
+
 func nodeConditions(now metav1.Time) []corev1.NodeCondition {
 	condition := func(t corev1.NodeConditionType, status corev1.ConditionStatus, reason string) corev1.NodeCondition {
 		return corev1.NodeCondition{Type: t, Status: status, Reason: reason, LastHeartbeatTime: now, LastTransitionTime: now}

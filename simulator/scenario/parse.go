@@ -24,7 +24,7 @@ const (
 
 var (
 	profileTypes = sets.New(Constant, Ramp, Spike, Noisy, Wave)
-	eventTypes   = sets.New(Join, Cordon, Uncordon, Hog, Scale, RestartDescheduler)
+	eventTypes   = sets.New(Join, Cordon, Uncordon, Hog, Scale, RestartDescheduler, Reboot, PowerLoss, Drain)
 )
 
 // Load reads and parses a scenario file.
@@ -287,6 +287,10 @@ func validateEvents(path *field.Path, events []Event, duration time.Duration, no
 				errs = append(errs, field.Duplicate(p.Child("node"), e.Node))
 			}
 			joined.Insert(e.Node)
+		case Reboot:
+			if e.For.Duration <= 0 || e.At.Duration > math.MaxInt64-e.For.Duration {
+				errs = append(errs, field.Invalid(p.Child("for"), e.For.Duration.String(), "how long the node stays down: positive, and at + for a duration Go can hold"))
+			}
 		case Hog:
 			if e.Resources.CPU.Sign() <= 0 && e.Resources.Memory.Sign() <= 0 {
 				errs = append(errs, field.Required(p.Child("resources"), "a hog uses some cpu or memory"))

@@ -14,7 +14,7 @@ import (
 
 func TestBuiltinScenariosParse(t *testing.T) {
 	want := []string{"daemonsets-and-a-join", "flapping-hog", "fleet-50", "gaming-pc", "hog-on-biggest", "homelab-mixed", "leaky-cache", "memory-hog", "mixed-arch", "new-node",
-		"request-skew", "scale-out", "server-maintenance", "vm-on-mini", "waves-and-scaling"}
+		"pi-reboots", "request-skew", "scale-out", "server-maintenance", "vm-on-mini", "waves-and-scaling"}
 	if diff := cmp.Diff(want, BuiltinNames()); diff != "" {
 		t.Fatalf("BuiltinNames() mismatch (-want,+got):\n%s", diff)
 	}
@@ -136,7 +136,7 @@ workloads:
 			},
 		},
 		{
-			name: "a DaemonSet with replicas and scaled, an unknown kind",
+			name: "a DaemonSet with replicas and scaled, an unknown kind, a reboot without end, an outage of no node",
 			yaml: base + `- name: agent
   kind: DaemonSet
   replicas: 2
@@ -147,11 +147,15 @@ workloads:
   usage: {cpu: {type: constant, value: 10m}, memory: {type: constant, value: 16Mi}}
 events:
 - {at: 1m, type: scale, workload: agent, replicas: 3}
+- {at: 2m, type: reboot, node: n1}
+- {at: 3m, type: power-loss, node: ghost}
 `,
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("workloads").Index(1).Child("replicas"), nil, ""),
 				field.NotSupported(field.NewPath("workloads").Index(2).Child("kind"), nil, []string(nil)),
 				field.Invalid(field.NewPath("events").Index(0).Child("workload"), nil, ""),
+				field.Invalid(field.NewPath("events").Index(1).Child("for"), nil, ""),
+				field.NotFound(field.NewPath("events").Index(2).Child("node"), nil),
 			},
 		},
 		{

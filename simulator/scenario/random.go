@@ -47,8 +47,9 @@ var kinds = []struct {
 // use), some pinned to an architecture by a node selector, with usage that
 // is steady, noisy, in waves, spiking or leaking; processes outside
 // Kubernetes taking a node for a while; workloads scaled up and down; the
-// descheduler restarted; and DaemonSets (an exporter and a log shipper on
-// every node, an agent for one architecture). The workloads' requests fit
+// descheduler restarted; DaemonSets (an exporter and a log shipper on
+// every node, an agent for one architecture); and nodes that reboot or
+// lose power. The workloads' requests fit
 // the cluster, so
 // what a run shows is placement, not shortage. It has no target: random
 // scenarios are judged by their distribution.
@@ -196,6 +197,15 @@ func Random(seed int64, o RandomOptions) (*Scenario, error) {
 			w.NodeSelector = map[string]string{"kubernetes.io/arch": []string{"amd64", "arm64"}[rng.IntN(2)]}
 		}
 		sc.Workloads = append(sc.Workloads, w)
+	}
+	// Nodes that go down, drawn last too: a reboot long enough, at times,
+	// for the pods to be recreated elsewhere, or a power loss.
+	if len(present) > 2 && rng.IntN(4) == 0 {
+		node := present[1+rng.IntN(len(present)-1)]
+		sc.Events = append(sc.Events, Event{At: at(5*time.Minute, o.Duration*2/3), Type: Reboot, Node: node.Name, For: at(2*time.Minute, 12*time.Minute)})
+	} else if len(present) > 3 && rng.IntN(10) == 0 {
+		node := present[1+rng.IntN(len(present)-1)]
+		sc.Events = append(sc.Events, Event{At: at(5*time.Minute, o.Duration/2), Type: PowerLoss, Node: node.Name})
 	}
 	slices.SortStableFunc(sc.Events, func(a, b Event) int { return int(a.At.Duration - b.At.Duration) })
 	SetDefaults(sc)

@@ -11,7 +11,7 @@ import (
 // Random scenarios are valid, repeatable from their seed, and of the shapes
 // asked for: within the node bounds, with workloads and events.
 func TestRandom(t *testing.T) {
-	var arm, amd, selectors, joins, hogs, scales, leaks, daemonSets int
+	var arm, amd, selectors, joins, hogs, scales, leaks, daemonSets, outages int
 	for seed := range int64(300) {
 		o := RandomOptions{MinNodes: 2, MaxNodes: 60, Duration: time.Hour}
 		sc, err := Random(seed, o)
@@ -59,12 +59,14 @@ func TestRandom(t *testing.T) {
 				hogs++
 			case Scale:
 				scales++
+			case Reboot, PowerLoss:
+				outages++
 			}
 		}
 	}
 	// Every shape shows up in a few hundred draws.
 	for what, n := range map[string]int{"arm64 nodes": arm, "amd64 nodes": amd, "node selectors": selectors, "joins": joins,
-		"hogs": hogs, "scales": scales, "leaks": leaks, "DaemonSets": daemonSets} {
+		"hogs": hogs, "scales": scales, "leaks": leaks, "DaemonSets": daemonSets, "outages": outages} {
 		if n == 0 {
 			t.Errorf("300 draws gave no %s", what)
 		}

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -193,7 +195,24 @@ const (
 	// the cluster is not. It changes nothing in the cluster, so a move undone
 	// after it is a loop. A run without Ballast ignores it.
 	RestartDescheduler EventType = "restart-descheduler"
+	// Reboot takes a node down for For: it stops reporting (NotReady, its
+	// usage gone from the metrics API) and is tainted unreachable as the
+	// node lifecycle controller does; after the pods' toleration of that
+	// (PodEvictionTimeout) its pods other than DaemonSets' are deleted and
+	// recreated elsewhere, and it comes back empty of them.
+	Reboot EventType = "reboot"
+	// PowerLoss takes a node down as a reboot does, for good.
+	PowerLoss EventType = "power-loss"
+	// Drain cordons a node and evicts its pods other than DaemonSets', as
+	// kubectl drain does: through the Eviction API, PodDisruptionBudgets
+	// respected.
+	Drain EventType = "drain"
 )
+
+// PodEvictionTimeout is how long the pods on a node that stopped reporting
+// stay bound to it: Kubernetes' default toleration of the unreachable
+// taint (the DefaultTolerationSeconds admission plugin's 300 s).
+const PodEvictionTimeout = 5 * time.Minute
 
 // Event is something that happens at a simulated time.
 type Event struct {
@@ -203,6 +222,8 @@ type Event struct {
 	Workload string          `json:"workload,omitempty"`
 	Replicas int32           `json:"replicas,omitempty"`
 	// Resources is what a hog uses.
-	Resources Resources       `json:"resources,omitempty"`
-	For       metav1.Duration `json:"for,omitempty"`
+	Resources Resources `json:"resources,omitempty"`
+	// For is how long a hog runs (until the end when zero) or a rebooting
+	// node stays down.
+	For metav1.Duration `json:"for,omitempty"`
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -153,4 +154,110 @@ func TestDaemonSetsStayOnTheirNodes(t *testing.T) {
 	if c.Ballast.Evictions == 0 {
 		t.Error("the descheduler moved nothing off the hogged pi-1: the check above proves nothing about it")
 	}
+}
+
+// outages: a Pi reboots past the pods' toleration of an unreachable node,
+// another loses power for good, a third is drained.
+const outages = `
+name: outages
+duration: 20m
+step: 15s
+seed: 5
+nodes:
+- {name: nuc, cpu: "8", memory: 16Gi, background: {cpu: 400m, memory: 1500Mi}}
+- {name: pi-1, cpu: "4", memory: 8Gi, arch: arm64, background: {cpu: 300m, memory: 900Mi}}
+- {name: pi-2, cpu: "4", memory: 8Gi, arch: arm64, background: {cpu: 300m, memory: 900Mi}}
+- {name: pi-3, cpu: "4", memory: 8Gi, arch: arm64, background: {cpu: 300m, memory: 900Mi}}
+- {name: pi-4, cpu: "4", memory: 8Gi, arch: arm64, background: {cpu: 300m, memory: 900Mi}}
+workloads:
+- name: exporter
+  kind: DaemonSet
+  requests: {cpu: 50m, memory: 64Mi}
+  usage: {cpu: {type: constant, value: 60m}, memory: {type: constant, value: 80Mi}}
+- name: web
+  replicas: 12
+  requests: {cpu: 100m, memory: 128Mi}
+  usage: {cpu: {type: noisy, value: 400m, stddev: 80m}, memory: {type: constant, value: 300Mi}}
+events:
+- {at: 2m, type: reboot, node: pi-2, for: 8m}
+- {at: 3m, type: power-loss, node: pi-4}
+- {at: 4m, type: drain, node: pi-3}
+`
+
+// A node that is down reports nothing: nothing is placed on it and nothing
+// is moved off it on its last samples; its pods go when their toleration
+// of an unreachable node ends, a drained node keeps only its DaemonSet's
+// pod, and a node without power counts in no spread.
+func TestOutages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two control planes; run without -short")
+	}
+	sc, err := scenario.Parse([]byte(outages))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compare(context.Background(), sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := func(node string, at time.Duration) bool {
+		switch node {
+		case "pi-2":
+			return at >= 2*time.Minute && at < 10*time.Minute
+		case "pi-4":
+			return at >= 3*time.Minute
+		}
+		return false
+	}
+	for mode, r := range map[string]*record.Result{"default": c.Default, "ballast": c.Ballast} {
+		pods := map[string]int{}
+		for _, st := range r.Steps {
+			for _, n := range st.Nodes {
+				if n.Down != down(n.Node, st.At) {
+					t.Errorf("%s: %s at %s: down %t, want %t", mode, n.Node, st.At, n.Down, !n.Down)
+				}
+				web := n.Workloads["web"]
+				if n.Down && web > pods[n.Node] {
+					t.Errorf("%s: %s at %s: a web pod was placed on it while it was down", mode, n.Node, st.At)
+				}
+				if n.Down && st.At >= tolerated(n.Node) && web > 0 {
+					t.Errorf("%s: %s at %s: %d web pods still bound past the toleration", mode, n.Node, st.At, web)
+				}
+				if n.Node == "pi-3" && st.At >= 4*time.Minute && (web > 0 || !n.Cordoned || n.Workloads["exporter"] != 1) {
+					t.Errorf("%s: drained pi-3 at %s: %+v, want cordoned with its exporter only", mode, st.At, n)
+				}
+				pods[n.Node] = web
+			}
+		}
+		if r.Summary.Pending != 0 {
+			t.Errorf("%s: %d pods pending at the end", mode, r.Summary.Pending)
+		}
+		if r.Summary.Hottest == "pi-4" {
+			t.Errorf("%s: pi-4, without power, is the hottest node", mode)
+		}
+		for _, m := range r.Moves {
+			if down(m.From, m.At) {
+				t.Errorf("%s: moved %s off %s at %s, while it reported nothing", mode, m.Pod, m.From, m.At)
+			}
+		}
+	}
+	// pi-2 came back empty of web pods at 10m: balance resumes onto it.
+	last := c.Ballast.Steps[len(c.Ballast.Steps)-1]
+	for _, n := range last.Nodes {
+		if n.Node == "pi-2" && n.Workloads["web"] == 0 {
+			t.Errorf("pi-2 came back at 10m and holds no web pod at the end: balance did not resume (%v)", last.Nodes)
+		}
+	}
+}
+
+// tolerated is when the pods on a node that went down at the outages
+// scenario's times must be gone: five minutes after.
+func tolerated(node string) time.Duration {
+	switch node {
+	case "pi-2":
+		return 2*time.Minute + scenario.PodEvictionTimeout
+	case "pi-4":
+		return 3*time.Minute + scenario.PodEvictionTimeout
+	}
+	return 1 << 62
 }

@@ -153,6 +153,9 @@ func (e *engine) loop(ctx context.Context) error {
 				return fmt.Errorf("event %s at %s: %w", ev.Type, ev.At.Duration, err)
 			}
 		}
+		if err := e.Outages(ctx, t); err != nil {
+			return fmt.Errorf("outages at %s: %w", t, err)
+		}
 		if err := e.settle(ctx, false); err != nil {
 			return err
 		}

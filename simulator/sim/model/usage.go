@@ -29,7 +29,10 @@ type UsageModel struct {
 	nodes     map[string]scenario.Node
 	workloads map[string]scenario.Workload
 	hogs      []scenario.Event
-	duration  time.Duration
+	// outages are the reboots and power losses: a node is down from At
+	// for For (for good when For is zero).
+	outages  []scenario.Event
+	duration time.Duration
 	// changes are the times the cluster changed: a node joined, was
 	// cordoned or uncordoned, a process outside Kubernetes started or
 	// stopped, a workload was scaled.
@@ -52,11 +55,18 @@ func NewUsageModel(sc *scenario.Scenario) *UsageModel {
 			continue
 		}
 		m.changes = append(m.changes, e.At.Duration)
-		if e.Type == scenario.Hog {
+		switch e.Type {
+		case scenario.Hog:
 			m.hogs = append(m.hogs, e)
 			if e.For.Duration > 0 {
 				m.changes = append(m.changes, e.At.Duration+e.For.Duration)
 			}
+		case scenario.Reboot:
+			m.outages = append(m.outages, e)
+			m.changes = append(m.changes, e.At.Duration+e.For.Duration)
+		case scenario.PowerLoss:
+			e.For.Duration = 0
+			m.outages = append(m.outages, e)
 		}
 	}
 	return m
@@ -82,6 +92,28 @@ func (m *UsageModel) Hogged(node string, t, step time.Duration) bool {
 	return false
 }
 
+// Down reports whether node is down at t (rebooting or without power): it
+// runs nothing and reports nothing.
+func (m *UsageModel) Down(node string, t time.Duration) bool {
+	for _, o := range m.outages {
+		if o.Node == node && hogActive(o, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// DownSince is when node's current outage began, and whether it is down at
+// t.
+func (m *UsageModel) DownSince(node string, t time.Duration) (time.Duration, bool) {
+	for _, o := range m.outages {
+		if o.Node == node && hogActive(o, t) {
+			return o.At.Duration, true
+		}
+	}
+	return 0, false
+}
+
 // NodeUsage returns the node's usage at step (simulated time t) with pods
 // giving the number of pods of each workload running on it.
 func (m *UsageModel) NodeUsage(node string, pods map[string]int, t time.Duration, step int64) Amount {
@@ -93,8 +125,11 @@ func (m *UsageModel) NodeUsage(node string, pods map[string]int, t time.Duration
 }
 
 // BaseUsage is what node uses outside its pods: its background and the hogs
-// running on it at t.
+// running on it at t; nothing while it is down.
 func (m *UsageModel) BaseUsage(node string, t time.Duration) Amount {
+	if m.Down(node, t) {
+		return Amount{}
+	}
 	n := m.nodes[node]
 	total := Amount{CPU: n.Background.CPU.AsApproximateFloat64(), Memory: n.Background.Memory.AsApproximateFloat64()}
 	for _, h := range m.hogs {
@@ -136,6 +171,9 @@ func (m *UsageModel) PodUsages(node string, pods map[string]int, t time.Duration
 // time t). The node's usage is its background, its hogs and the sum of its
 // pods' usage.
 func (m *UsageModel) podUsage(w scenario.Workload, node string, ordinal int, t time.Duration, step int64) Amount {
+	if m.Down(node, t) {
+		return Amount{}
+	}
 	key := fmt.Sprintf("%s/%s/%d", w.Name, node, ordinal)
 	return Amount{
 		CPU:    w.Usage.CPU.Amount(t, scenario.NoiseAt(m.seed, key+"/cpu", step)),

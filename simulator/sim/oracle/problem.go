@@ -72,7 +72,7 @@ func newProblem(sc *scenario.Scenario) (*problem, error) {
 		switch ev.Type {
 		case scenario.Join:
 			present[ev.Node] = true
-		case scenario.Cordon:
+		case scenario.Cordon, scenario.Drain:
 			cordoned[ev.Node] = true
 		case scenario.Uncordon:
 			cordoned[ev.Node] = false
@@ -86,7 +86,7 @@ func newProblem(sc *scenario.Scenario) (*problem, error) {
 	}
 	hostable := map[string]bool{}
 	for name, in := range present {
-		hostable[name] = in && !cordoned[name]
+		hostable[name] = in && !cordoned[name] && !m.Down(name, p.window[0])
 	}
 	// Which steps of the window each node is there for.
 	steps := make([]int64, 0, last-first+1)
@@ -99,7 +99,9 @@ func newProblem(sc *scenario.Scenario) (*problem, error) {
 		}
 		steps = append(steps, k)
 		for name := range present {
-			presentAt[name] = append(presentAt[name], present[name])
+			// A node that is down (rebooting, without power) runs
+			// nothing and counts as one not there.
+			presentAt[name] = append(presentAt[name], present[name] && !m.Down(name, time.Duration(k)*step))
 		}
 	}
 
@@ -117,6 +119,11 @@ func newProblem(sc *scenario.Scenario) (*problem, error) {
 	slices.SortFunc(p.workloads, func(a, b workload) int { return compareStrings(a.name, b.name) })
 
 	for _, name := range slices.Sorted(maps.Keys(present)) {
+		if !slices.Contains(presentAt[name], true) {
+			// Not there for any step of the window (yet to join, or
+			// without power): no part of a run's spread either.
+			continue
+		}
 		sn := m.Node(name)
 		spec := model.NodeSpec(sn).WithDefaults()
 		cpu, mem := quantity(spec.CPU), quantity(spec.Memory)

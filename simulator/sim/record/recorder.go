@@ -177,7 +177,7 @@ func NodeStates(nodes []corev1.Node, pods map[types.UID]model.Pod, m *model.Usag
 		}
 		placed := p.Workloads[n.Name]
 		total := percent(m.BaseUsage(n.Name, t).Add(p.Other[n.Name]))
-		st := NodeState{NodeStep: NodeStep{Node: n.Name, Cordoned: n.Spec.Unschedulable, Workloads: placed}}
+		st := NodeState{NodeStep: NodeStep{Node: n.Name, Cordoned: n.Spec.Unschedulable, Down: m.Down(n.Name, t), Workloads: placed}}
 		for _, pu := range m.PodUsages(n.Name, placed, t, step) {
 			share := percent(pu.Amount)
 			st.pods = append(st.pods, share)

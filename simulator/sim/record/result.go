@@ -104,8 +104,11 @@ type Step struct {
 
 // NodeStep is one node at one step. Percentages are of allocatable.
 type NodeStep struct {
-	Node           string         `json:"node"`
-	Cordoned       bool           `json:"cordoned,omitempty"`
+	Node     string `json:"node"`
+	Cordoned bool   `json:"cordoned,omitempty"`
+	// Down: the node is off (rebooting, without power); it counts in no
+	// spread while it is.
+	Down           bool           `json:"down,omitempty"`
 	Pods           int            `json:"pods"`
 	Workloads      map[string]int `json:"workloads,omitempty"`
 	CPURequests    float64        `json:"cpuRequestsPercent"`
@@ -169,6 +172,11 @@ func (r *Result) Summarize() {
 	sum := map[string]float64{}
 	for _, s := range tail {
 		for _, n := range s.Nodes {
+			if n.Down {
+				// As before a node joins: nothing, and no place in
+				// the spread unless it is up for part of the window.
+				continue
+			}
 			sum[n.Node] += n.Utilisation()
 		}
 	}

@@ -80,6 +80,9 @@ func writeNodes(out io.Writer, nodes []record.NodeStep) error {
 		if n.Cordoned {
 			name += " (cordoned)"
 		}
+		if n.Down {
+			name += " (down)"
+		}
 		if n.NoUsage {
 			fmt.Fprintf(w, "  %s\t%d\t%.0f%%\t%.0f%%\tunknown\t\tunknown\t\n", name, n.Pods, n.CPURequests, n.MemoryRequests)
 			continue

@@ -18,6 +18,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,6 +102,10 @@ type Stack struct {
 	// each scenario workload should have.
 	present  map[string]bool
 	replicas map[string]int32
+	// down are the nodes taken down (Outages), and cleared when each had
+	// its pods deleted for the outage that began then.
+	down    map[string]bool
+	cleared map[string]time.Duration
 }
 
 // Start starts sc's cluster with the nodes present at the start,
@@ -111,6 +116,7 @@ func Start(ctx context.Context, sc *scenario.Scenario, cfg Config) (_ *Stack, er
 	s := &Stack{
 		sc: sc, cfg: cfg, start: cfg.Clock.Now(), model: model.NewUsageModel(sc), host: cluster.NewStandalone(),
 		served: map[string]corev1.ResourceList{}, present: map[string]bool{}, replicas: map[string]int32{},
+		down: map[string]bool{}, cleared: map[string]time.Duration{},
 	}
 	defer func() {
 		if err != nil {
@@ -320,13 +326,20 @@ func (s *Stack) PublishAndCollect(ctx context.Context, t time.Duration, step int
 		return err
 	}
 	p := model.PlacementOf(pods)
+	// A node that is down reports nothing, nor do its pods: metrics-server
+	// has no fresh sample of them.
 	served := map[string]corev1.ResourceList{}
 	for node := range s.present {
-		served[node] = resourceList(s.model.NodeUsage(node, p.Workloads[node], t, step).Add(p.Other[node]))
+		if !s.model.Down(node, t) {
+			served[node] = resourceList(s.model.NodeUsage(node, p.Workloads[node], t, step).Add(p.Other[node]))
+		}
 	}
 	podUsage := s.model.PodsUsage(pods, t, step)
 	servedPods := make(map[types.NamespacedName]metricsapi.PodUsage, len(podUsage))
 	for _, pod := range pods {
+		if s.model.Down(pod.Node, t) {
+			continue
+		}
 		if u, ok := podUsage[pod.Key]; ok {
 			servedPods[pod.Key] = metricsapi.PodUsage{Container: pod.Container, Usage: resourceList(u)}
 		}
@@ -393,6 +406,82 @@ func (s *Stack) Apply(ctx context.Context, ev scenario.Event) error {
 		if s.descheduler != nil {
 			s.descheduler.Restart()
 		}
+	case scenario.Drain:
+		return s.drain(ctx, ev.Node)
+	}
+	// Reboots and power losses follow the usage model's outages (Outages).
+	return nil
+}
+
+// Outages carries out, at scenario time t, what the nodes' outages do: a
+// node that went down stops reporting and is tainted unreachable; once it
+// has been down for the pods' toleration of that (PodEvictionTimeout), its
+// pods other than DaemonSets' are deleted, as the taint manager does, at
+// once (the machine is off: nothing would confirm a graceful deletion); a
+// node that came back reports again.
+func (s *Stack) Outages(ctx context.Context, t time.Duration) error {
+	now := metav1.NewTime(s.start.Add(t))
+	for _, node := range slices.Sorted(maps.Keys(s.present)) {
+		since, down := s.model.DownSince(node, t)
+		switch {
+		case down && !s.down[node]:
+			if err := s.c.SetReachable(ctx, node, false, now); err != nil {
+				return fmt.Errorf("taking node %s down: %w", node, err)
+			}
+			s.down[node] = true
+		case !down && s.down[node]:
+			if err := s.c.SetReachable(ctx, node, true, now); err != nil {
+				return fmt.Errorf("bringing node %s back: %w", node, err)
+			}
+			s.down[node] = false
+		}
+		if cleared, ok := s.cleared[node]; down && t-since >= scenario.PodEvictionTimeout && (!ok || cleared != since) {
+			if err := s.deletePodsOn(ctx, node, func(p *corev1.Pod) error {
+				return s.c.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+			}); err != nil {
+				return fmt.Errorf("evicting the pods of unreachable node %s: %w", node, err)
+			}
+			s.cleared[node] = since
+		}
+	}
+	return nil
+}
+
+// drain cordons node and evicts its pods other than DaemonSets', as
+// kubectl drain does; a pod a disruption budget keeps is left.
+func (s *Stack) drain(ctx context.Context, node string) error {
+	if err := s.c.SetUnschedulable(ctx, node, true); err != nil {
+		return err
+	}
+	return s.deletePodsOn(ctx, node, func(p *corev1.Pod) error {
+		err := s.c.Client.PolicyV1().Evictions(p.Namespace).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}})
+		if apierrors.IsTooManyRequests(err) {
+			return nil
+		}
+		return err
+	})
+}
+
+// deletePodsOn removes, with remove, every pod bound to node that no
+// DaemonSet owns.
+func (s *Stack) deletePodsOn(ctx context.Context, node string, remove func(*corev1.Pod) error) error {
+	pods, err := s.c.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		return err
+	}
+	// By workload: the controllers recreate them in the same order in
+	// every run, whatever the pods are called.
+	slices.SortStableFunc(pods.Items, func(a, b corev1.Pod) int {
+		return cmp.Compare(a.Labels[model.WorkloadLabel], b.Labels[model.WorkloadLabel])
+	})
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if ref := metav1.GetControllerOf(p); (ref != nil && ref.Kind == "DaemonSet") || p.DeletionTimestamp != nil {
+			continue
+		}
+		if err := remove(p); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
 	}
 	return nil
 }
@@ -414,19 +503,53 @@ func (s *Stack) createNamespaces(ctx context.Context) error {
 	return nil
 }
 
-// CreateWorkloads creates the scenario's Deployments and DaemonSets.
+// CreateWorkloads creates the scenario's DaemonSets, waits until their
+// controller has made their pods, then creates the Deployments: the pods
+// reach the scheduler in the same order in every run (the two controllers
+// would otherwise race).
 func (s *Stack) CreateWorkloads(ctx context.Context) error {
 	for _, w := range s.sc.Workloads {
-		var err error
-		if w.IsDaemonSet() {
-			_, err = s.c.Client.AppsV1().DaemonSets(namespaceOf(w)).Create(ctx, daemonSet(w), metav1.CreateOptions{})
-		} else {
-			_, err = s.c.Client.AppsV1().Deployments(namespaceOf(w)).Create(ctx, deployment(w), metav1.CreateOptions{})
+		if !w.IsDaemonSet() {
+			continue
 		}
-		if err != nil {
+		if _, err := s.c.Client.AppsV1().DaemonSets(namespaceOf(w)).Create(ctx, daemonSet(w), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating workload %s: %w", w.Name, err)
+		}
+		s.replicas[w.Name] = 0
+	}
+	if err := s.waitDaemonPods(ctx); err != nil {
+		return err
+	}
+	for _, w := range s.sc.Workloads {
+		if w.IsDaemonSet() {
+			continue
+		}
+		if _, err := s.c.Client.AppsV1().Deployments(namespaceOf(w)).Create(ctx, deployment(w), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating workload %s: %w", w.Name, err)
 		}
 		s.replicas[w.Name] = w.Replicas
+	}
+	return nil
+}
+
+// waitDaemonPods waits until every DaemonSet created has a pod for each
+// node it should run on.
+func (s *Stack) waitDaemonPods(ctx context.Context) error {
+	want := s.Replicas()
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, w := range s.sc.Workloads {
+			if !w.IsDaemonSet() {
+				continue
+			}
+			pods, err := s.c.Client.CoreV1().Pods(namespaceOf(w)).List(ctx, metav1.ListOptions{LabelSelector: model.WorkloadLabel + "=" + w.Name})
+			if err != nil || int32(len(pods.Items)) != want[w.Name] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the DaemonSets' pods: %w", err)
 	}
 	return nil
 }
