@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/configz"
@@ -409,8 +410,14 @@ func checkExternalKubeconfig(t *testing.T, ctx context.Context, c *cluster.Clust
 		t.Fatal(err)
 	}
 	client := kubernetes.NewForConfigOrDie(cfg)
-	if _, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
-		t.Errorf("external load-watcher cannot list nodes: %v", err)
+	// The API server's authorizer learns a new binding from its informers:
+	// a moment may pass before it grants what the binding says.
+	var listErr error
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, listErr = client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		return listErr == nil, nil
+	}); err != nil {
+		t.Errorf("external load-watcher cannot list nodes: %v", listErr)
 	}
 	if _, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("external load-watcher listing pods: err = %v, want Forbidden", err)
