@@ -361,13 +361,17 @@ func (s *Server) Recorded() <-chan struct{} { return s.recorded }
 // that came first. Nil before Shutdown or without ServeOptions.Record.
 func (s *Server) Result() *record.Result { return s.result }
 
-// applyDue applies every event due at t, reporting each failure.
+// applyDue applies every event due at t, and what the nodes' outages do
+// then, reporting each failure.
 func (s *Server) applyDue(ctx context.Context, t time.Duration) {
 	for _, ev := range s.events.Due(t) {
 		fmt.Fprintf(s.opts.Log, "%s: %s\n", ev.At.Duration, eventText(ev))
 		if err := s.stack.Apply(ctx, ev); err != nil {
 			fmt.Fprintf(s.opts.Log, "%s: event %s at %s: %v\n", t.Round(time.Second), ev.Type, ev.At.Duration, err)
 		}
+	}
+	if err := s.stack.Outages(ctx, t); err != nil {
+		fmt.Fprintf(s.opts.Log, "%s: %v\n", t.Round(time.Second), err)
 	}
 }
 
@@ -385,6 +389,10 @@ func eventText(ev scenario.Event) string {
 		}
 		sort.Strings(eats)
 		return fmt.Sprintf("hog on %s eats %s", ev.Node, strings.Join(eats, " and "))
+	case scenario.Reboot:
+		return fmt.Sprintf("reboot %s: down for %s", ev.Node, ev.For.Duration)
+	case scenario.PowerLoss:
+		return fmt.Sprintf("power loss on %s: down for good", ev.Node)
 	default:
 		return fmt.Sprintf("%s %s", ev.Type, ev.Node)
 	}

@@ -389,6 +389,9 @@ func TestEventText(t *testing.T) {
 		{"hog on memory only", scenario.Event{Type: scenario.Hog, Node: "n", Resources: scenario.Resources{Memory: resource.MustParse("6Gi")}}, "hog on n eats memory 6Gi"},
 		{"hog on both", scenario.Event{Type: scenario.Hog, Node: "n", Resources: scenario.Resources{CPU: resource.MustParse("2"), Memory: resource.MustParse("1Gi")}}, "hog on n eats cpu 2 and memory 1Gi"},
 		{"cordon", scenario.Event{Type: scenario.Cordon, Node: "n"}, "cordon n"},
+		{"reboot", scenario.Event{Type: scenario.Reboot, Node: "n", For: metav1.Duration{Duration: 8 * time.Minute}}, "reboot n: down for 8m0s"},
+		{"power loss", scenario.Event{Type: scenario.PowerLoss, Node: "n"}, "power loss on n: down for good"},
+		{"drain", scenario.Event{Type: scenario.Drain, Node: "n"}, "drain n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := eventText(tc.ev); got != tc.want {
