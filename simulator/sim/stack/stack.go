@@ -372,6 +372,7 @@ func (s *Stack) addNode(ctx context.Context, n scenario.Node) error {
 		return fmt.Errorf("adding node %s: %w", n.Name, err)
 	}
 	s.present[n.Name] = true
+	s.daemonPods()
 	return nil
 }
 
@@ -517,6 +518,7 @@ func (s *Stack) CreateWorkloads(ctx context.Context) error {
 		}
 		s.replicas[w.Name] = 0
 	}
+	s.daemonPods()
 	if err := s.waitDaemonPods(ctx); err != nil {
 		return err
 	}
@@ -626,20 +628,24 @@ func (s *Stack) Descheduler() *Descheduler { return s.descheduler }
 
 // Replicas is how many pods each scenario workload created so far should
 // have now, events (scaling, joins) included: a DaemonSet has one on every
-// node there that its selector matches.
-func (s *Stack) Replicas() map[string]int32 {
-	out := maps.Clone(s.replicas)
+// node there that its selector matches (daemonPods keeps that count).
+func (s *Stack) Replicas() map[string]int32 { return s.replicas }
+
+// daemonPods sets the count of every DaemonSet created to the nodes there
+// that its selector matches. A join or a DaemonSet's creation calls it, so
+// the settle loop that polls Replicas computes nothing.
+func (s *Stack) daemonPods() {
 	for _, w := range s.sc.Workloads {
-		if _, created := out[w.Name]; created && w.IsDaemonSet() {
-			out[w.Name] = 0
-			for name := range s.present {
-				if model.Hosts(s.model.Node(name), w) {
-					out[w.Name]++
-				}
+		if _, created := s.replicas[w.Name]; !created || !w.IsDaemonSet() {
+			continue
+		}
+		s.replicas[w.Name] = 0
+		for name := range s.present {
+			if model.Hosts(s.model.Node(name), w) {
+				s.replicas[w.Name]++
 			}
 		}
 	}
-	return out
 }
 
 // Period is the clock time between two sampling rounds.
