@@ -53,7 +53,7 @@ func FuzzDecodeMoves(f *testing.F) {
 		}
 		return nil
 	})
-	s.SetCool(map[string]balance.NodeLoad{"a": {usage.Memory: 87}}, nil)
+	s.SetCool(map[string]balance.NodeLoad{"a": {usage.Memory: 87}}, nil, nil)
 	kept, err := balance.EncodeMovesForTest(s)
 	s.Unlock()
 	if err != nil {

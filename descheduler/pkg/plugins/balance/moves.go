@@ -102,10 +102,10 @@ type Store struct {
 	// each workload's moves since are still to bring.
 	lastListed time.Time
 	awaited    map[Workload]int
-	// loads and low are the current cycle's node loads and low thresholds
-	// (SetCool).
-	loads map[string]NodeLoad
-	low   ResourceThresholds
+	// loads, low and high are the current cycle's node loads and its low
+	// and high thresholds (SetCool).
+	loads     map[string]NodeLoad
+	low, high ResourceThresholds
 	// shape and reshaped are the schedulable nodes the last cycle saw and
 	// when they last changed (ObserveShape).
 	shape     string
@@ -127,11 +127,12 @@ func NewStore() *Store {
 //
 // Only moves after since count: a move made before the cluster took another
 // shape (ObserveShape) was the best step for a cluster that is gone, and
-// moving on from it is no loop.
+// moving on from it is no loop; nor does a move overtaken by heat on the
+// node that got its pod (SetCool).
 func (s *Store) MovedOnto(w Workload, node string, since, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
 		if m.workload == w && m.source != node && (m.destination == node || m.landedOn == node) && m.at.Before(now) && now.Sub(m.at) < cooldown &&
-			!m.at.Before(since) {
+			!m.at.Before(since) && !s.overtaken(m) {
 			return true
 		}
 	}
@@ -463,15 +464,25 @@ func (s *Store) RememberCooling(w Workload, pod types.UID, source, destination s
 }
 
 // SetCool tells the memory each node's load this cycle (moves in flight
-// included) and the low thresholds under which a node is cool. A move made
-// to cool a node that would be cool now even with the moved pod back on it
-// answered a heat that has gone (the process outside Kubernetes stopped, the
-// spike ended): the cluster changed since, and undoing or following up that
-// move is a new decision, not a loop, so the cooldowns that guard against
-// loops (MovesElsewhere, MovedOff) no longer count it. A node cool only
-// because its pods left is not enough: the move itself made it so.
-func (s *Store) SetCool(loads map[string]NodeLoad, low ResourceThresholds) {
-	s.loads, s.low = loads, low
+// included), the low thresholds under which a node is cool and the high
+// ones over which it is hot. A move made to cool a node that would be cool
+// now even with the moved pod back on it answered a heat that has gone (the
+// process outside Kubernetes stopped, the spike ended): the cluster changed
+// since, and undoing or following up that move is a new decision, not a
+// loop, so the cooldowns that guard against loops (MovesElsewhere,
+// MovedOff) no longer count it. A node cool only because its pods left is
+// not enough: the move itself made it so.
+//
+// The other way round, a move whose pod went to a node that is hot now even
+// without that pod was overtaken: something else heated the node (a process
+// outside Kubernetes, a spike of its other pods) after the move found room
+// there. Keeping the workload on that node, or away from the node it left,
+// would hold it where the cluster no longer has room for it, so MovedOnto
+// and MovedOff no longer count that move either. A node hot only with the
+// moved pod is not enough: the move itself made it so, and undoing it
+// would be a loop.
+func (s *Store) SetCool(loads map[string]NodeLoad, low, high ResourceThresholds) {
+	s.loads, s.low, s.high = loads, low, high
 	for _, m := range s.moves {
 		if load, ok := loads[m.source]; ok && m.landedOn != "" && m.sourceAfter == nil {
 			m.sourceAfter = maps.Clone(load)
@@ -517,6 +528,20 @@ func (s *Store) outdated(m *move) bool {
 	}
 	load, ok := s.loads[m.source]
 	return ok && s.low.AllBelow(load.Add(m.sourceLoad, 1))
+}
+
+// overtaken reports whether the node that got m's pod is hot now even
+// without it (SetCool).
+func (s *Store) overtaken(m *move) bool {
+	if len(s.high) == 0 {
+		return false
+	}
+	node := m.destination
+	if m.landedOn != "" {
+		node = m.landedOn
+	}
+	load, ok := s.loads[node]
+	return ok && len(s.high.Above(load.Add(m.destinationLoad, -1))) > 0
 }
 
 // Evicted reports whether a remembered move evicted the pod: the
@@ -613,10 +638,12 @@ func (s *Store) MovesNow(w Workload, now time.Time) int {
 }
 
 // MovedOff reports whether, within cooldown, a pod of w was moved off
-// node: sending it back there would undo that move.
+// node: sending it back there would undo that move. A move that answered a
+// heat that has gone, or was overtaken by heat where its pod went, does
+// not count (SetCool).
 func (s *Store) MovedOff(w Workload, node string, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
-		if m.workload == w && m.source == node && now.Sub(m.at) < cooldown && !s.outdated(m) {
+		if m.workload == w && m.source == node && now.Sub(m.at) < cooldown && !s.outdated(m) && !s.overtaken(m) {
 			return true
 		}
 	}

@@ -381,7 +381,7 @@ func TestAMoveWhoseHeatWentNoLongerGuards(t *testing.T) {
 		// 20 + 20 = 40: cool with the pod back, the heat has gone.
 		{name: "source cool even with the pod back", cpu: 20, freed: true},
 	} {
-		s.SetCool(at(tc.cpu), low)
+		s.SetCool(at(tc.cpu), low, nil)
 		if got := s.MovedOff(hot, "nuc-1", now, time.Hour); got == tc.freed {
 			t.Errorf("%s: MovedOff = %v, want %v", tc.name, got, !tc.freed)
 		}
@@ -394,6 +394,55 @@ func TestAMoveWhoseHeatWentNoLongerGuards(t *testing.T) {
 	}
 	if !s.MovedOnto(hot, "nuc-2", time.Time{}, now, time.Hour) {
 		t.Error("MovedOnto forgot the cooling move")
+	}
+}
+
+// A move found room on its destination; then something else heated that
+// node (a process outside Kubernetes). Once the node is hot even without
+// the pod the move brought, the move was overtaken: the workload may leave
+// the node again, back to where it came from too. A node hot only with the
+// moved pod keeps both guards: undoing that move would be a loop.
+func TestAMoveOvertakenByHeatNoLongerGuards(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	other := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "api"}
+	share := balance.NodeLoad{usage.CPU: 5, usage.Memory: 10}
+	low := balance.ResourceThresholds{usage.CPU: 50, usage.Memory: 50}
+	high := balance.ResourceThresholds{usage.CPU: 80, usage.Memory: 85}
+	now := t0.Add(5 * time.Minute)
+	for _, tc := range []struct {
+		name      string
+		memory    float64
+		high      balance.ResourceThresholds
+		overtaken bool
+	}{
+		{name: "destination under its high thresholds", memory: 60, high: high},
+		// 90 − the pod's 10 = 80: under the high 85 without it; the move
+		// itself took the node over.
+		{name: "destination hot only with the pod", memory: 90, high: high},
+		// 97 − 10 = 87: hot without the pod, something else heated it.
+		{name: "destination hot even without the pod", memory: 97, high: high, overtaken: true},
+		{name: "no high thresholds known", memory: 97},
+	} {
+		s := balance.NewStore()
+		s.Remember(w, "w-1", "nuc", "pi", t0, share, share)
+		s.Remember(other, "a-1", "nuc", "mini", t0, share, share)
+		s.SetCool(map[string]balance.NodeLoad{
+			"nuc":  {usage.CPU: 20, usage.Memory: 30},
+			"pi":   {usage.CPU: 20, usage.Memory: tc.memory},
+			"mini": {usage.CPU: 20, usage.Memory: 40},
+		}, low, tc.high)
+		if got := s.MovedOnto(w, "pi", time.Time{}, now, time.Hour); got == tc.overtaken {
+			t.Errorf("%s: MovedOnto = %v, want %v", tc.name, got, !tc.overtaken)
+		}
+		if got := s.MovedOff(w, "nuc", now, time.Hour); got == tc.overtaken {
+			t.Errorf("%s: MovedOff = %v, want %v", tc.name, got, !tc.overtaken)
+		}
+		// Another workload's move, to a node that stayed as it found it,
+		// keeps its guards whatever happened on pi.
+		if !s.MovedOnto(other, "mini", time.Time{}, now, time.Hour) || !s.MovedOff(other, "nuc", now, time.Hour) {
+			t.Errorf("%s: a move to a node that did not heat lost its guards", tc.name)
+		}
 	}
 }
 

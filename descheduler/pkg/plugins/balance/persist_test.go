@@ -91,11 +91,11 @@ func TestKeptMovesAreRecalledWhole(t *testing.T) {
 	if !next.Store.MovedOff(cache, "d", now, time.Hour) {
 		t.Error("the recalled cooling move does not guard its source")
 	}
-	next.Store.SetCool(map[string]balance.NodeLoad{"d": {usage.CPU: 5}}, balance.ResourceThresholds{usage.CPU: 50})
+	next.Store.SetCool(map[string]balance.NodeLoad{"d": {usage.CPU: 5}}, balance.ResourceThresholds{usage.CPU: 50}, nil)
 	if next.Store.MovedOff(cache, "d", now, time.Hour) {
 		t.Error("the recalled cooling move lost that it was one: it still guards a source that is cool again")
 	}
-	next.Store.SetCool(nil, nil)
+	next.Store.SetCool(nil, nil, nil)
 	// The replacement that landed back was taken by the web move: it
 	// guards where it runs (a), and the db move expected on c.
 	if got := next.Store.InFlight("c", now, 10*time.Minute, nil); got[usage.Memory] <= 0 {
@@ -228,7 +228,7 @@ func TestKeptMovesExplainThemselves(t *testing.T) {
 		}
 		return nil
 	})
-	s.SetCool(map[string]balance.NodeLoad{"a": {usage.Memory: 87}}, nil)
+	s.SetCool(map[string]balance.NodeLoad{"a": {usage.Memory: 87}}, nil, nil)
 	d.Keep(ctx, logger)
 	s.Unlock()
 

@@ -180,7 +180,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 			}
 		}
 	}
-	s.SetCool(c.loads, p.args.LowThresholds)
+	s.SetCool(c.loads, p.args.LowThresholds, p.args.HighThresholds)
 	s.RetainHot(present)
 	p.WarnGrowth(logger, nodes)
 	p.Deps.Metrics.HotNodes.WithLabelValues(PluginName).Set(float64(len(hot)))
