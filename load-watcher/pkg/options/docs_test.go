@@ -1,0 +1,26 @@
+package options
+
+import (
+	"os"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ballast-sched/ballast/core/flagdoc"
+)
+
+// TestFlagsAsDocumented holds docs/load-watcher.md's table of flags to the
+// command's: every flag has a row, no row names a flag that is gone, and
+// every default stated is the flag's. klog's own flags are klog's to
+// document.
+func TestFlagsAsDocumented(t *testing.T) {
+	page, err := os.ReadFile("../../../docs/load-watcher.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := pflag.NewFlagSet("load-watcher", pflag.ContinueOnError)
+	Default().AddFlags(fs)
+	for _, p := range flagdoc.Compare(page, fs, "version") {
+		t.Errorf("docs/load-watcher.md: %s", p)
+	}
+}
