@@ -570,8 +570,8 @@ func checkMovesExplained(ctx context.Context, t *testing.T, f *faultEnv, nodes [
 		}
 	}
 	if len(off) == 0 {
-		t.Fatalf("ballast explain node %s lists no move off it (moves %+v, error %q); the hog there made the descheduler move pods",
-			hogged, ex.Moves, ex.MovesError)
+		t.Fatalf("ballast explain node %s lists no move off it (moves %+v, error %q); the hog there made the descheduler move pods\n%s",
+			hogged, ex.Moves, ex.MovesError, describeNamespace(ctx, f.client, faultsNS))
 	}
 	planned, byLoad, byMemory := 0, 0, 0
 	byPlan := map[string][]explain.MoveExplanation{}

@@ -473,14 +473,15 @@ func (s *Store) RememberCooling(w Workload, pod types.UID, source, destination s
 // MovedOff) no longer count it. A node cool only because its pods left is
 // not enough: the move itself made it so.
 //
-// The other way round, a move whose pod went to a node that is hot now even
-// without that pod was overtaken: something else heated the node (a process
-// outside Kubernetes, a spike of its other pods) after the move found room
-// there. Keeping the workload on that node, or away from the node it left,
-// would hold it where the cluster no longer has room for it, so MovedOnto
-// and MovedOff no longer count that move either. A node hot only with the
-// moved pod is not enough: the move itself made it so, and undoing it
-// would be a loop.
+// The other way round, a move whose pod went to a node that is hot now,
+// while the rest of that node grew since the move by more than the pod
+// brought, was overtaken: something else heated the node (a process outside
+// Kubernetes, a spike of its other pods) after the move found room there.
+// Keeping the workload on that node, or away from the node it left, would
+// hold it where the cluster no longer has room for it, so MovedOnto and
+// MovedOff no longer count that move either. A node hot because the pod
+// uses a little more than the move expected is not enough: the move itself
+// made it so, and undoing it would be a loop.
 func (s *Store) SetCool(loads map[string]NodeLoad, low, high ResourceThresholds) {
 	s.loads, s.low, s.high = loads, low, high
 	for _, m := range s.moves {
@@ -530,8 +531,12 @@ func (s *Store) outdated(m *move) bool {
 	return ok && s.low.AllBelow(load.Add(m.sourceLoad, 1))
 }
 
-// overtaken reports whether the node that got m's pod is hot now even
-// without it (SetCool).
+// overtaken reports whether the node that got m's pod is over a high
+// threshold now on a resource whose use by the rest of the node has grown
+// since the move by more than the pod brought: something other than the
+// move heated it (SetCool). Without the node's usage at the move (a move
+// kept by an older version), the node must be over the threshold even
+// without the pod.
 func (s *Store) overtaken(m *move) bool {
 	if len(s.high) == 0 {
 		return false
@@ -541,7 +546,17 @@ func (s *Store) overtaken(m *move) bool {
 		node = m.landedOn
 	}
 	load, ok := s.loads[node]
-	return ok && len(s.high.Above(load.Add(m.destinationLoad, -1))) > 0
+	if !ok {
+		return false
+	}
+	rest := load.Add(m.destinationLoad, -1)
+	for _, r := range s.high.Above(load) {
+		before, known := m.destinationUsage[r]
+		if known && rest[r]-before > m.destinationLoad[r] || !known && rest[r] > s.high[r] {
+			return true
+		}
+	}
+	return false
 }
 
 // Evicted reports whether a remembered move evicted the pod: the

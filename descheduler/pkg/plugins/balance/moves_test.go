@@ -398,10 +398,11 @@ func TestAMoveWhoseHeatWentNoLongerGuards(t *testing.T) {
 }
 
 // A move found room on its destination; then something else heated that
-// node (a process outside Kubernetes). Once the node is hot even without
-// the pod the move brought, the move was overtaken: the workload may leave
-// the node again, back to where it came from too. A node hot only with the
-// moved pod keeps both guards: undoing that move would be a loop.
+// node (a process outside Kubernetes). Once the node is over a high
+// threshold while the rest of it grew since the move by more than the pod
+// brought, the move was overtaken: the workload may leave the node again,
+// back to where it came from too. A node hot because of the moved pod
+// keeps both guards: undoing that move would be a loop.
 func TestAMoveOvertakenByHeatNoLongerGuards(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
@@ -411,22 +412,32 @@ func TestAMoveOvertakenByHeatNoLongerGuards(t *testing.T) {
 	high := balance.ResourceThresholds{usage.CPU: 80, usage.Memory: 85}
 	now := t0.Add(5 * time.Minute)
 	for _, tc := range []struct {
-		name      string
-		memory    float64
-		high      balance.ResourceThresholds
-		overtaken bool
+		name string
+		// atMove is pi's memory when the pod was moved there; -1: not
+		// known (a move kept by an older version).
+		atMove, memory float64
+		high           balance.ResourceThresholds
+		overtaken      bool
 	}{
-		{name: "destination under its high thresholds", memory: 60, high: high},
-		// 90 − the pod's 10 = 80: under the high 85 without it; the move
-		// itself took the node over.
-		{name: "destination hot only with the pod", memory: 90, high: high},
-		// 97 − 10 = 87: hot without the pod, something else heated it.
-		{name: "destination hot even without the pod", memory: 97, high: high, overtaken: true},
-		{name: "no high thresholds known", memory: 97},
+		{name: "destination under its high thresholds", atMove: 20, memory: 60, high: high},
+		// 90 − the pod's 10 = 80, up 60 from 20: a hog came after.
+		{name: "destination heated by something else", atMove: 20, memory: 90, high: high, overtaken: true},
+		// 90 − 10 = 80, up 6 from 74: no more than the pod's own 10, which
+		// may be the pod using more than expected.
+		{name: "destination hot with the pod, little else changed", atMove: 74, memory: 90, high: high},
+		// Not known at the move: 90 − 10 = 80, under 85 without the pod.
+		{name: "unknown, hot only with the pod", atMove: -1, memory: 90, high: high},
+		// 97 − 10 = 87: hot without the pod.
+		{name: "unknown, hot even without the pod", atMove: -1, memory: 97, high: high, overtaken: true},
+		{name: "no high thresholds known", atMove: 20, memory: 97},
 	} {
 		s := balance.NewStore()
 		s.Remember(w, "w-1", "nuc", "pi", t0, share, share)
+		if tc.atMove >= 0 {
+			s.Note("w-1", "balance", balance.NodeLoad{usage.CPU: 30, usage.Memory: 40}, balance.NodeLoad{usage.CPU: 20, usage.Memory: tc.atMove})
+		}
 		s.Remember(other, "a-1", "nuc", "mini", t0, share, share)
+		s.Note("a-1", "balance", balance.NodeLoad{usage.CPU: 30, usage.Memory: 40}, balance.NodeLoad{usage.CPU: 20, usage.Memory: 30})
 		s.SetCool(map[string]balance.NodeLoad{
 			"nuc":  {usage.CPU: 20, usage.Memory: 30},
 			"pi":   {usage.CPU: 20, usage.Memory: tc.memory},

@@ -368,32 +368,35 @@ func TestBalanceCooldownAndPingPong(t *testing.T) {
 }
 
 // A pod moved off a hot node found room on cool-a; then a process outside
-// Kubernetes filled cool-a. Hot even without the pod the move brought, it
-// sheds that pod too, back to the node it came from, which has cooled:
-// the move was overtaken, and undoing it is no loop. Hot only with the pod,
-// cool-a keeps it for the cooldown.
+// Kubernetes filled cool-a. Hot with the rest of it grown by far more than
+// the pod brought, cool-a sheds that pod too, back to the node it came
+// from, which has cooled: the move was overtaken, and undoing it is no
+// loop. Hot because the pod brought a little more than expected, cool-a
+// keeps it for the cooldown.
 func TestBalanceMovesOnWhenAMovesDestinationHeatsByItself(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		memory int
-		moved  bool
+		name string
+		// atMove and memory are cool-a's memory when the pod is moved
+		// there and five minutes later, once the window shows the move.
+		atMove, memory int
+		moved          bool
 	}{
-		{name: "destination hot even without the pod", memory: 95, moved: true},
-		// 86 % and the part of the pod's 4 % the window does not show yet
-		// (InFlight): over 85 %, but not without the pod.
-		{name: "destination hot only with the pod", memory: 86},
+		// 95 − the pod's 4 = 91, up 71 from 20.
+		{name: "destination heated by something else", atMove: 20, memory: 95, moved: true},
+		// 86 − 4 = 82, up 3 from 79: no more than the pod's own 4.
+		{name: "destination hot with the pod, little else changed", atMove: 79, memory: 86},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pods := []*v1.Pod{pod("web-1", "hot", "web", 40), pod("web-2", "hot", "web", 40)}
 			h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, pods...)
 			// cool-b is too full to take a pod: the move goes to cool-a.
-			h.cycle(loads("hot", 40, 95, "cool-a", 10, 20, "cool-b", 10, 84))
+			h.cycle(loads("hot", 40, 95, "cool-a", 10, tc.atMove, "cool-b", 10, 84))
 			if m := h.plugin.Deps.Store.Destinations(); len(h.Evicted) != 1 || len(m) != 1 || m[0] != "cool-a" {
 				t.Fatalf("first cycle evicted %v to %v, want one pod to cool-a", h.Evicted, m)
 			}
 			h.Add(pod("web-3", "cool-a", "web", 40, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
-			h.cycle(loads("hot", 40, 60, "cool-a", 10, 24, "cool-b", 10, 84))
-			// Within the eviction cooldown, cool-a heats and hot has cooled.
+			// Within the eviction cooldown, cool-a is hot and hot has cooled.
+			h.clock.Step(5 * time.Minute)
 			h.cycle(loads("hot", 10, 30, "cool-a", 40, tc.memory, "cool-b", 10, 84))
 			moved := slices.Contains(h.Evicted, "web-3")
 			if moved != tc.moved {
