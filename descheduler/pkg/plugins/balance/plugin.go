@@ -115,14 +115,16 @@ func (p *Plugin) Unsampled(ctx context.Context, node *v1.Node, sampled time.Time
 }
 
 // NewPodFilter returns the filter of the pods plugin may evict: those the
-// profile's evictor accepts, in the namespaces the args allow.
+// profile's evictor accepts, in the namespaces the args allow, that do not
+// run to completion (RunsToCompletion).
 func NewPodFilter(handle frameworktypes.Handle, namespaces *api.Namespaces, plugin string) (podutil.FilterFunc, error) {
 	var include, exclude sets.Set[string]
 	if namespaces != nil {
 		include, exclude = sets.New(namespaces.Include...), sets.New(namespaces.Exclude...)
 	}
+	evictor := handle.Evictor()
 	filter, err := podutil.NewOptions().
-		WithFilter(handle.Evictor().Filter).
+		WithFilter(func(pod *v1.Pod) bool { return !RunsToCompletion(pod) && evictor.Filter(pod) }).
 		WithNamespaces(include).
 		WithoutNamespaces(exclude).
 		BuildFilterFunc()

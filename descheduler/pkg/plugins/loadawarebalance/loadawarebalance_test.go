@@ -409,6 +409,23 @@ func TestBalanceMovesOnWhenAMovesDestinationHeatsByItself(t *testing.T) {
 	}
 }
 
+// A Job's pod (a backup, a scan) does its work and ends; moving it would
+// start the work again from nothing. A hot node keeps it and sheds another
+// pod, however much more the Job's pod uses.
+func TestBalanceLeavesPodsThatRunToCompletion(t *testing.T) {
+	backup := pod("backup-28971-x", "hot", "", 300, func(p *v1.Pod) {
+		controller := true
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "backup-28971", UID: "job-1", Controller: &controller}}
+		p.Spec.RestartPolicy = v1.RestartPolicyNever
+	})
+	scan := pod("scan", "hot", "scan", 300, func(p *v1.Pod) { p.Spec.RestartPolicy = v1.RestartPolicyOnFailure })
+	h := newHarness(t, args(unlimited), threeNodes, backup, scan, pod("web-1", "hot", "web", 40))
+	h.cycle(hotUsage)
+	if diff := cmp.Diff([]string{"web-1"}, h.evictedSorted()); diff != "" {
+		t.Errorf("evicted (-want +got):\n%s", diff)
+	}
+}
+
 func TestBalanceProjectsWithMeasuredPodUsage(t *testing.T) {
 	h := newHarness(t, args(unlimited), threeNodes, hotPods()...)
 	// The pods ask for 40 MiB (4 %) and use 80 MiB (8 %): 95 → 87 → 79.

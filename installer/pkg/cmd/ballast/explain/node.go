@@ -308,7 +308,8 @@ func judgeForDescheduler(high, low, balanced balance.ResourceThresholds, window 
 }
 
 // candidates are the pods on node that the descheduler may move — placed by
-// one of schedulerNames, with a controller to replace them — and those of
+// one of schedulerNames, with a controller to replace them, not running to
+// completion (balance.RunsToCompletion) — and those of
 // them it never moves because their volumes keep them on node
 // (balance.PinnedBy, as the descheduler judges them).
 func candidates(ctx context.Context, in *installed, node string, schedulerNames []string) ([]string, []PinnedPod, error) {
@@ -329,7 +330,7 @@ func candidates(ctx context.Context, in *installed, node string, schedulerNames 
 	var pinned []PinnedPod
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if _, ok := balance.WorkloadOf(p); !ok || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		if _, ok := balance.WorkloadOf(p); !ok || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || balance.RunsToCompletion(p) {
 			continue
 		}
 		if !slices.Contains(schedulerNames, schedulerNameOf(p)) {
