@@ -115,14 +115,16 @@ func (p *Plugin) Unsampled(ctx context.Context, node *v1.Node, sampled time.Time
 }
 
 // NewPodFilter returns the filter of the pods plugin may evict: those the
-// profile's evictor accepts, in the namespaces the args allow.
+// profile's evictor accepts, in the namespaces the args allow, that do not
+// run to completion (RunsToCompletion).
 func NewPodFilter(handle frameworktypes.Handle, namespaces *api.Namespaces, plugin string) (podutil.FilterFunc, error) {
 	var include, exclude sets.Set[string]
 	if namespaces != nil {
 		include, exclude = sets.New(namespaces.Include...), sets.New(namespaces.Exclude...)
 	}
+	evictable := handle.Evictor().Filter
 	filter, err := podutil.NewOptions().
-		WithFilter(handle.Evictor().Filter).
+		WithFilter(func(pod *v1.Pod) bool { return !RunsToCompletion(pod) && evictable(pod) }).
 		WithNamespaces(include).
 		WithoutNamespaces(exclude).
 		BuildFilterFunc()
@@ -130,6 +132,15 @@ func NewPodFilter(handle frameworktypes.Handle, namespaces *api.Namespaces, plug
 		return nil, fmt.Errorf("building the pod filter of %s: %w", plugin, err)
 	}
 	return filter, nil
+}
+
+// RunsToCompletion reports whether pod ends by itself (a Job's pod: its
+// restartPolicy is OnFailure or Never): such a pod is never moved. Its
+// load leaves with it, and a replacement would run its work again from
+// the start, or, for a Job whose backoff limit counts evictions, not at
+// all.
+func RunsToCompletion(pod *v1.Pod) bool {
+	return pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure || pod.Spec.RestartPolicy == v1.RestartPolicyNever
 }
 
 // PlacedBy returns a filter accepting the pods whose spec.schedulerName is

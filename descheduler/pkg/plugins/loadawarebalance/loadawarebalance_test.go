@@ -743,6 +743,28 @@ func memoryDeviation(points float64) func(*LoadAwareBalanceArgs) {
 	}
 }
 
+// A pod that ends by itself (a Job's: restartPolicy Never or OnFailure) is
+// never evicted off a hot node, however much of it it uses: the node sheds
+// a pod that keeps running instead.
+func TestBalanceLeavesPodsThatRunToCompletion(t *testing.T) {
+	for _, policy := range []v1.RestartPolicy{v1.RestartPolicyNever, v1.RestartPolicyOnFailure} {
+		t.Run(string(policy), func(t *testing.T) {
+			ofJob := func(p *v1.Pod) {
+				p.Spec.RestartPolicy = policy
+				p.OwnerReferences[0].APIVersion, p.OwnerReferences[0].Kind = "batch/v1", "Job"
+			}
+			nodes := []*v1.Node{node("hot"), node("cool-a"), node("cool-b")}
+			// backup uses the most of the node: were it not a Job's, it
+			// would go first.
+			h := newHarnessWith(t, args(unlimited), nodes, nil, pod("backup", "hot", "backup-1", 200, ofJob), pod("web", "hot", "rs-web", 120))
+			h.cycle(loads("hot", 40, 95, "cool-a", 10, 20, "cool-b", 10, 30))
+			if diff := cmp.Diff([]string{"web"}, h.Evicted); diff != "" {
+				t.Errorf("evicted (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // A pod whose volume is kept on its node (k3s's local-path provisioner: a
 // hostPath volume with node affinity to the node) is never evicted off a
 // hot node: its replacement could only come back, or stay Pending. The
