@@ -229,7 +229,15 @@ func (k *kubelet) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	if pod.DeletionTimestamp != nil {
-		// Containers "stop" at once; finish the graceful deletion.
+		// Containers "stop" at once; finish the graceful deletion. A pod
+		// a finalizer holds (a Job's) is first given a terminal phase, as
+		// a kubelet gives it once its containers stopped, so that its
+		// controller counts it and lets it go.
+		if len(pod.Finalizers) > 0 && !isTerminal(pod) {
+			if err := MarkFailed(ctx, k.client, pod, "Terminated", metav1.Now()); err != nil {
+				return err
+			}
+		}
 		opts := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0), Preconditions: metav1.NewUIDPreconditions(string(pod.UID))}
 		err := k.client.CoreV1().Pods(namespace).Delete(ctx, name, opts)
 		if isNotFound(err) || apierrors.IsConflict(err) {
@@ -335,6 +343,33 @@ func succeededStatus(pod *corev1.Pod, now metav1.Time) *corev1.Pod {
 			ExitCode: 0, Reason: "Completed", StartedAt: started, FinishedAt: now, ContainerID: cs.ContainerID}}
 	}
 	return pod
+}
+
+// MarkFailed gives pod the Failed phase at now, for reason, its containers
+// terminated: what a kubelet reports of a deleted pod once its containers
+// stopped, or the pod garbage collector of a pod on a node that is gone. A
+// pod already gone is no error. Give it the real time, whatever clock the
+// cluster's pods start on: the Job controller holds a failed pod's
+// replacement back for some seconds from the time it failed, read against
+// the real clock, and a simulated time ahead of it would hold it back for
+// as long again.
+func MarkFailed(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, reason string, now metav1.Time) error {
+	pod = succeededStatus(pod, now)
+	pod.Status.Phase, pod.Status.Reason = corev1.PodFailed, reason
+	for i := range pod.Status.ContainerStatuses {
+		if t := pod.Status.ContainerStatuses[i].State.Terminated; t != nil {
+			t.ExitCode, t.Reason = 137, "Error"
+		}
+	}
+	setPodCondition(&pod.Status, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason, LastTransitionTime: now})
+	_, err := client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("marking pod %s/%s failed: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
 }
 
 // runningStatus returns a copy of pod with the status of a pod whose
