@@ -14,7 +14,7 @@ import (
 
 func TestBuiltinScenariosParse(t *testing.T) {
 	want := []string{"daemonsets-and-a-join", "flapping-hog", "fleet-50", "gaming-pc", "hog-on-biggest", "homelab-mixed", "leaky-cache", "memory-hog", "mixed-arch", "new-node",
-		"pi-reboots", "request-skew", "scale-out", "server-maintenance", "vm-on-mini", "waves-and-scaling"}
+		"pi-reboots", "request-skew", "scale-out", "server-maintenance", "stateful-homelab", "vm-on-mini", "waves-and-scaling"}
 	if diff := cmp.Diff(want, BuiltinNames()); diff != "" {
 		t.Fatalf("BuiltinNames() mismatch (-want,+got):\n%s", diff)
 	}
