@@ -41,7 +41,8 @@ type Options struct {
 	ControllerWorkers int
 	// Clock is the time the kubelet stand-in stamps on pods it starts (their
 	// start time and conditions), so that they agree with a simulated clock
-	// of the usage they are compared with; nil is the real clock.
+	// of the usage they are compared with; nil is the real clock. Set, the
+	// stand-in ends no pod's run by itself (see EndRuns).
 	Clock clock.PassiveClock
 }
 
@@ -184,4 +185,13 @@ func writeKubeconfig(cfg *rest.Config, path, name string) error {
 		return fmt.Errorf("restricting kubeconfig %s to its owner: %w", path, err)
 	}
 	return nil
+}
+
+// EndRuns ends, Succeeded, every pod on a node that is up whose run is over
+// by the cluster's clock (RunsForAnnotation), and returns how many it
+// ended. With Options.Clock set the kubelet stand-in ends none by itself:
+// the caller calls EndRuns once it has moved its clock. With the real
+// clock the stand-in ends them as it sees them and at every heartbeat.
+func (c *Cluster) EndRuns(ctx context.Context) (int, error) {
+	return c.kubelet.endRuns(ctx)
 }

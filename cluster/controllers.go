@@ -14,15 +14,27 @@ import (
 	"k8s.io/kubernetes/pkg/controller/daemon"
 	"k8s.io/kubernetes/pkg/controller/deployment"
 	"k8s.io/kubernetes/pkg/controller/disruption"
+	"k8s.io/kubernetes/pkg/controller/job"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
+	"k8s.io/kubernetes/pkg/controller/statefulset"
+	"k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
 )
+
+// pvResync is how often the PV controller goes over every volume and claim
+// again, kube-controller-manager's default; it acts on changes as they come.
+const pvResync = 15 * time.Second
 
 // startControllers runs the kube-controller-manager controllers Ballast's
 // behaviour depends on: Deployments and ReplicaSets recreate evicted pods,
-// DaemonSets place per-node pods, and the disruption controller keeps
-// PodDisruptionBudget status current so the Eviction API can honour it.
-// The garbage collector and node lifecycle are left out: nodes here are
-// healthy until removed, and RemoveNode cleans up their pods itself.
+// DaemonSets place per-node pods, StatefulSets recreate their pods with the
+// same name and claims, the PV controller binds claims to volumes (with the
+// in-process local-path provisioner, localPathProvisioner, making the
+// volumes), Jobs run pods to completion, and the disruption controller
+// keeps PodDisruptionBudget status current so the Eviction API can honour
+// it. The garbage collector and node lifecycle are left out: nodes here are
+// healthy until removed, and RemoveNode cleans up their pods itself. So is
+// the CronJob controller, which reads the real clock (see the simulator's
+// CronJobs).
 func (c *Cluster) startControllers(ctx context.Context, workers int) error {
 	factory := informers.NewSharedInformerFactory(c.Client, 0)
 	apps, core := factory.Apps().V1(), factory.Core().V1()
@@ -37,6 +49,27 @@ func (c *Cluster) startControllers(ctx context.Context, workers int) error {
 	if err != nil {
 		return fmt.Errorf("creating the daemonset controller: %w", err)
 	}
+	sts := statefulset.NewStatefulSetController(ctx, core.Pods(), apps.StatefulSets(), core.PersistentVolumeClaims(),
+		apps.ControllerRevisions(), c.Client)
+	pv, err := persistentvolume.NewController(ctx, persistentvolume.ControllerParameters{
+		KubeClient: c.Client, SyncPeriod: pvResync,
+		VolumeInformer: core.PersistentVolumes(), ClaimInformer: core.PersistentVolumeClaims(),
+		ClassInformer: factory.Storage().V1().StorageClasses(), PodInformer: core.Pods(), NodeInformer: core.Nodes(),
+		EnableDynamicProvisioning: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the persistent volume controller: %w", err)
+	}
+	localPath, err := newLocalPathProvisioner(c.Client, factory)
+	if err != nil {
+		return err
+	}
+	// Workload and PodGroup objects are alpha (WorkloadWithJob): off here,
+	// as kube-controller-manager passes no informers for them then.
+	jobs, err := job.NewController(ctx, c.Client, core.Pods(), factory.Batch().V1().Jobs(), nil, nil)
+	if err != nil {
+		return fmt.Errorf("creating the job controller: %w", err)
+	}
 
 	cachedDiscovery := memory.NewMemCacheClient(c.Client.Discovery())
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cachedDiscovery)
@@ -49,10 +82,20 @@ func (c *Cluster) startControllers(ctx context.Context, workers int) error {
 		core.ReplicationControllers(), apps.ReplicaSets(), apps.Deployments(), apps.StatefulSets(),
 		c.Client, mapper, scaleClient, c.Client.Discovery())
 
+	if err := createLocalPathClass(ctx, c.Client); err != nil {
+		return err
+	}
 	factory.Start(ctx.Done())
 	c.run(func() { rs.Run(ctx, workers) })
 	c.run(func() { deploy.Run(ctx, workers) })
 	c.run(func() { ds.Run(ctx, workers) })
+	c.run(func() { sts.Run(ctx, workers) })
+	c.run(func() { pv.Run(ctx) })
+	c.run(func() {
+		localPath.run(ctx, core.PersistentVolumeClaims().Informer().HasSynced, core.PersistentVolumes().Informer().HasSynced,
+			factory.Storage().V1().StorageClasses().Informer().HasSynced)
+	})
+	c.run(func() { jobs.Run(ctx, workers) })
 	c.run(func() { pdb.Run(ctx) })
 	c.run(func() { <-ctx.Done(); factory.Shutdown() })
 	return nil

@@ -40,8 +40,12 @@ type kubelet struct {
 	client kubernetes.Interface
 	// clock stamps pods' start times.
 	clock clock.PassiveClock
-	queue workqueue.TypedRateLimitingInterface[string]
-	pods  corelisters.PodLister
+	// endsRuns: the stand-in ends the pods whose run is over by itself, as
+	// it sees them and at each heartbeat; off on a clock of the caller's,
+	// which ends them with Cluster.EndRuns when its clock has moved.
+	endsRuns bool
+	queue    workqueue.TypedRateLimitingInterface[string]
+	pods     corelisters.PodLister
 
 	mu        sync.Mutex
 	nodes     map[string]*simNode
@@ -59,12 +63,14 @@ type simNode struct {
 }
 
 func newKubelet(client kubernetes.Interface, clk clock.PassiveClock) *kubelet {
+	endsRuns := clk == nil
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
 	return &kubelet{
-		client: client,
-		clock:  clk,
+		client:   client,
+		clock:    clk,
+		endsRuns: endsRuns,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "kubelet"}),
 		nodes: map[string]*simNode{},
@@ -223,7 +229,15 @@ func (k *kubelet) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	if pod.DeletionTimestamp != nil {
-		// Containers "stop" at once; finish the graceful deletion.
+		// Containers "stop" at once; finish the graceful deletion. A pod
+		// a finalizer holds (a Job's) is first given a terminal phase, as
+		// a kubelet gives it once its containers stopped, so that its
+		// controller counts it and lets it go.
+		if len(pod.Finalizers) > 0 && !isTerminal(pod) {
+			if err := MarkFailed(ctx, k.client, pod, "Terminated", metav1.Now()); err != nil {
+				return err
+			}
+		}
 		opts := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0), Preconditions: metav1.NewUIDPreconditions(string(pod.UID))}
 		err := k.client.CoreV1().Pods(namespace).Delete(ctx, name, opts)
 		if isNotFound(err) || apierrors.IsConflict(err) {
@@ -231,7 +245,13 @@ func (k *kubelet) sync(ctx context.Context, key string) error {
 		}
 		return err
 	}
-	if isTerminal(pod) || podRunningAndReady(pod) {
+	if isTerminal(pod) {
+		return nil
+	}
+	if podRunningAndReady(pod) {
+		if k.endsRuns {
+			return k.endIfDone(ctx, pod)
+		}
 		return nil
 	}
 	hostIP, podIP, ours := k.allocateIP(pod.Spec.NodeName)
@@ -244,6 +264,112 @@ func (k *kubelet) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	return err
+}
+
+// RunsForAnnotation on a pod that runs to completion (a Job's) is how long
+// its containers run once started, as a Go duration ("3m"); the kubelet
+// stand-in then ends the pod, Succeeded, at the first look it takes at it
+// once that much time of its clock has passed since the pod started (see
+// Cluster.EndRuns). Such a pod's restartPolicy must not be Always.
+const RunsForAnnotation = "cluster.ballast-sched.io/runs-for"
+
+// runIsOver reports whether pod's containers have run for as long as its
+// RunsForAnnotation says by now; false without a valid one or before start.
+func runIsOver(pod *corev1.Pod, now time.Time) bool {
+	runsFor, err := time.ParseDuration(pod.Annotations[RunsForAnnotation])
+	if err != nil || runsFor < 0 || pod.Status.StartTime == nil || pod.Spec.RestartPolicy == corev1.RestartPolicyAlways {
+		return false
+	}
+	return !now.Before(pod.Status.StartTime.Add(runsFor))
+}
+
+// endIfDone ends pod, Succeeded, when its run is over.
+func (k *kubelet) endIfDone(ctx context.Context, pod *corev1.Pod) error {
+	now := k.clock.Now()
+	if !runIsOver(pod, now) {
+		return nil
+	}
+	_, err := k.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, succeededStatus(pod, metav1.NewTime(now)), metav1.UpdateOptions{})
+	if isNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// endRuns ends every pod on an up node whose run is over, and returns how
+// many it ended.
+func (k *kubelet) endRuns(ctx context.Context) (int, error) {
+	k.mu.Lock()
+	lister := k.podsListed
+	k.mu.Unlock()
+	if lister == nil {
+		return 0, nil
+	}
+	pods, err := k.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("listing pods: %w", err)
+	}
+	now, ended := k.clock.Now(), 0
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.DeletionTimestamp != nil || !podRunningAndReady(pod) || !k.owns(pod.Spec.NodeName) || !runIsOver(pod, now) {
+			continue
+		}
+		if err := k.endIfDone(ctx, pod); err != nil {
+			return ended, fmt.Errorf("ending pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		ended++
+	}
+	return ended, nil
+}
+
+// succeededStatus returns a copy of pod with the status of a pod whose
+// containers all exited 0 at now.
+func succeededStatus(pod *corev1.Pod, now metav1.Time) *corev1.Pod {
+	pod = pod.DeepCopy()
+	s := &pod.Status
+	s.Phase = corev1.PodSucceeded
+	for _, t := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.ContainersReady, corev1.PodReady} {
+		setPodCondition(s, corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now})
+	}
+	for i := range s.ContainerStatuses {
+		cs := &s.ContainerStatuses[i]
+		var started metav1.Time
+		if cs.State.Running != nil {
+			started = cs.State.Running.StartedAt
+		}
+		cs.Ready, cs.Started = false, ptr.To(false)
+		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 0, Reason: "Completed", StartedAt: started, FinishedAt: now, ContainerID: cs.ContainerID}}
+	}
+	return pod
+}
+
+// MarkFailed gives pod the Failed phase at now, for reason, its containers
+// terminated: what a kubelet reports of a deleted pod once its containers
+// stopped, or the pod garbage collector of a pod on a node that is gone. A
+// pod already gone is no error. Give it the real time, whatever clock the
+// cluster's pods start on: the Job controller holds a failed pod's
+// replacement back for some seconds from the time it failed, read against
+// the real clock, and a simulated time ahead of it would hold it back for
+// as long again.
+func MarkFailed(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, reason string, now metav1.Time) error {
+	pod = succeededStatus(pod, now)
+	pod.Status.Phase, pod.Status.Reason = corev1.PodFailed, reason
+	for i := range pod.Status.ContainerStatuses {
+		if t := pod.Status.ContainerStatuses[i].State.Terminated; t != nil {
+			t.ExitCode, t.Reason = 137, "Error"
+		}
+	}
+	setPodCondition(&pod.Status, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason, LastTransitionTime: now})
+	_, err := client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("marking pod %s/%s failed: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
 }
 
 // runningStatus returns a copy of pod with the status of a pod whose
@@ -317,6 +443,11 @@ func (k *kubelet) heartbeat(ctx context.Context) {
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		report := tick%statusEvery == 0 || missed
 		missed = false
+		if k.endsRuns {
+			if _, err := k.endRuns(ctx); err != nil {
+				klog.FromContext(ctx).V(2).Info("Ending the pods whose run is over failed", "err", err)
+			}
+		}
 		for _, name := range k.nodeNames() {
 			if err := k.renewLease(ctx, name); err != nil {
 				missed = true

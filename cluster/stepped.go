@@ -203,12 +203,14 @@ func (s *SteppedScheduler) synced(ctx context.Context) ([]*corev1.Pod, error) {
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		switch {
+		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+			// Over (a Job's): the scheduler watches no finished pod.
 		case p.Spec.NodeName != "":
 			if cached[p.UID] != p.ResourceVersion {
 				return nil, nil
 			}
 			bound++
-		case p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+		case p.DeletionTimestamp != nil:
 		case len(p.Spec.SchedulingGates) > 0:
 			// Waits for whoever gated it, not for a step.
 		case s.sched.Profiles[p.Spec.SchedulerName] != nil:

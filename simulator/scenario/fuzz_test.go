@@ -39,6 +39,14 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(tiny + "events:\n- {at: 2m, type: hog, node: n1, resources: {cpu: \"1\"}, for: 2562047h46m}\n"))
 	f.Add([]byte(tiny + "target: {spreadRatio: .nan, spreadOverOracle: .inf, hotCycles: 0, growing: [app]}\n"))
 	f.Add([]byte("name: x\nduration: 2562047h47m16.854775807s\nstep: 1ns\nnodes: [{name: n, cpu: 1n, memory: \"1\"}]\nworkloads: []\n"))
+	// Schedules the cron parser must refuse, not choke on; a StatefulSet's
+	// volumes on a node there is not; a Job scaled.
+	for _, schedule := range []string{"*/0 * * * *", "TZ=UTC 0 3 * * *", "@every -1s", "0-", "1-0/0 * * * *", "@yearly", ""} {
+		f.Add([]byte(tiny + "- {name: backup, kind: CronJob, schedule: \"" + schedule + "\", runFor: 1m, usage: {cpu: {type: constant, value: 1m}, memory: {type: constant, value: 1Mi}}}\n"))
+	}
+	f.Add([]byte(tiny + "- {name: db, kind: StatefulSet, replicas: 2, volumeNodes: [n1, n9], usage: {cpu: {type: constant, value: 1m}, memory: {type: constant, value: 1Mi}}}\n"))
+	f.Add([]byte(tiny + "- {name: scan, kind: Job, start: 1m, runFor: 2562047h, usage: {cpu: {type: constant, value: 1m}, memory: {type: constant, value: 1Mi}}}\n" +
+		"events:\n- {at: 2m, type: scale, workload: scan, replicas: 2}\n"))
 	f.Add([]byte("{}"))
 	f.Add([]byte("name: [\n"))
 	f.Add([]byte("\xff\xfe"))

@@ -74,8 +74,15 @@ func SetDefaults(s *Scenario) {
 		if s.Workloads[i].Namespace == "" {
 			s.Workloads[i].Namespace = DefaultNamespace
 		}
-		if s.Workloads[i].Kind == "" {
-			s.Workloads[i].Kind = Deployment
+		w := &s.Workloads[i]
+		if w.Kind == "" {
+			w.Kind = Deployment
+		}
+		if w.RunsToCompletion() && w.Parallelism == 0 {
+			w.Parallelism = 1
+		}
+		if w.Kind == CronJob && w.ConcurrencyPolicy == "" {
+			w.ConcurrencyPolicy = AllowConcurrent
 		}
 	}
 	if s.Target != nil && s.Target.HotCycles == 0 {
@@ -106,15 +113,15 @@ func validationErrors(s *Scenario) field.ErrorList {
 	}
 	nodes, nodeErrs := validateNodes(field.NewPath("nodes"), s.Nodes)
 	errs = append(errs, nodeErrs...)
-	workloads, workloadErrs := validateWorkloads(field.NewPath("workloads"), s.Workloads)
+	workloads, workloadErrs := validateWorkloads(field.NewPath("workloads"), s.Workloads, s.Duration.Duration, nodes)
 	errs = append(errs, workloadErrs...)
-	daemonSets := sets.New[string]()
+	unscalable := map[string]WorkloadKind{}
 	for _, w := range s.Workloads {
-		if w.IsDaemonSet() {
-			daemonSets.Insert(w.Name)
+		if !w.Scalable() {
+			unscalable[w.Name] = w.Kind
 		}
 	}
-	errs = append(errs, validateEvents(field.NewPath("events"), s.Events, s.Duration.Duration, nodes, workloads, daemonSets)...)
+	errs = append(errs, validateEvents(field.NewPath("events"), s.Events, s.Duration.Duration, nodes, workloads, unscalable)...)
 	errs = append(errs, validateTarget(field.NewPath("target"), s.Target, workloads)...)
 	return errs
 }
@@ -177,7 +184,7 @@ func validateNodes(path *field.Path, nodes []Node) (map[string]Node, field.Error
 	return byName, errs
 }
 
-func validateWorkloads(path *field.Path, workloads []Workload) (sets.Set[string], field.ErrorList) {
+func validateWorkloads(path *field.Path, workloads []Workload, duration time.Duration, nodes map[string]Node) (sets.Set[string], field.ErrorList) {
 	var errs field.ErrorList
 	names := sets.New[string]()
 	for i, w := range workloads {
@@ -195,15 +202,7 @@ func validateWorkloads(path *field.Path, workloads []Workload) (sets.Set[string]
 		if w.Replicas < 0 {
 			errs = append(errs, field.Invalid(p.Child("replicas"), w.Replicas, "must not be negative"))
 		}
-		switch w.Kind {
-		case Deployment:
-		case DaemonSet:
-			if w.Replicas != 0 {
-				errs = append(errs, field.Invalid(p.Child("replicas"), w.Replicas, "a DaemonSet runs one pod on every node its nodeSelector matches: leave replicas out"))
-			}
-		default:
-			errs = append(errs, field.NotSupported(p.Child("kind"), w.Kind, []WorkloadKind{Deployment, DaemonSet}))
-		}
+		errs = append(errs, validateKind(p, w, duration, nodes)...)
 		errs = append(errs, nonNegative(p.Child("requests", "cpu"), w.Requests.CPU)...)
 		errs = append(errs, nonNegative(p.Child("requests", "memory"), w.Requests.Memory)...)
 		errs = append(errs, limitAtLeastRequest(p.Child("limits", "cpu"), w.Limits.CPU, w.Requests.CPU)...)
@@ -212,6 +211,80 @@ func validateWorkloads(path *field.Path, workloads []Workload) (sets.Set[string]
 		errs = append(errs, validateProfile(p.Child("usage", "memory"), w.Usage.Memory)...)
 	}
 	return names, errs
+}
+
+// maxCronJobName is the longest name Kubernetes takes for a CronJob: its
+// Jobs are named after it with eleven characters more.
+const maxCronJobName = 52
+
+// validateKind checks what a workload's kind asks of it and refuses what
+// its kind has no use for, naming the field.
+func validateKind(p *field.Path, w Workload, duration time.Duration, nodes map[string]Node) field.ErrorList {
+	var errs field.ErrorList
+	switch w.Kind {
+	case Deployment, DaemonSet, StatefulSet, Job, CronJob:
+	default:
+		return append(errs, field.NotSupported(p.Child("kind"), w.Kind, WorkloadKinds))
+	}
+	if w.Kind == DaemonSet && w.Replicas != 0 {
+		errs = append(errs, field.Invalid(p.Child("replicas"), w.Replicas, "a DaemonSet runs one pod on every node its nodeSelector matches: leave replicas out"))
+	}
+	if w.RunsToCompletion() && w.Replicas != 0 {
+		errs = append(errs, field.Invalid(p.Child("replicas"), w.Replicas, fmt.Sprintf("a %s's run starts parallelism pods, each running once: leave replicas out", w.Kind)))
+	}
+	if w.IsStatefulSet() {
+		for i, n := range w.VolumeNodes {
+			if _, ok := nodes[n]; !ok {
+				errs = append(errs, field.NotFound(p.Child("volumeNodes").Index(i), n))
+			}
+		}
+	} else if len(w.VolumeNodes) > 0 {
+		errs = append(errs, field.Invalid(p.Child("volumeNodes"), w.VolumeNodes, "only a StatefulSet's volumes live on a node"))
+	}
+	if !w.RunsToCompletion() {
+		why := fmt.Sprintf("a %s's pods do not end by themselves: only a Job or CronJob has one", w.Kind)
+		if w.Parallelism != 0 {
+			errs = append(errs, field.Invalid(p.Child("parallelism"), w.Parallelism, why))
+		}
+		if w.RunFor.Duration != 0 {
+			errs = append(errs, field.Invalid(p.Child("runFor"), w.RunFor.Duration.String(), why))
+		}
+	} else {
+		if w.Parallelism < 1 {
+			errs = append(errs, field.Invalid(p.Child("parallelism"), w.Parallelism, "must be at least 1"))
+		}
+		if w.RunFor.Duration <= 0 {
+			errs = append(errs, field.Invalid(p.Child("runFor"), w.RunFor.Duration.String(), "how long each pod runs once started: must be positive"))
+		}
+	}
+	if w.Kind == Job {
+		if w.Start.Duration < 0 || w.Start.Duration > duration {
+			errs = append(errs, field.Invalid(p.Child("start"), w.Start.Duration.String(), "must be within the scenario's duration"))
+		}
+	} else if w.Start.Duration != 0 {
+		errs = append(errs, field.Invalid(p.Child("start"), w.Start.Duration.String(), "only a Job starts later; a CronJob starts on its schedule"))
+	}
+	if w.Kind != CronJob {
+		if w.Schedule != "" || w.ConcurrencyPolicy != "" {
+			errs = append(errs, field.Invalid(p.Child("schedule"), w.Schedule, "only a CronJob has a schedule and a concurrencyPolicy"))
+		}
+		return errs
+	}
+	if len(w.Name) > maxCronJobName {
+		errs = append(errs, field.TooLong(p.Child("name"), w.Name, maxCronJobName))
+	}
+	if w.Schedule == "" {
+		errs = append(errs, field.Required(p.Child("schedule"), "when each run starts, in cron syntax (\"*/10 * * * *\")"))
+	} else if _, err := ParseSchedule(w.Schedule); err != nil {
+		errs = append(errs, field.Invalid(p.Child("schedule"), w.Schedule, err.Error()))
+	}
+	switch w.ConcurrencyPolicy {
+	case AllowConcurrent, ForbidConcurrent, ReplaceConcurrent:
+	default:
+		errs = append(errs, field.NotSupported(p.Child("concurrencyPolicy"), w.ConcurrencyPolicy,
+			[]ConcurrencyPolicy{AllowConcurrent, ForbidConcurrent, ReplaceConcurrent}))
+	}
+	return errs
 }
 
 func validateProfile(path *field.Path, pr Profile) field.ErrorList {
@@ -246,7 +319,7 @@ func validateProfile(path *field.Path, pr Profile) field.ErrorList {
 	return errs
 }
 
-func validateEvents(path *field.Path, events []Event, duration time.Duration, nodes map[string]Node, workloads, daemonSets sets.Set[string]) field.ErrorList {
+func validateEvents(path *field.Path, events []Event, duration time.Duration, nodes map[string]Node, workloads sets.Set[string], unscalable map[string]WorkloadKind) field.ErrorList {
 	var errs field.ErrorList
 	joined := sets.New[string]()
 	for i, e := range events {
@@ -265,8 +338,11 @@ func validateEvents(path *field.Path, events []Event, duration time.Duration, no
 			if !workloads.Has(e.Workload) {
 				errs = append(errs, field.NotFound(p.Child("workload"), e.Workload))
 			}
-			if daemonSets.Has(e.Workload) {
+			switch unscalable[e.Workload] {
+			case DaemonSet:
 				errs = append(errs, field.Invalid(p.Child("workload"), e.Workload, "a DaemonSet is not scaled: it runs a pod on every node its nodeSelector matches"))
+			case Job, CronJob:
+				errs = append(errs, field.Invalid(p.Child("workload"), e.Workload, fmt.Sprintf("a %s is not scaled: each run starts its parallelism", unscalable[e.Workload])))
 			}
 			if e.Replicas < 0 {
 				errs = append(errs, field.Invalid(p.Child("replicas"), e.Replicas, "must not be negative"))

@@ -14,7 +14,7 @@ import (
 
 func TestBuiltinScenariosParse(t *testing.T) {
 	want := []string{"daemonsets-and-a-join", "flapping-hog", "fleet-50", "gaming-pc", "hog-on-biggest", "homelab-mixed", "leaky-cache", "memory-hog", "mixed-arch", "new-node",
-		"pi-reboots", "request-skew", "scale-out", "server-maintenance", "vm-on-mini", "waves-and-scaling"}
+		"pi-reboots", "request-skew", "scale-out", "server-maintenance", "stateful-homelab", "vm-on-mini", "waves-and-scaling"}
 	if diff := cmp.Diff(want, BuiltinNames()); diff != "" {
 		t.Fatalf("BuiltinNames() mismatch (-want,+got):\n%s", diff)
 	}
@@ -142,7 +142,7 @@ workloads:
   replicas: 2
   usage: {cpu: {type: constant, value: 10m}, memory: {type: constant, value: 16Mi}}
 - name: db
-  kind: StatefulSet
+  kind: ReplicationController
   replicas: 1
   usage: {cpu: {type: constant, value: 10m}, memory: {type: constant, value: 16Mi}}
 events:
@@ -156,6 +156,79 @@ events:
 				field.Invalid(field.NewPath("events").Index(0).Child("workload"), nil, ""),
 				field.Invalid(field.NewPath("events").Index(1).Child("for"), nil, ""),
 				field.NotFound(field.NewPath("events").Index(2).Child("node"), nil),
+			},
+		},
+		{
+			name: "Jobs and CronJobs with replicas, without a run time, scaled, or with a schedule missing or unreadable",
+			yaml: base + `- name: scan
+  kind: Job
+  replicas: 2
+  start: 11m
+  schedule: "@hourly"
+  usage: {cpu: {type: constant, value: 10m}, memory: {type: constant, value: 16Mi}}
+- name: backup
+  kind: CronJob
+  runFor: 3m
+  parallelism: -1
+  usage: {cpu: {type: constant, value: 10m}, memory: {type: constant, value: 16Mi}}
+- name: nightly
+  kind: CronJob
+  schedule: "61 * * * *"
+  concurrencyPolicy: Sometimes
+  runFor: 3m
+  usage: {cpu: {type: constant, value: 10m}, memory: {type: constant, value: 16Mi}}
+- name: zoned
+  kind: CronJob
+  schedule: "CRON_TZ=Europe/Paris 0 3 * * *"
+  start: 1m
+  runFor: 3m
+  usage: {cpu: {type: constant, value: 10m}, memory: {type: constant, value: 16Mi}}
+- name: a-cronjob-whose-name-is-too-long-for-its-jobs-to-be-named
+  kind: CronJob
+  schedule: "*/5 * * * *"
+  runFor: 1m
+  usage: {cpu: {type: constant, value: 10m}, memory: {type: constant, value: 16Mi}}
+events:
+- {at: 1m, type: scale, workload: scan, replicas: 3}
+- {at: 2m, type: scale, workload: backup, replicas: 3}
+`,
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("workloads").Index(1).Child("replicas"), nil, ""),
+				field.Invalid(field.NewPath("workloads").Index(1).Child("runFor"), nil, ""),
+				field.Invalid(field.NewPath("workloads").Index(1).Child("start"), nil, ""),
+				field.Invalid(field.NewPath("workloads").Index(1).Child("schedule"), nil, ""),
+				field.Invalid(field.NewPath("workloads").Index(2).Child("parallelism"), nil, ""),
+				field.Required(field.NewPath("workloads").Index(2).Child("schedule"), ""),
+				field.Invalid(field.NewPath("workloads").Index(3).Child("schedule"), nil, ""),
+				field.NotSupported(field.NewPath("workloads").Index(3).Child("concurrencyPolicy"), nil, []string(nil)),
+				field.Invalid(field.NewPath("workloads").Index(4).Child("start"), nil, ""),
+				field.Invalid(field.NewPath("workloads").Index(4).Child("schedule"), nil, ""),
+				field.TooLong(field.NewPath("workloads").Index(5).Child("name"), nil, 0),
+				field.Invalid(field.NewPath("events").Index(0).Child("workload"), nil, ""),
+				field.Invalid(field.NewPath("events").Index(1).Child("workload"), nil, ""),
+			},
+		},
+		{
+			name: "volumes on nodes there are not, or of a workload that has none; a Deployment with a run time",
+			yaml: base + `- name: db
+  kind: StatefulSet
+  replicas: 2
+  volumeNodes: [n1, ghost]
+  usage: {cpu: {type: constant, value: 10m}, memory: {type: constant, value: 16Mi}}
+- name: web
+  replicas: 2
+  volumeNodes: [n1]
+  parallelism: 2
+  runFor: 1m
+  usage: {cpu: {type: constant, value: 10m}, memory: {type: constant, value: 16Mi}}
+events:
+- {at: 1m, type: scale, workload: db, replicas: 3}
+`,
+			want: field.ErrorList{
+				field.NotFound(field.NewPath("workloads").Index(1).Child("volumeNodes").Index(1), nil),
+				field.Invalid(field.NewPath("workloads").Index(2).Child("volumeNodes"), nil, ""),
+				field.Invalid(field.NewPath("workloads").Index(2).Child("parallelism"), nil, ""),
+				field.Invalid(field.NewPath("workloads").Index(2).Child("runFor"), nil, ""),
 			},
 		},
 		{

@@ -48,8 +48,9 @@ var kinds = []struct {
 // is steady, noisy, in waves, spiking or leaking; processes outside
 // Kubernetes taking a node for a while; workloads scaled up and down; the
 // descheduler restarted; DaemonSets (an exporter and a log shipper on
-// every node, an agent for one architecture); and nodes that reboot or
-// lose power. The workloads' requests fit
+// every node, an agent for one architecture); nodes that reboot or lose
+// power; a database whose volume lives on one node (a StatefulSet); and a
+// backup CronJob. The workloads' requests fit
 // the cluster, so
 // what a run shows is placement, not shortage. It has no target: random
 // scenarios are judged by their distribution.
@@ -206,6 +207,37 @@ func Random(seed int64, o RandomOptions) (*Scenario, error) {
 	} else if len(present) > 3 && rng.IntN(10) == 0 {
 		node := present[1+rng.IntN(len(present)-1)]
 		sc.Events = append(sc.Events, Event{At: at(5*time.Minute, o.Duration/2), Type: PowerLoss, Node: node.Name})
+	}
+	// StatefulSets and CronJobs, drawn after everything else, so that the
+	// rest of a seed's homelab is the one it was before they were: a
+	// database whose volume lives on a node present at the start, and a
+	// backup every ten to thirty minutes. Their requests come on top of
+	// the budget above, as the DaemonSets' do.
+	if rng.IntN(2) == 0 {
+		use := Resources{CPU: milli(between(100, 1200)), Memory: mebi(between(256, 2048))}
+		w := Workload{
+			Name: "db-00", Kind: StatefulSet, Replicas: 1,
+			VolumeNodes: []string{present[rng.IntN(len(present))].Name},
+			Requests:    Resources{CPU: milli(max(use.CPU.MilliValue()*between(20, 150)/100, 50)), Memory: mebi(max(use.Memory.Value()>>20*between(50, 150)/100, 128))},
+			Usage:       Usage{CPU: drawProfile(rng, use.CPU, o.Duration, true), Memory: Profile{Type: Constant, Value: use.Memory}},
+		}
+		if rng.IntN(3) == 0 {
+			// A second replica, whose volume is made where it is first
+			// placed.
+			w.Replicas = 2
+		}
+		sc.Workloads = append(sc.Workloads, w)
+	}
+	if rng.IntN(2) == 0 {
+		use := Resources{CPU: milli(between(200, 1500)), Memory: mebi(between(128, 1024))}
+		every := []int{10, 15, 20, 30}[rng.IntN(4)]
+		sc.Workloads = append(sc.Workloads, Workload{
+			Name: "backup-00", Kind: CronJob, Schedule: fmt.Sprintf("*/%d * * * *", every),
+			RunFor:            metav1.Duration{Duration: time.Duration(between(1, int64(every/2))) * time.Minute},
+			ConcurrencyPolicy: ForbidConcurrent,
+			Requests:          Resources{CPU: milli(max(use.CPU.MilliValue()/4, 50)), Memory: mebi(max(use.Memory.Value()>>20/2, 64))},
+			Usage:             Usage{CPU: Profile{Type: Constant, Value: use.CPU}, Memory: Profile{Type: Constant, Value: use.Memory}},
+		})
 	}
 	slices.SortStableFunc(sc.Events, func(a, b Event) int { return int(a.At.Duration - b.At.Duration) })
 	SetDefaults(sc)

@@ -11,7 +11,7 @@ import (
 // Random scenarios are valid, repeatable from their seed, and of the shapes
 // asked for: within the node bounds, with workloads and events.
 func TestRandom(t *testing.T) {
-	var arm, amd, selectors, joins, hogs, scales, leaks, daemonSets, outages int
+	var arm, amd, selectors, joins, hogs, scales, leaks, daemonSets, outages, statefulSets, cronJobs int
 	for seed := range int64(300) {
 		o := RandomOptions{MinNodes: 2, MaxNodes: 60, Duration: time.Hour}
 		sc, err := Random(seed, o)
@@ -50,6 +50,12 @@ func TestRandom(t *testing.T) {
 			if w.IsDaemonSet() {
 				daemonSets++
 			}
+			if w.IsStatefulSet() {
+				statefulSets++
+			}
+			if w.Kind == CronJob {
+				cronJobs++
+			}
 		}
 		for _, e := range sc.Events {
 			switch e.Type {
@@ -66,7 +72,8 @@ func TestRandom(t *testing.T) {
 	}
 	// Every shape shows up in a few hundred draws.
 	for what, n := range map[string]int{"arm64 nodes": arm, "amd64 nodes": amd, "node selectors": selectors, "joins": joins,
-		"hogs": hogs, "scales": scales, "leaks": leaks, "DaemonSets": daemonSets, "outages": outages} {
+		"hogs": hogs, "scales": scales, "leaks": leaks, "DaemonSets": daemonSets, "outages": outages,
+		"StatefulSets": statefulSets, "CronJobs": cronJobs} {
 		if n == 0 {
 			t.Errorf("300 draws gave no %s", what)
 		}

@@ -21,7 +21,8 @@ type Scenario struct {
 	Seed int64 `json:"seed,omitempty"`
 	// Nodes are the cluster's nodes, including those that join later.
 	Nodes []Node `json:"nodes"`
-	// Workloads are the Deployments and DaemonSets created at the start.
+	// Workloads are the Deployments, DaemonSets, StatefulSets and CronJobs
+	// created at the start, and the Jobs created at their Start.
 	Workloads []Workload `json:"workloads"`
 	// Events happen at given simulated times.
 	Events []Event `json:"events,omitempty"`
@@ -105,32 +106,99 @@ const (
 	// or not, from the moment the node is there: load on every node that
 	// nothing moves (node-exporter, a log shipper, a CNI agent).
 	DaemonSet WorkloadKind = "DaemonSet"
+	// StatefulSet runs Replicas pods, each with a volume of the cluster's
+	// local-path class (k3s's default storage) that lives on one node: the
+	// node of VolumeNodes for its ordinal, else the node its pod is first
+	// placed on. Its pods never run anywhere else (a database, Home
+	// Assistant): nothing moves them, a replacement goes back to its
+	// volume's node, and waits there, Pending, while that node is down or
+	// cordoned.
+	StatefulSet WorkloadKind = "StatefulSet"
+	// Job runs Parallelism pods once, from Start; each ends, Succeeded,
+	// RunFor after it started (a media scan, a migration).
+	Job WorkloadKind = "Job"
+	// CronJob runs a Job at every time of its Schedule (a backup).
+	CronJob WorkloadKind = "CronJob"
 )
 
-// Workload is a Deployment or a DaemonSet whose pods all follow one usage
-// profile.
+// WorkloadKinds are the kinds a workload may have.
+var WorkloadKinds = []WorkloadKind{Deployment, DaemonSet, StatefulSet, Job, CronJob}
+
+// ConcurrencyPolicy says what a CronJob does when a run is due while the
+// last one still runs, as Kubernetes' field of that name.
+type ConcurrencyPolicy string
+
+const (
+	// AllowConcurrent starts the new run beside the old (the default).
+	AllowConcurrent ConcurrencyPolicy = "Allow"
+	// ForbidConcurrent skips the new run.
+	ForbidConcurrent ConcurrencyPolicy = "Forbid"
+	// ReplaceConcurrent stops the old run and starts the new.
+	ReplaceConcurrent ConcurrencyPolicy = "Replace"
+)
+
+// Workload is a Deployment, DaemonSet, StatefulSet, Job or CronJob whose
+// pods all follow one usage profile.
 type Workload struct {
-	// Name is the Deployment's or DaemonSet's name.
+	// Name is the workload's name.
 	Name string `json:"name"`
-	// Kind is Deployment (the default) or DaemonSet.
+	// Kind is Deployment (the default), DaemonSet, StatefulSet, Job or
+	// CronJob.
 	Kind WorkloadKind `json:"kind,omitempty"`
 	// Namespace defaults to "default".
 	Namespace string `json:"namespace,omitempty"`
-	// Replicas at the start; a DaemonSet has none of its own (one pod per
-	// matching node).
+	// Replicas at the start of a Deployment or StatefulSet; a DaemonSet
+	// has none of its own (one pod per matching node), a Job or CronJob
+	// runs Parallelism pods.
 	Replicas int32 `json:"replicas"`
 	// Requests of each pod.
 	Requests Resources `json:"requests,omitempty"`
 	// Limits of each pod.
 	Limits Resources `json:"limits,omitempty"`
-	// Usage is the real usage of each pod over time.
+	// Usage is the real usage of each pod over time, in scenario time as
+	// every workload's (a Job's too, whenever it runs).
 	Usage Usage `json:"usage"`
 	// NodeSelector restricts the pods to matching nodes.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// VolumeNodes are, for a StatefulSet, the nodes its replicas' volumes
+	// already live on, by ordinal (the first is replica 0's); a replica
+	// past the list gets its volume on the node it is first placed on.
+	VolumeNodes []string `json:"volumeNodes,omitempty"`
+
+	// Parallelism is how many pods each run of a Job or CronJob starts,
+	// each running once; default 1.
+	Parallelism int32 `json:"parallelism,omitempty"`
+	// RunFor is how long each pod of a Job or CronJob runs once started.
+	RunFor metav1.Duration `json:"runFor,omitempty"`
+	// Start is when a Job is created; default the scenario's start.
+	Start metav1.Duration `json:"start,omitempty"`
+	// Schedule is when a CronJob starts a run, in cron syntax (five
+	// fields, minute first, or a descriptor such as @hourly) on the
+	// scenario's own calendar: it starts at midnight (ScheduleEpoch), so
+	// "*/10 * * * *" runs at 10m, 20m, … of the scenario.
+	Schedule string `json:"schedule,omitempty"`
+	// ConcurrencyPolicy is what a CronJob does when a run is due while the
+	// last still runs: Allow (default), Forbid or Replace.
+	ConcurrencyPolicy ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
 }
 
 // IsDaemonSet reports whether w runs a pod per matching node.
 func (w Workload) IsDaemonSet() bool { return w.Kind == DaemonSet }
+
+// IsStatefulSet reports whether w's pods are pinned by their volumes.
+func (w Workload) IsStatefulSet() bool { return w.Kind == StatefulSet }
+
+// RunsToCompletion reports whether w's pods end by themselves (a Job's or
+// a CronJob's).
+func (w Workload) RunsToCompletion() bool { return w.Kind == Job || w.Kind == CronJob }
+
+// Scalable reports whether a scale event may set w's replicas.
+func (w Workload) Scalable() bool { return w.Kind == Deployment || w.Kind == StatefulSet }
+
+// Movable reports whether anything may move w's pods once placed: only a
+// Deployment's may be.
+func (w Workload) Movable() bool { return w.Kind == Deployment }
 
 // Usage gives a profile per resource.
 type Usage struct {

@@ -129,8 +129,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, mode Mode, opts Options) (*
 	return e.rec.Finish(), nil
 }
 
-// loop runs every step: usage is published and sampled, the timeline's
-// events applied, the cluster left to settle, the descheduler run when due,
+// loop runs every step: the Jobs' runs that are over ended and those due
+// started, usage published and sampled, the timeline's events applied, the cluster left to settle, the descheduler run when due,
 // and the nodes recorded.
 func (e *engine) loop(ctx context.Context) error {
 	sc := e.Scenario()
@@ -142,6 +142,11 @@ func (e *engine) loop(ctx context.Context) error {
 		t := time.Duration(i) * step
 		e.clock.Set(e.Started().Add(t))
 		if i > 0 {
+			// The runs over end first: a pod that ran its time uses
+			// nothing from now on.
+			if err := e.Runs(ctx, t); err != nil {
+				return fmt.Errorf("jobs at %s: %w", t, err)
+			}
 			if err := e.PublishAndCollect(ctx, t, i); err != nil {
 				return err
 			}

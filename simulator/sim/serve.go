@@ -361,9 +361,12 @@ func (s *Server) Recorded() <-chan struct{} { return s.recorded }
 // that came first. Nil before Shutdown or without ServeOptions.Record.
 func (s *Server) Result() *record.Result { return s.result }
 
-// applyDue applies every event due at t, and what the nodes' outages do
-// then, reporting each failure.
+// applyDue starts the Jobs due at t, applies every event due then, and
+// what the nodes' outages do, reporting each failure.
 func (s *Server) applyDue(ctx context.Context, t time.Duration) {
+	if err := s.stack.Runs(ctx, t); err != nil {
+		fmt.Fprintf(s.opts.Log, "%s: jobs: %v\n", t.Round(time.Second), err)
+	}
 	for _, ev := range s.events.Due(t) {
 		fmt.Fprintf(s.opts.Log, "%s: %s\n", ev.At.Duration, eventText(ev))
 		if err := s.stack.Apply(ctx, ev); err != nil {

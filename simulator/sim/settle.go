@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,37 +40,53 @@ func (e *engine) settle(ctx context.Context, evicting bool) error {
 }
 
 // waitQuiet waits, for at most SettleTimeout, until every scenario workload
-// has its replicas and nothing is terminating; with running, also until
+// has its pods (Expected) and nothing is terminating; with running, also until
 // every bound pod runs.
 func (e *engine) waitQuiet(ctx context.Context, what string, running bool) error {
+	var last string
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, e.opts.SettleTimeout, true, func(ctx context.Context) (bool, error) {
-		return e.quiet(ctx, running)
+		msg := e.unquiet(ctx, running)
+		if ctx.Err() == nil {
+			last = msg
+		}
+		return msg == "", nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for %s at %s: %w", what, e.clock.Now().Sub(e.Started()), err)
+		return fmt.Errorf("waiting for %s at %s (last: %s): %w", what, e.clock.Now().Sub(e.Started()), last, err)
 	}
 	return nil
 }
 
-func (e *engine) quiet(ctx context.Context, running bool) (bool, error) {
+// unquiet says what the cluster is still doing: a pod terminating, one
+// bound but not running, a workload without the pods it should have; ""
+// when it is quiet.
+func (e *engine) unquiet(ctx context.Context, running bool) string {
 	pods, err := e.Cluster().Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: model.WorkloadLabel})
 	if err != nil {
-		return false, nil
+		return fmt.Sprintf("listing pods: %v", err)
 	}
 	count := map[string]int32{}
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp != nil {
-			return false, nil
+			return fmt.Sprintf("pod %s/%s is terminating", p.Namespace, p.Name)
+		}
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			// A Job's pod whose run is over: it stays, using nothing.
+			continue
 		}
 		if running && p.Spec.NodeName != "" && p.Status.Phase != corev1.PodRunning {
-			return false, nil
+			return fmt.Sprintf("pod %s/%s on %s is %s", p.Namespace, p.Name, p.Spec.NodeName, p.Status.Phase)
 		}
 		count[p.Labels[model.WorkloadLabel]]++
 	}
-	for w, n := range e.Replicas() {
-		if count[w] != n {
-			return false, nil
+	want, err := e.Expected(ctx)
+	if err != nil {
+		return fmt.Sprintf("counting the pods wanted: %v", err)
+	}
+	for _, w := range slices.Sorted(maps.Keys(want)) {
+		if count[w] != want[w] {
+			return fmt.Sprintf("%s has %d pods of %d", w, count[w], want[w])
 		}
 	}
-	return true, nil
+	return ""
 }

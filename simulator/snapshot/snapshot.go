@@ -1,8 +1,10 @@
 // Package snapshot turns a real cluster into a scenario, so `ballast sim
 // --from-cluster` can replay it: nodes with their allocatable resources,
-// Deployments and DaemonSets with their requests and measured usage, and
-// everything else a node runs as its background, named in the scenario's
-// description. It only reads from the cluster.
+// Deployments, DaemonSets, StatefulSets (with the nodes their volumes live
+// on) and CronJobs (with their schedules) with their requests and measured
+// usage, and everything else a node runs as its background, named in the
+// scenario's description with what could not be carried over as it is. It
+// only reads from the cluster.
 package snapshot
 
 import (
@@ -13,11 +15,14 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/utils/ptr"
@@ -47,11 +52,32 @@ func Take(ctx context.Context, client kubernetes.Interface, metrics metricsclien
 	if err != nil {
 		return nil, fmt.Errorf("listing daemonsets: %w", err)
 	}
+	statefulSets, err := client.AppsV1().StatefulSets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing statefulsets: %w", err)
+	}
+	cronJobs, err := client.BatchV1().CronJobs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing cronjobs: %w", err)
+	}
+	jobs, err := client.BatchV1().Jobs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing jobs: %w", err)
+	}
+	claims, err := client.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing persistentvolumeclaims: %w", err)
+	}
+	volumes, err := client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing persistentvolumes: %w", err)
+	}
 	pods, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	m := readMetrics(ctx, metrics)
+	var notes []string
 
 	sc := &scenario.Scenario{
 		Name:     "from-cluster",
@@ -67,6 +93,24 @@ func Take(ctx context.Context, client kubernetes.Interface, metrics metricsclien
 	for _, d := range daemonSets.Items {
 		w, members := workload(d.ObjectMeta, d.Spec.Selector, d.Spec.Template, pods.Items, m)
 		w.Kind = scenario.DaemonSet
+		ws, memberss = append(ws, w), append(memberss, members)
+	}
+	pinning := volumePinning{nodes: nodes.Items, claims: claims.Items, volumes: volumes.Items}
+	for _, d := range statefulSets.Items {
+		w, members := workload(d.ObjectMeta, d.Spec.Selector, d.Spec.Template, pods.Items, m)
+		w.Kind, w.Replicas = scenario.StatefulSet, ptr.Deref(d.Spec.Replicas, 1)
+		var note string
+		w.VolumeNodes, note = pinning.of(d)
+		if note != "" {
+			notes = append(notes, note)
+		}
+		ws, memberss = append(ws, w), append(memberss, members)
+	}
+	for _, cj := range cronJobs.Items {
+		w, members, note := cronWorkload(cj, jobs.Items, pods.Items, m)
+		if note != "" {
+			notes = append(notes, note)
+		}
 		ws, memberss = append(ws, w), append(memberss, members)
 	}
 	owned := map[string]bool{} // namespace/name of pods belonging to a workload
@@ -85,8 +129,10 @@ func Take(ctx context.Context, client kubernetes.Interface, metrics metricsclien
 	for _, n := range nodes.Items {
 		sc.Nodes = append(sc.Nodes, node(n, background(n.Name, pods.Items, owned, used[n.Name], m)))
 	}
-	sc.Description = fmt.Sprintf("Snapshot of %d nodes, %d Deployments and %d DaemonSets taken %s.", len(nodes.Items), len(deployments.Items),
-		len(daemonSets.Items), time.Now().UTC().Format(time.RFC3339)) + notCarried(pods.Items, owned)
+	sort.Strings(notes)
+	sc.Description = fmt.Sprintf("Snapshot of %d nodes, %d Deployments, %d DaemonSets, %d StatefulSets and %d CronJobs taken %s.",
+		len(nodes.Items), len(deployments.Items), len(daemonSets.Items), len(statefulSets.Items), len(cronJobs.Items),
+		time.Now().UTC().Format(time.RFC3339)) + notCarried(pods.Items, owned) + strings.Join(notes, "")
 	sort.Slice(sc.Nodes, func(i, j int) bool { return sc.Nodes[i].Name < sc.Nodes[j].Name })
 	sort.Slice(sc.Workloads, func(i, j int) bool { return sc.Workloads[i].Name < sc.Workloads[j].Name })
 	scenario.SetDefaults(sc)
@@ -131,6 +177,146 @@ func readMetrics(ctx context.Context, client metricsclient.Interface) usageMetri
 		}
 	}
 	return m
+}
+
+// volumePinning reads where a StatefulSet's volumes live from the node
+// affinity of the volumes its claims are bound to.
+type volumePinning struct {
+	nodes   []corev1.Node
+	claims  []corev1.PersistentVolumeClaim
+	volumes []corev1.PersistentVolume
+}
+
+// of returns the node each replica's volume lives on, by ordinal, up to the
+// first replica whose volume is on no one node (none yet, or reachable
+// from several nodes, or from none there), and a note saying why it
+// stopped there when it stopped short of the replicas.
+func (v volumePinning) of(sts appsv1.StatefulSet) ([]string, string) {
+	if len(sts.Spec.VolumeClaimTemplates) == 0 {
+		return nil, ""
+	}
+	replicas := int(ptr.Deref(sts.Spec.Replicas, 1))
+	var out []string
+	for i := range replicas {
+		claim := fmt.Sprintf("%s-%s-%d", sts.Spec.VolumeClaimTemplates[0].Name, sts.Name, i)
+		node, why := v.nodeOf(sts.Namespace, claim)
+		if why != "" {
+			if i == 0 && why == "not bound yet" {
+				return nil, ""
+			}
+			return out, fmt.Sprintf(" StatefulSet %s/%s: the volumes of replicas %d and up are made where they are first placed (claim %s: %s).",
+				sts.Namespace, sts.Name, i, claim, why)
+		}
+		out = append(out, node)
+	}
+	return out, ""
+}
+
+// nodeOf is the one node the volume of claim namespace/name lives on, or
+// why there is none.
+func (v volumePinning) nodeOf(namespace, name string) (string, string) {
+	var volume string
+	for _, c := range v.claims {
+		if c.Namespace == namespace && c.Name == name {
+			volume = c.Spec.VolumeName
+		}
+	}
+	if volume == "" {
+		return "", "not bound yet"
+	}
+	for _, pv := range v.volumes {
+		if pv.Name != volume {
+			continue
+		}
+		if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+			return "", "its volume " + volume + " is not kept on a node"
+		}
+		sel, err := nodeaffinity.NewNodeSelector(pv.Spec.NodeAffinity.Required)
+		if err != nil {
+			return "", fmt.Sprintf("its volume's node affinity cannot be read: %v", err)
+		}
+		var on []string
+		for i := range v.nodes {
+			if sel.Match(&v.nodes[i]) {
+				on = append(on, v.nodes[i].Name)
+			}
+		}
+		if len(on) != 1 {
+			return "", fmt.Sprintf("its volume %s is reachable from %d nodes", volume, len(on))
+		}
+		return on[0], ""
+	}
+	return "", "its volume " + volume + " is not there"
+}
+
+// defaultRunFor is how long a CronJob's run lasts in a snapshot when none
+// of its Jobs has finished to measure one.
+const defaultRunFor = 5 * time.Minute
+
+// cronWorkload describes CronJob cj: its schedule, its runs' parallelism,
+// how long its last finished run took, and the pods of its running Jobs,
+// which it returns; a note says what it could not carry over as it is.
+func cronWorkload(cj batchv1.CronJob, jobs []batchv1.Job, pods []corev1.Pod, m usageMetrics) (scenario.Workload, []corev1.Pod, string) {
+	tmpl := cj.Spec.JobTemplate.Spec
+	w, _ := workload(cj.ObjectMeta, &metav1.LabelSelector{}, tmpl.Template, nil, m)
+	w.Kind, w.Schedule = scenario.CronJob, cj.Spec.Schedule
+	w.ConcurrencyPolicy = scenario.ConcurrencyPolicy(cj.Spec.ConcurrencyPolicy)
+	w.Parallelism = max(ptr.Deref(tmpl.Parallelism, 1), 1)
+	mine := map[string]bool{}
+	var last *batchv1.Job
+	for i := range jobs {
+		j := &jobs[i]
+		if ref := metav1.GetControllerOf(j); j.Namespace != cj.Namespace || ref == nil || ref.Kind != "CronJob" || ref.UID != cj.UID {
+			continue
+		}
+		mine[j.Name] = true
+		if j.Status.CompletionTime != nil && j.Status.StartTime != nil && (last == nil || j.Status.CompletionTime.After(last.Status.CompletionTime.Time)) {
+			last = j
+		}
+	}
+	var notes []string
+	if last != nil {
+		w.RunFor.Duration = last.Status.CompletionTime.Sub(last.Status.StartTime.Time).Round(time.Second)
+	}
+	if w.RunFor.Duration <= 0 {
+		w.RunFor.Duration = defaultRunFor
+		notes = append(notes, fmt.Sprintf("no finished run to time, each run lasts %s", defaultRunFor))
+	}
+	if cj.Spec.TimeZone != nil {
+		notes = append(notes, fmt.Sprintf("its schedule is read in UTC, not %s", *cj.Spec.TimeZone))
+	}
+	if ptr.Deref(cj.Spec.Suspend, false) {
+		notes = append(notes, "suspended, it runs in the simulation")
+	}
+	if c := ptr.Deref(tmpl.Completions, w.Parallelism); c != w.Parallelism {
+		notes = append(notes, fmt.Sprintf("each run starts %d pods once, not %d completions", w.Parallelism, c))
+	}
+	var members []corev1.Pod
+	for _, p := range pods {
+		ref := metav1.GetControllerOf(&p)
+		if p.Namespace == cj.Namespace && ref != nil && ref.Kind == "Job" && mine[ref.Name] && p.Spec.NodeName != "" &&
+			p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			members = append(members, p)
+		}
+	}
+	// Its running pods' measured usage, else its requests, as a
+	// workload's.
+	var cpu, mem float64
+	n := 0
+	for _, p := range members {
+		if u, ok := m.pods[p.Namespace+"/"+p.Name]; ok {
+			cpu, mem, n = cpu+u.cpu, mem+u.mem, n+1
+		}
+	}
+	if n > 0 {
+		w.Usage.CPU.Value = *resource.NewMilliQuantity(int64(math.Round(cpu/float64(n)*1000)), resource.DecimalSI)
+		w.Usage.Memory.Value = *resource.NewQuantity(int64(math.Round(mem/float64(n))), resource.BinarySI)
+	}
+	note := ""
+	if len(notes) > 0 {
+		note = fmt.Sprintf(" CronJob %s/%s: %s.", cj.Namespace, cj.Name, strings.Join(notes, "; "))
+	}
+	return w, members, note
 }
 
 // notCarried says which running pods the scenario holds as their nodes'

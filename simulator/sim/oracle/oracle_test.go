@@ -122,6 +122,43 @@ workloads:
 			spread: 6.25, bound: 0,
 			placement: map[string]map[string]int{"a": {"web": 1}, "b": {"web": 3}},
 		},
+		{
+			// A StatefulSet's replica whose volume lives on a is held
+			// there as the DaemonSet above is, with the same figures; the
+			// volume on b, of a replica it does not run, holds nothing
+			// there. A Job run over before the window adds nothing.
+			name: "a StatefulSet's replica stays on its volume's node",
+			doc: `
+name: stateful
+duration: 4m
+nodes:
+- {name: a, cpu: "4", memory: 8Gi}
+- {name: b, cpu: "4", memory: 8Gi}
+workloads:
+- {name: db, kind: StatefulSet, replicas: 1, volumeNodes: [a, b], usage: {cpu: {type: constant, value: "1"}, memory: {type: constant, value: 1Gi}}}
+- {name: web, replicas: 4, usage: {cpu: {type: constant, value: 500m}, memory: {type: constant, value: 1Gi}}}
+- {name: scan, kind: Job, runFor: 1m, usage: {cpu: {type: constant, value: "3"}, memory: {type: constant, value: 6Gi}}}
+`,
+			spread: 6.25, bound: 0,
+			placement: map[string]map[string]int{"a": {"web": 1}, "b": {"web": 3}},
+		},
+		{
+			// A CronJob that runs every minute for a minute runs all
+			// through the window: its two pods (25 % of a node each) are
+			// placed one on each node.
+			name: "a CronJob running in the window is placed",
+			doc: `
+name: cron
+duration: 4m
+nodes:
+- {name: a, cpu: "4", memory: 8Gi}
+- {name: b, cpu: "4", memory: 8Gi}
+workloads:
+- {name: backup, kind: CronJob, schedule: "* * * * *", runFor: 1m, parallelism: 2, usage: {cpu: {type: constant, value: "1"}, memory: {type: constant, value: 2Gi}}}
+`,
+			spread: 0, bound: 0,
+			placement: map[string]map[string]int{"a": {"backup": 1}, "b": {"backup": 1}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := Solve(parse(t, tc.doc))

@@ -30,6 +30,12 @@ type workload struct {
 	requests [3]int64
 }
 
+// fixedPods are pods of w that nothing moves, counted by node.
+type fixedPods struct {
+	w  scenario.Workload
+	on map[string]int
+}
+
 type node struct {
 	name string
 	// hostable: in the cluster and schedulable when the window starts.
@@ -105,13 +111,42 @@ func newProblem(sc *scenario.Scenario) (*problem, error) {
 		}
 	}
 
-	// A DaemonSet's pods are where their nodes are, as the background is:
-	// the oracle places only the Deployments' pods around them.
-	var daemonSets []scenario.Workload
+	// Pods that nothing may move are where they are, as the background
+	// is: a DaemonSet's on every node it matches, a StatefulSet's replica
+	// on the node its volume already lives on (VolumeNodes). The oracle
+	// places the other pods around them: a Deployment's, a StatefulSet's
+	// replica whose volume is yet to be made (its first placement is the
+	// only one, and the oracle's placement holds for the whole window),
+	// and a Job's or CronJob's while it is due to run in the window, its
+	// load counted for the steps it runs.
+	var fixed []fixedPods
 	for _, w := range sc.Workloads {
-		if w.IsDaemonSet() {
-			daemonSets = append(daemonSets, w)
+		switch {
+		case w.IsDaemonSet():
+			f := fixedPods{w: w, on: map[string]int{}}
+			for name := range present {
+				if model.Hosts(m.Node(name), w) {
+					f.on[name] = 1
+				}
+			}
+			fixed = append(fixed, f)
 			continue
+		case w.IsStatefulSet():
+			f := fixedPods{w: w, on: map[string]int{}}
+			pinned := min(len(w.VolumeNodes), replicas[w.Name])
+			for _, node := range w.VolumeNodes[:pinned] {
+				f.on[node]++
+			}
+			fixed = append(fixed, f)
+			replicas[w.Name] -= pinned
+		case w.RunsToCompletion():
+			replicas[w.Name] = 0
+			for _, k := range steps {
+				if w.RunningAt(time.Duration(k) * step) {
+					replicas[w.Name] = int(w.Parallelism)
+					break
+				}
+			}
 		}
 		p.workloads = append(p.workloads, workload{name: w.Name, replicas: replicas[w.Name], requests: [3]int64{
 			w.Requests.CPU.MilliValue(), w.Requests.Memory.Value(), 1}})
@@ -135,20 +170,21 @@ func newProblem(sc *scenario.Scenario) (*problem, error) {
 				n.base += utilisation(m.BaseUsage(name, time.Duration(k)*step), alloc)
 			}
 		}
-		for _, ds := range daemonSets {
-			if !model.Hosts(sn, ds) {
+		for _, f := range fixed {
+			count := f.on[name]
+			if count == 0 {
 				continue
 			}
 			for i, k := range steps {
 				if presentAt[name][i] {
-					for _, pu := range m.PodUsages(name, map[string]int{ds.Name: 1}, time.Duration(k)*step, k) {
+					for _, pu := range m.PodUsages(name, map[string]int{f.w.Name: count}, time.Duration(k)*step, k) {
 						n.base += utilisation(pu.Amount, alloc)
 					}
 				}
 			}
 			if present[name] {
-				for r, q := range [3]int64{ds.Requests.CPU.MilliValue(), ds.Requests.Memory.Value(), 1} {
-					n.allocatable[r] = max(n.allocatable[r]-q, 0)
+				for r, q := range [3]int64{f.w.Requests.CPU.MilliValue(), f.w.Requests.Memory.Value(), 1} {
+					n.allocatable[r] = max(n.allocatable[r]-int64(count)*q, 0)
 				}
 			}
 		}
@@ -166,6 +202,9 @@ func newProblem(sc *scenario.Scenario) (*problem, error) {
 				}
 				adds := make([]float64, most)
 				for _, k := range steps {
+					if sw.RunsToCompletion() && !sw.RunningAt(time.Duration(k)*step) {
+						continue
+					}
 					for j, pu := range m.PodUsages(name, map[string]int{w.name: most}, time.Duration(k)*step, k) {
 						adds[j] += utilisation(pu.Amount, alloc)
 					}

@@ -76,6 +76,11 @@ func (r *Recorder) Observe(pods map[types.UID]model.Pod, t time.Duration, evicti
 		sortPods(evicted)
 		for _, p := range evicted {
 			r.result.Evictions++
+			if w, ok := r.model.Workload(p.Workload); ok && !w.Movable() {
+				// A DaemonSet's, StatefulSet's or Job's pod: nothing may
+				// move it (its volume pins it, or it ends by itself).
+				r.result.UnmovableMoves++
+			}
 			move := Move{At: t, Pod: p.Key.String(), Workload: p.Workload, From: p.Node, Why: why[p.Key], Planned: planned[p.Key]}
 			if received, ok := r.movedTo[p.Workload][p.Node]; ok {
 				r.result.PingPong++
@@ -153,6 +158,11 @@ func (r *Recorder) Result() *Result { return r.result }
 // Finish summarises the result and returns it.
 func (r *Recorder) Finish() *Result {
 	r.result.Summarize()
+	for _, p := range r.pods {
+		if w, ok := r.model.Workload(p.Workload); ok && p.Node == "" && w.IsStatefulSet() {
+			r.result.Summary.WaitingForVolume++
+		}
+	}
 	return r.result
 }
 

@@ -59,6 +59,10 @@ type Result struct {
 	PingPong int `json:"pingPong"`
 	Loops    int `json:"loops"`
 	ReMoves  int `json:"reMoves"`
+	// UnmovableMoves counts evictions of pods that nothing may move: a
+	// DaemonSet's, a StatefulSet's (its volume keeps it on its node) or a
+	// Job's (it ends by itself). Any is a bug.
+	UnmovableMoves int `json:"unmovableMoves,omitempty"`
 	// Moves are the evictions one by one, in the order they were made.
 	Moves []Move `json:"moves,omitempty"`
 	// HotCycles is the most descheduling cycles in a row that started with
@@ -139,6 +143,10 @@ type Summary struct {
 	OverThreshold int `json:"overThreshold"`
 	// Pending is the number of pods not running at the end.
 	Pending int `json:"pending"`
+	// WaitingForVolume counts, of Pending, the StatefulSet pods waiting
+	// for the node their volume lives on (down, cordoned or full): the
+	// one node any scheduler may put them on, not a choice of Ballast's.
+	WaitingForVolume int `json:"waitingForVolume,omitempty"`
 	// Final is the last step's nodes.
 	Final []NodeStep `json:"final"`
 }

@@ -147,6 +147,7 @@ svg{background:#fafafa;border:1px solid #ddd;display:block;margin-bottom:.3em}
 <tr><td>re-moves (a move undone after a change)</td><td>{{.C.Default.ReMoves}}</td><td>{{.C.Ballast.ReMoves}}</td></tr>
 <tr><td>moves landed as planned</td><td>{{asPlanned .C.Default}}</td><td>{{asPlanned .C.Ballast}}</td></tr>
 <tr><td>pods pending at the end</td><td>{{.C.Default.Summary.Pending}}</td><td>{{.C.Ballast.Summary.Pending}}</td></tr>
+<tr><td>of them waiting for their volume's node (down, cordoned or full)</td><td>{{.C.Default.Summary.WaitingForVolume}}</td><td>{{.C.Ballast.Summary.WaitingForVolume}}</td></tr>
 </table>
 {{if .Best}}<p>{{.Best}}</p>{{end}}
 {{if .Growing}}<p>{{.Growing}}</p>{{end}}

@@ -125,7 +125,12 @@ var summaryRows = []summaryRow{
 	{label: fixed("loops (a move undone, nothing changed)"), value: func(r *record.Result) string { return fmt.Sprint(r.Loops) }, runOnly: true},
 	{label: fixed("re-moves (a move undone after a change)"), value: func(r *record.Result) string { return fmt.Sprint(r.ReMoves) }, runOnly: true},
 	{label: fixed("moves landed as planned"), value: func(r *record.Result) string { return AsPlanned(r) }, runOnly: true},
-	{label: fixed("pods pending"), value: func(r *record.Result) string { return fmt.Sprint(r.Summary.Pending) }},
+	{label: fixed("pods pending"), value: func(r *record.Result) string {
+		if r.Summary.WaitingForVolume > 0 {
+			return fmt.Sprintf("%d (%d waiting for their volume's node)", r.Summary.Pending, r.Summary.WaitingForVolume)
+		}
+		return fmt.Sprint(r.Summary.Pending)
+	}},
 }
 
 func writeSummary(out io.Writer, c *record.Comparison) error {

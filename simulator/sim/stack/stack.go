@@ -106,6 +106,9 @@ type Stack struct {
 	// its pods deleted for the outage that began then.
 	down    map[string]bool
 	cleared map[string]time.Duration
+	// runsUntil is the scenario time up to which Runs has started the
+	// Jobs due.
+	runsUntil time.Duration
 }
 
 // Start starts sc's cluster with the nodes present at the start,
@@ -116,7 +119,7 @@ func Start(ctx context.Context, sc *scenario.Scenario, cfg Config) (_ *Stack, er
 	s := &Stack{
 		sc: sc, cfg: cfg, start: cfg.Clock.Now(), model: model.NewUsageModel(sc), host: cluster.NewStandalone(),
 		served: map[string]corev1.ResourceList{}, present: map[string]bool{}, replicas: map[string]int32{},
-		down: map[string]bool{}, cleared: map[string]time.Duration{},
+		down: map[string]bool{}, cleared: map[string]time.Duration{}, runsUntil: -1,
 	}
 	defer func() {
 		if err != nil {
@@ -389,6 +392,9 @@ func (s *Stack) Apply(ctx context.Context, ev scenario.Event) error {
 		if !ok {
 			return fmt.Errorf("no workload %s", ev.Workload)
 		}
+		if w.IsStatefulSet() {
+			return s.scaleStatefulSet(ctx, w, ev.Replicas)
+		}
 		d, err := s.c.Client.AppsV1().Deployments(namespaceOf(w)).Get(ctx, w.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -411,6 +417,18 @@ func (s *Stack) Apply(ctx context.Context, ev scenario.Event) error {
 		return s.drain(ctx, ev.Node)
 	}
 	// Reboots and power losses follow the usage model's outages (Outages).
+	return nil
+}
+
+// scaleStatefulSet sets w's replicas: a scale-down removes the highest
+// ordinals, whose claims stay, so a scale-up brings each back to its
+// volume's node.
+func (s *Stack) scaleStatefulSet(ctx context.Context, w scenario.Workload, replicas int32) error {
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+	if _, err := s.c.Client.AppsV1().StatefulSets(namespaceOf(w)).Patch(ctx, w.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("scaling statefulset %s: %w", w.Name, err)
+	}
+	s.replicas[w.Name] = replicas
 	return nil
 }
 
@@ -438,6 +456,16 @@ func (s *Stack) Outages(ctx context.Context, t time.Duration) error {
 		}
 		if cleared, ok := s.cleared[node]; down && t-since >= scenario.PodEvictionTimeout && (!ok || cleared != since) {
 			if err := s.deletePodsOn(ctx, node, func(p *corev1.Pod) error {
+				// A pod a finalizer holds (a Job's) would stay terminating
+				// for good: its node, off, never reports it stopped. It is
+				// failed first, as the pod garbage collector fails the pods
+				// of a node out of service, so its Job counts it and
+				// replaces it (stamped with the real time: see MarkFailed).
+				if len(p.Finalizers) > 0 {
+					if err := cluster.MarkFailed(ctx, s.c.Client, p, "NodeLost", metav1.Now()); err != nil {
+						return err
+					}
+				}
 				return s.c.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 			}); err != nil {
 				return fmt.Errorf("evicting the pods of unreachable node %s: %w", node, err)
@@ -464,7 +492,8 @@ func (s *Stack) drain(ctx context.Context, node string) error {
 }
 
 // deletePodsOn removes, with remove, every pod bound to node that no
-// DaemonSet owns.
+// DaemonSet owns and that has not finished (a Job's pod whose run is over
+// stays, as the record of its run).
 func (s *Stack) deletePodsOn(ctx context.Context, node string, remove func(*corev1.Pod) error) error {
 	pods, err := s.c.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
 	if err != nil {
@@ -477,7 +506,8 @@ func (s *Stack) deletePodsOn(ctx context.Context, node string, remove func(*core
 	})
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if ref := metav1.GetControllerOf(p); (ref != nil && ref.Kind == "DaemonSet") || p.DeletionTimestamp != nil {
+		if ref := metav1.GetControllerOf(p); (ref != nil && ref.Kind == "DaemonSet") || p.DeletionTimestamp != nil ||
+			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
 		if err := remove(p); err != nil && !apierrors.IsNotFound(err) {
@@ -504,10 +534,12 @@ func (s *Stack) createNamespaces(ctx context.Context) error {
 	return nil
 }
 
-// CreateWorkloads creates the scenario's DaemonSets, waits until their
-// controller has made their pods, then creates the Deployments: the pods
-// reach the scheduler in the same order in every run (the two controllers
-// would otherwise race).
+// CreateWorkloads creates the scenario's workloads, a kind at a time,
+// waiting each time until the controllers have made the pods: the
+// DaemonSets; the volumes the StatefulSets' VolumeNodes say exist, then the
+// StatefulSets; the Deployments; the CronJobs and the Jobs due at the
+// start. The pods reach the scheduler in the same order in every run (the
+// controllers would otherwise race).
 func (s *Stack) CreateWorkloads(ctx context.Context) error {
 	for _, w := range s.sc.Workloads {
 		if !w.IsDaemonSet() {
@@ -522,16 +554,52 @@ func (s *Stack) CreateWorkloads(ctx context.Context) error {
 	if err := s.waitDaemonPods(ctx); err != nil {
 		return err
 	}
+	stateful := false
 	for _, w := range s.sc.Workloads {
-		if w.IsDaemonSet() {
+		if !w.IsStatefulSet() {
 			continue
 		}
-		if _, err := s.c.Client.AppsV1().Deployments(namespaceOf(w)).Create(ctx, deployment(w), metav1.CreateOptions{}); err != nil {
+		if err := s.createVolumes(ctx, w); err != nil {
+			return err
+		}
+		if _, err := s.c.Client.AppsV1().StatefulSets(namespaceOf(w)).Create(ctx, statefulSet(w), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating workload %s: %w", w.Name, err)
 		}
 		s.replicas[w.Name] = w.Replicas
+		stateful = true
 	}
-	return nil
+	if stateful {
+		if err := s.waitPods(ctx, "the StatefulSets' pods", scenario.Workload.IsStatefulSet); err != nil {
+			return err
+		}
+	}
+	runs := false
+	for _, w := range s.sc.Workloads {
+		switch {
+		case w.Kind == scenario.Deployment:
+			if _, err := s.c.Client.AppsV1().Deployments(namespaceOf(w)).Create(ctx, deployment(w), metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("creating workload %s: %w", w.Name, err)
+			}
+			s.replicas[w.Name] = w.Replicas
+		case w.RunsToCompletion():
+			runs = true
+		}
+	}
+	if !runs {
+		return nil
+	}
+	if err := s.waitPods(ctx, "the Deployments' pods", func(w scenario.Workload) bool { return w.Kind == scenario.Deployment }); err != nil {
+		return err
+	}
+	for _, w := range s.sc.Workloads {
+		if w.Kind != scenario.CronJob {
+			continue
+		}
+		if _, err := s.c.Client.BatchV1().CronJobs(namespaceOf(w)).Create(ctx, s.cronJob(w), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating workload %s: %w", w.Name, err)
+		}
+	}
+	return s.Runs(ctx, 0)
 }
 
 // waitDaemonPods waits until every DaemonSet created has a pod for each
