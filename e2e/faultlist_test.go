@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -37,6 +38,8 @@ var faults = []fault{
 	{name: "API server restarted", inject: restartAPIServer},
 	{name: "load-watcher answers nonsense", inject: hostileLoadWatcher},
 	{name: "installer killed between writes", inject: interruptInstall},
+	{name: "metrics-server down", inject: stopMetricsServer},
+	{name: "a node's kubelet stopped", inject: stopKubelet},
 }
 
 // killLoadWatcher kills load-watcher's only container, as a crash or the OOM
@@ -379,4 +382,187 @@ func reportFaults(t *testing.T, results []*faultResult, refused, lost int) {
 			t.Errorf("writing the reliability table: %v", err)
 		}
 	}
+}
+
+// stopKubelet stops the second node's kubelet (SIGSTOP), as a kubelet that
+// hangs or a node cut off from the API server: its containers keep running,
+// but the node stops reporting, the node controller marks it NotReady and
+// taints it, and metrics-server gets nothing from it (and when load-watcher
+// runs there, its Service has no ready endpoint: no client gets any usage).
+// It stays stopped until the node is NotReady and every client has called
+// its usage stale, and two descheduling cycles more; then it goes on. Meanwhile a Deployment for
+// Ballast's scheduler is created: no pod may be bound to the node while it
+// is NotReady, and no eviction may be decided on its stale samples (the
+// descheduler has no other destination, so any eviction of the window
+// would be). Recovery ends when the node is Ready and reported fresh again,
+// and the Deployment's pods all run. The node's own pods are not lost: it
+// comes back within the NoExecute toleration (5 minutes) that would evict
+// them.
+func stopKubelet(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+	node := f.lane.Nodes()[1]
+	// ready reads the node's Ready condition: whether it is True, and
+	// since when it is what it is (the API server's stamp, in whole
+	// seconds).
+	var since time.Time
+	ready := func(ctx context.Context) (bool, bool) {
+		n, err := f.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, false
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				since = c.LastTransitionTime.Time
+				return c.Status == corev1.ConditionTrue, true
+			}
+		}
+		return false, false
+	}
+	// load-watcher may run on the node: then its Service has no ready
+	// endpoint once the node is NotReady, and every client goes without
+	// usage until the node is back, which must be as safe.
+	lw := onePod(ctx, t, f.client, "app.kubernetes.io/name=load-watcher")
+	resume, err := f.lane.PauseKubelet(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r.usageLost = start
+	defer func() {
+		if err := resume(); err != nil {
+			t.Error(err)
+		}
+	}()
+	poll(ctx, t, node+" to be NotReady", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		isReady, known := ready(ctx)
+		return known && !isReady, fmt.Sprintf("ready=%t", isReady)
+	})
+	notReady := since
+	probe := deployment("probe", 2, ballastScheduler, "32Mi")
+	probe.Namespace = faultsNS
+	if _, err := f.client.AppsV1().Deployments(faultsNS).Create(ctx, probe, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(ctx, t, "load-watcher to call "+node+" stale", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		raw, err := proxyGet(ctx, f.client, lwv1.Path)
+		if err != nil {
+			return lw.Spec.NodeName == node, "load-watcher unreachable: " + err.Error()
+		}
+		var u lwv1.UsageList
+		if err := json.Unmarshal(raw, &u); err != nil {
+			return false, err.Error()
+		}
+		n, found := u.Nodes[node]
+		return !found || n.Stale, fmt.Sprintf("found=%t %+v", found, n)
+	})
+	// Until every client has called the node's last sample stale, and two
+	// descheduling cycles more.
+	sleep(ctx, clientStaleAfter+40*time.Second-time.Since(start))
+	if err := resume(); err != nil {
+		t.Fatal(err)
+	}
+	resumed := time.Now()
+	poll(ctx, t, node+" to be Ready again", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		isReady, _ := ready(ctx)
+		return isReady, fmt.Sprintf("ready=%t", isReady)
+	})
+	readyAgain := since
+	poll(ctx, t, "load-watcher to report "+node+" fresh", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		raw, err := proxyGet(ctx, f.client, lwv1.Path)
+		if err != nil {
+			return false, err.Error()
+		}
+		var u lwv1.UsageList
+		if err := json.Unmarshal(raw, &u); err != nil {
+			return false, err.Error()
+		}
+		n, found := u.Nodes[node]
+		return found && !n.Stale && n.SampleTime.After(resumed), fmt.Sprintf("found=%t %+v", found, n)
+	})
+	r.usageBack = time.Now()
+	f.down = append(f.down, window{node: node, start: start, end: readyAgain})
+	if err := f.lane.WaitDeploymentsAvailable(ctx, faultsNS, 3*time.Minute); err != nil {
+		t.Errorf("after %s came back: %v\n%s", node, err, describeNamespace(ctx, f.client, faultsNS))
+	}
+	r.recovery = time.Since(start)
+	// No pod bound to the node while it was NotReady: both stamps are in
+	// whole seconds, so a binding in the second the node changed is not
+	// counted either way.
+	pods, err := f.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var boundWhileDown []string
+	for _, p := range pods.Items {
+		for _, c := range p.Status.Conditions {
+			// The API server stamps the binding in whole seconds.
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue &&
+				c.LastTransitionTime.Time.After(notReady) && c.LastTransitionTime.Time.Before(readyAgain) {
+				boundWhileDown = append(boundWhileDown, fmt.Sprintf("%s/%s at %s", p.Namespace, p.Name, c.LastTransitionTime.Format(time.TimeOnly)))
+			}
+		}
+	}
+	if len(boundWhileDown) > 0 {
+		t.Errorf("pods bound to %s while it was NotReady (%s–%s): %v; goal: none", node,
+			notReady.Format(time.TimeOnly), readyAgain.Format(time.TimeOnly), boundWhileDown)
+	}
+	if err := f.client.AppsV1().Deployments(faultsNS).Delete(ctx, probe.Name, metav1.DeleteOptions{}); err != nil {
+		t.Error(err)
+	}
+	where := "load-watcher on the other node"
+	if lw.Spec.NodeName == node {
+		where = "load-watcher on it, so no usage at all until it was back"
+	}
+	r.note = fmt.Sprintf("SIGSTOP of %s's kubelet (%s); NotReady after %s, stopped %s; a Deployment created meanwhile: none of its pods, nor any other, bound to the node while NotReady",
+		node, where, notReady.Sub(start).Round(time.Second), resumed.Sub(start).Round(time.Second))
+}
+
+// stopMetricsServer scales metrics-server, load-watcher's source, to 0 as a
+// crash loop or a failed upgrade of it would, until every client has called
+// its last usage stale and two descheduling cycles more, then back to 1:
+// load-watcher has nothing new to serve, the scheduler must place by
+// requests and the descheduler evict nothing. Recovery ends when
+// load-watcher serves fresh usage again.
+func stopMetricsServer(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
+	deployments := f.client.AppsV1().Deployments(metav1.NamespaceSystem)
+	scale := func(n int32) {
+		t.Helper()
+		s, err := deployments.GetScale(ctx, "metrics-server", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Spec.Replicas = n
+		if _, err := deployments.UpdateScale(ctx, "metrics-server", s, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	r.usageLost = start
+	scale(0)
+	poll(ctx, t, "load-watcher to call every node stale", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		raw, err := proxyGet(ctx, f.client, lwv1.Path)
+		if err != nil {
+			return false, err.Error()
+		}
+		var u lwv1.UsageList
+		if err := json.Unmarshal(raw, &u); err != nil {
+			return false, err.Error()
+		}
+		for _, n := range f.lane.Nodes() {
+			if nu, found := u.Nodes[n]; found && !nu.Stale {
+				return false, fmt.Sprintf("%s: %+v", n, nu)
+			}
+		}
+		return true, ""
+	})
+	sleep(ctx, clientStaleAfter+40*time.Second-time.Since(start))
+	restarted := time.Now()
+	scale(1)
+	if err := f.lane.WaitDeploymentsAvailable(ctx, metav1.NamespaceSystem, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	waitUsage(ctx, t, f.client, func(n lwv1.NodeUsage) bool { return n.SampleTime.After(restarted) })
+	r.usageBack = time.Now()
+	r.recovery = r.usageBack.Sub(start)
+	r.note = fmt.Sprintf("scaled to 0 for %s, until every client called its last usage stale and 40 s more; recovery ends when load-watcher serves fresh usage again",
+		restarted.Sub(start).Round(time.Second))
 }

@@ -81,6 +81,9 @@ type faultEnv struct {
 	client  kubernetes.Interface
 	ballast func(args ...string) *exec.Cmd
 	values  []string
+	// down are the spans during which a node could take no pod, as the
+	// faults that take one down record them.
+	down []window
 }
 
 // faultResult is one row of the reliability table.
@@ -169,6 +172,9 @@ func TestFaults(t *testing.T) {
 	if err := l.WaitDeploymentsAvailable(ctx, faultsNS, 3*time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	// A stateful app whose volume is kept on the first node: the node's
+	// heat must not move it.
+	pinnedUID := startPinned(ctx, t, l)
 	// A process no scheduler placed eats most of the first node's memory
 	// for the whole run, so the descheduler has work while things break.
 	if startHog(ctx, t, l.Client, "hog", hogTarget, 0, time.Now()) == 0 {
@@ -177,6 +183,8 @@ func TestFaults(t *testing.T) {
 	waitPodsIn(ctx, t, l.Client, faultsNS, "app=hog", 1, podReady)
 	topUpHog(ctx, t, l.Client, "hog-top")
 	logSteady(ctx, t, l.Client)
+	// Backups come and go through every fault, placed by load.
+	startBackups(ctx, t, l.Client)
 
 	// The stream goes to a node without a machine (a kubelet stand-in),
 	// tainted so nothing else lands there: thousands of pods cost the
@@ -256,6 +264,12 @@ func TestFaults(t *testing.T) {
 
 	t.Run("explain shows why the descheduler moved pods off the hogged node", func(t *testing.T) {
 		checkMovesExplained(ctx, t, fe, l.Nodes())
+	})
+	t.Run("a pod its volume pins stays on the hot node, and explain says why", func(t *testing.T) {
+		checkPinnedStays(ctx, t, fe, pinnedUID)
+	})
+	t.Run("a CronJob's runs are placed by load and never moved", func(t *testing.T) {
+		checkBackupsPlacedByLoad(ctx, t, fe, fe.down)
 	})
 	t.Run("a one-replica Deployment moves with a Ready pod throughout", func(t *testing.T) {
 		checkSurgeMove(ctx, t, fe, l.Nodes())

@@ -1,12 +1,13 @@
 // Command hog holds a given amount of memory until it is signalled: the load
 // the end-to-end tests put on a real node to see the scheduler steer around it.
 //
-//	hog --memory 1Gi [--ramp 30s]
+//	hog --memory 1Gi [--ramp 30s] [--for 20s]
 //
 // It allocates the memory in chunks, writes to every page so the kernel really
 // backs it (and the pod's memory cgroup charges it), logs what it holds, and
 // keeps it until SIGTERM or SIGINT, then exits 0. With --ramp it spreads the
-// allocation evenly over that duration instead of taking it all at once.
+// allocation evenly over that duration instead of taking it all at once; with
+// --for it exits 0 once it has run that long, as a Job's pod ends its work.
 package main
 
 import (
@@ -33,10 +34,19 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if opts.run > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.run)
+		defer cancel()
+	}
 	logger := log.New(os.Stderr, "hog: ", log.LstdFlags)
 	held := hold(ctx, opts, os.Getpagesize(), logger)
 	<-ctx.Done()
-	logger.Printf("signalled, releasing %s", mib(size(held)))
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		logger.Printf("ran %v, releasing %s", opts.run, mib(size(held)))
+	} else {
+		logger.Printf("signalled, releasing %s", mib(size(held)))
+	}
 	runtime.KeepAlive(held)
 }
 
@@ -105,6 +115,8 @@ type options struct {
 	memory int64
 	// ramp is how long to take to reach memory; zero allocates at once.
 	ramp time.Duration
+	// run is how long to run before exiting; zero runs until signalled.
+	run time.Duration
 }
 
 // parseFlags reads hog's flags. It writes any error, with the usage, to
@@ -116,6 +128,7 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 	fs.Var((*memoryValue)(&opts.memory), "memory",
 		"memory to hold: a Kubernetes quantity (512Mi, 1Gi, 1.5G) or a whole number of MiB (512); required")
 	fs.DurationVar(&opts.ramp, "ramp", 0, "spread the allocation over this long (e.g. 30s); 0 allocates at once")
+	fs.DurationVar(&opts.run, "for", 0, "exit 0 after running this long (e.g. 20s), as a Job's pod does; 0 runs until signalled")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -127,6 +140,8 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 		err = errors.New("-memory is required")
 	case opts.ramp < 0:
 		err = fmt.Errorf("-ramp must not be negative, got %v", opts.ramp)
+	case opts.run < 0:
+		err = fmt.Errorf("-for must not be negative, got %v", opts.run)
 	}
 	if err != nil {
 		fmt.Fprintln(errOut, err)

@@ -43,6 +43,8 @@ func TestParseFlags(t *testing.T) {
 		{name: "not a quantity", args: []string{"--memory", "lots"}, wantErr: true},
 		{name: "MiB overflow", args: []string{"--memory", "9223372036854775807"}, wantErr: true},
 		{name: "negative ramp", args: []string{"--memory", "1Gi", "--ramp", "-1s"}, wantErr: true},
+		{name: "a run of 20s", args: []string{"--memory", "32Mi", "--for", "20s"}, want: options{memory: 32 << 20, run: 20 * time.Second}},
+		{name: "negative run", args: []string{"--memory", "1Gi", "--for", "-1s"}, wantErr: true},
 		{name: "bad ramp", args: []string{"--memory", "1Gi", "--ramp", "soon"}, wantErr: true},
 		{name: "unknown flag", args: []string{"--memory", "1Gi", "--cpu", "1"}, wantErr: true},
 		{name: "stray argument", args: []string{"--memory", "1Gi", "now"}, wantErr: true},

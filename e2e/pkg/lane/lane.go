@@ -431,6 +431,8 @@ func (l *Lane) Stop() {
 		l.k3s = nil
 	}
 	for _, n := range l.nodes {
+		// A stopped kubelet would not hear the node's SIGTERM.
+		errs = append(errs, n.resumeKubelet())
 		n.proc.stop(60 * time.Second)
 		n.proc = nil
 	}

@@ -192,6 +192,9 @@ type laneNode struct {
 	dir    string
 	socket string
 	proc   *process
+	// pausedKubelet is the pid of the node's kubelet while PauseKubelet
+	// holds it stopped.
+	pausedKubelet int
 }
 
 // newLaneNode names the i-th node's parts. They are fixed, so a new run finds
