@@ -256,14 +256,18 @@ func TestDeschedulerDryRunEvictsNothing(t *testing.T) {
 }
 
 // A new leader, or a restarted descheduler, starts from the moves its
-// predecessor kept in the cluster and undoes none of them: the pods moved
-// onto cool-a stay there when cool-a turns hot within evictionCooldown. A
-// descheduler that forgot (no ConfigMap) moves them back, which shows the
-// check can fail.
+// predecessor kept in the cluster and undoes none of them: the pod moved
+// onto cool-a stays there when cool-a turns hot with it within
+// evictionCooldown, its own use up by less than the pod brought (a move
+// overtaken by a heat of its own would be free to go). A descheduler that
+// forgot (no ConfigMap) moves it off again, which shows the check can fail.
 func TestANewLeaderUndoesNothing(t *testing.T) {
 	for _, kept := range []bool{true, false} {
 		t.Run(fmt.Sprintf("moves kept in the cluster: %v", kept), func(t *testing.T) {
-			e := hotSpot(t, 20)
+			// cool-a at 80 % takes one 400 MiB pod (4.9 %) under the high
+			// 85 %; cool-b is cordoned, so that it is the only destination.
+			e := hotSpot(t, 80)
+			e.setUnschedulable("cool-b", true)
 			if kept {
 				cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ballast-descheduler-moves", Namespace: namespace}}
 				if _, err := e.c.Client.CoreV1().ConfigMaps(namespace).Create(e.ctx, cm, metav1.CreateOptions{}); err != nil {
@@ -277,10 +281,15 @@ func TestANewLeaderUndoesNothing(t *testing.T) {
 			if moved == 0 {
 				t.Fatalf("nothing moved to cool-a: %v", e.podsPerNode())
 			}
-			// The leader dies with its memory; cool-a's own usage climbs
-			// until it is over the high threshold with the moved pods.
+			// The leader dies with its memory. cool-a's own use climbs two
+			// points, which takes it over 85 % with the moved pod (82 +
+			// 4.9); the hot node has cooled, and cool-b, empty now, takes
+			// pods again: a cool destination for the pod.
 			e.store = balance.NewStore()
-			e.base["cool-a"] = [2]float64{10, 88}
+			e.base["cool-a"] = [2]float64{10, 82}
+			e.base["hot"] = [2]float64{10, 30}
+			e.base["cool-b"] = [2]float64{10, 10}
+			e.setUnschedulable("cool-b", false)
 			e.cycle(policy, false)
 			undone := e.evictions("hot-memory", "cool-a")
 			switch {

@@ -534,9 +534,11 @@ func (s *Store) outdated(m *move) bool {
 // overtaken reports whether the node that got m's pod is over a high
 // threshold now on a resource whose use by the rest of the node has grown
 // since the move by more than the pod brought: something other than the
-// move heated it (SetCool). Without the node's usage at the move (a move
-// kept by an older version), the node must be over the threshold even
-// without the pod.
+// move heated it (SetCool). The rest of the node is all but the pods moved
+// onto it since, m's included: moves Ballast made there are its own doing,
+// each guarded by its own record, not a change of the cluster. Without the
+// node's usage at the move (a move kept by an older version), the node must
+// be over the threshold even without those pods.
 func (s *Store) overtaken(m *move) bool {
 	if len(s.high) == 0 {
 		return false
@@ -549,7 +551,15 @@ func (s *Store) overtaken(m *move) bool {
 	if !ok {
 		return false
 	}
-	rest := load.Add(m.destinationLoad, -1)
+	// The moves are kept in the order they were made: those from m on
+	// came after the usage m recorded, even within one cycle.
+	rest, since := load, false
+	for _, later := range s.moves {
+		since = since || later == m
+		if since && later.receivedBy(node) {
+			rest = rest.Add(later.destinationLoad, -1)
+		}
+	}
 	for _, r := range s.high.Above(load) {
 		before, known := m.destinationUsage[r]
 		if known && rest[r]-before > m.destinationLoad[r] || !known && rest[r] > s.high[r] {

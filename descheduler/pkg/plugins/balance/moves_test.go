@@ -457,6 +457,38 @@ func TestAMoveOvertakenByHeatNoLongerGuards(t *testing.T) {
 	}
 }
 
+// Pods Ballast moved onto a node since a move are its own doing, not a
+// change of the cluster: three moved onto pi in one cycle take it over 85 %
+// together, and none of the three moves is overtaken by the others. A rise
+// of pi's own use beyond a pod's share still is.
+func TestMovesOntoOneNodeDoNotOvertakeEachOther(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	share := balance.NodeLoad{usage.Memory: 5}
+	low := balance.ResourceThresholds{usage.Memory: 50}
+	high := balance.ResourceThresholds{usage.Memory: 85}
+	for _, tc := range []struct {
+		name      string
+		memory    float64
+		overtaken bool
+	}{
+		// 70 + 3 × 5 = 85, and 2 more of pi's own: 87.
+		{name: "hot with the three pods, little else changed", memory: 87},
+		// 70 + 15 + 8 of pi's own: more than a pod's 5.
+		{name: "pi's own use grew beyond a pod's share", memory: 93, overtaken: true},
+	} {
+		s := balance.NewStore()
+		for i, pod := range []types.UID{"web-1", "web-2", "web-3"} {
+			s.Remember(w, pod, "nuc", "pi", t0, share, share)
+			s.Note(pod, "cooling nuc", balance.NodeLoad{usage.Memory: 95}, balance.NodeLoad{usage.Memory: 70 + 5*float64(i)})
+		}
+		s.SetCool(map[string]balance.NodeLoad{"nuc": {usage.Memory: 80}, "pi": {usage.Memory: tc.memory}}, low, high)
+		if got := s.MovedOnto(w, "pi", time.Time{}, t0.Add(5*time.Minute), time.Hour); got == tc.overtaken {
+			t.Errorf("%s: MovedOnto = %v, want %v", tc.name, got, !tc.overtaken)
+		}
+	}
+}
+
 // The API server stamps a pod's creation in whole seconds and a controller
 // replaces an evicted pod within milliseconds: the replacement's stamp is
 // most often before the move's own time, in the same second. It is still
