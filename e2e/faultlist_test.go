@@ -5,6 +5,7 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -136,18 +137,7 @@ func hostileLoadWatcher(ctx context.Context, t *testing.T, f *faultEnv, r *fault
 	if err != nil {
 		t.Fatal(err)
 	}
-	deployments := f.client.AppsV1().Deployments(ballastNamespace)
-	scale := func(n int32) {
-		t.Helper()
-		s, err := deployments.GetScale(ctx, "ballast-load-watcher", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Spec.Replicas = n
-		if _, err := deployments.UpdateScale(ctx, "ballast-load-watcher", s, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	scale := func(n int32) { scaleDeployment(ctx, t, f.client, ballastNamespace, "ballast-load-watcher", n) }
 	start := time.Now()
 	r.usageLost = start
 	scale(0)
@@ -443,13 +433,9 @@ func stopKubelet(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult)
 		t.Fatal(err)
 	}
 	poll(ctx, t, "load-watcher to call "+node+" stale", 3*time.Minute, func(ctx context.Context) (bool, string) {
-		raw, err := proxyGet(ctx, f.client, lwv1.Path)
+		u, err := readUsage(ctx, f.client)
 		if err != nil {
-			return lw.Spec.NodeName == node, "load-watcher unreachable: " + err.Error()
-		}
-		var u lwv1.UsageList
-		if err := json.Unmarshal(raw, &u); err != nil {
-			return false, err.Error()
+			return lw.Spec.NodeName == node && !errors.Is(err, errNotUsage), "load-watcher unreachable: " + err.Error()
 		}
 		n, found := u.Nodes[node]
 		return !found || n.Stale, fmt.Sprintf("found=%t %+v", found, n)
@@ -467,12 +453,8 @@ func stopKubelet(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult)
 	})
 	readyAgain := since
 	poll(ctx, t, "load-watcher to report "+node+" fresh", 3*time.Minute, func(ctx context.Context) (bool, string) {
-		raw, err := proxyGet(ctx, f.client, lwv1.Path)
+		u, err := readUsage(ctx, f.client)
 		if err != nil {
-			return false, err.Error()
-		}
-		var u lwv1.UsageList
-		if err := json.Unmarshal(raw, &u); err != nil {
 			return false, err.Error()
 		}
 		n, found := u.Nodes[node]
@@ -523,28 +505,13 @@ func stopKubelet(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult)
 // requests and the descheduler evict nothing. Recovery ends when
 // load-watcher serves fresh usage again.
 func stopMetricsServer(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult) {
-	deployments := f.client.AppsV1().Deployments(metav1.NamespaceSystem)
-	scale := func(n int32) {
-		t.Helper()
-		s, err := deployments.GetScale(ctx, "metrics-server", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Spec.Replicas = n
-		if _, err := deployments.UpdateScale(ctx, "metrics-server", s, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	scale := func(n int32) { scaleDeployment(ctx, t, f.client, metav1.NamespaceSystem, "metrics-server", n) }
 	start := time.Now()
 	r.usageLost = start
 	scale(0)
 	poll(ctx, t, "load-watcher to call every node stale", 3*time.Minute, func(ctx context.Context) (bool, string) {
-		raw, err := proxyGet(ctx, f.client, lwv1.Path)
+		u, err := readUsage(ctx, f.client)
 		if err != nil {
-			return false, err.Error()
-		}
-		var u lwv1.UsageList
-		if err := json.Unmarshal(raw, &u); err != nil {
 			return false, err.Error()
 		}
 		for _, n := range f.lane.Nodes() {
@@ -565,4 +532,37 @@ func stopMetricsServer(ctx context.Context, t *testing.T, f *faultEnv, r *faultR
 	r.recovery = r.usageBack.Sub(start)
 	r.note = fmt.Sprintf("scaled to 0 for %s, until every client called its last usage stale and 40 s more; recovery ends when load-watcher serves fresh usage again",
 		restarted.Sub(start).Round(time.Second))
+}
+
+// scaleDeployment sets the replicas of namespace/name through its scale
+// subresource, as `kubectl scale` does.
+func scaleDeployment(ctx context.Context, t *testing.T, c kubernetes.Interface, namespace, name string, n int32) {
+	t.Helper()
+	deployments := c.AppsV1().Deployments(namespace)
+	s, err := deployments.GetScale(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Spec.Replicas = n
+	if _, err := deployments.UpdateScale(ctx, name, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// errNotUsage marks an answer of load-watcher's Service that is not a usage
+// list.
+var errNotUsage = errors.New("not a usage list")
+
+// readUsage asks load-watcher, through its Service, for the usage it
+// serves.
+func readUsage(ctx context.Context, c kubernetes.Interface) (lwv1.UsageList, error) {
+	var u lwv1.UsageList
+	raw, err := proxyGet(ctx, c, lwv1.Path)
+	if err != nil {
+		return u, err
+	}
+	if err := json.Unmarshal(raw, &u); err != nil {
+		return u, fmt.Errorf("%w: %v", errNotUsage, err)
+	}
+	return u, nil
 }

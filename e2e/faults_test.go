@@ -569,14 +569,7 @@ func checkMovesExplained(ctx context.Context, t *testing.T, f *faultEnv, nodes [
 	if _, err := f.client.CoreV1().Pods(faultsNS).Get(ctx, "hog", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the hog is gone (%v): the setup did not hold", err)
 	}
-	out, err := f.ballast("explain", "node", hogged, "-o", "json").Output()
-	if err != nil {
-		t.Fatalf("ballast explain node %s: %v", hogged, err)
-	}
-	var ex explain.NodeExplanation
-	if err := json.Unmarshal(out, &ex); err != nil {
-		t.Fatalf("decoding %q: %v", out, err)
-	}
+	ex := explainNode(t, f, hogged)
 	var off []explain.MoveExplanation
 	for _, m := range ex.Moves {
 		if m.Source == hogged {
@@ -696,4 +689,19 @@ func holdGoals(t *testing.T, results []*faultResult) {
 				r.name, r.failover.Round(100*time.Millisecond), failoverGoal, leaseDuration, 1+leaderelection.JitterFactor, retryPeriod)
 		}
 	}
+}
+
+// explainNode runs `ballast explain node NAME -o json` as a user would and
+// decodes its answer.
+func explainNode(t *testing.T, f *faultEnv, node string) explain.NodeExplanation {
+	t.Helper()
+	out, err := f.ballast("explain", "node", node, "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("ballast explain node %s: %v", node, err)
+	}
+	var ex explain.NodeExplanation
+	if err := json.Unmarshal(out, &ex); err != nil {
+		t.Fatalf("decoding %q: %v", out, err)
+	}
+	return ex
 }

@@ -4,7 +4,6 @@ package e2e_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,8 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-
-	"github.com/ballast-sched/ballast/installer/pkg/cmd/ballast/explain"
 
 	"github.com/ballast-sched/ballast/e2e/pkg/lane"
 )
@@ -145,14 +142,7 @@ func checkPinnedStays(ctx context.Context, t *testing.T, f *faultEnv, uid types.
 		t.Errorf("%s-0 is %s on %q (ready %t), want the pod that started (%s) still running on %s: a pod its volume pins was moved",
 			pinnedName, p.UID, p.Spec.NodeName, podReady(*p), uid, hogged)
 	}
-	out, err := f.ballast("explain", "node", hogged, "-o", "json").Output()
-	if err != nil {
-		t.Fatalf("ballast explain node %s: %v", hogged, err)
-	}
-	var ex explain.NodeExplanation
-	if err := json.Unmarshal(out, &ex); err != nil {
-		t.Fatalf("decoding %q: %v", out, err)
-	}
+	ex := explainNode(t, f, hogged)
 	want := faultsNS + "/" + pinnedName + "-0"
 	for _, pp := range ex.Pinned {
 		if pp.Pod == want {

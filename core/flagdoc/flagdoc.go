@@ -15,6 +15,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -163,4 +165,25 @@ func Default(f *pflag.Flag) (string, bool) {
 		return v, false
 	}
 	return v, true
+}
+
+// TB is what Check needs of a *testing.T; the package does not import
+// testing, so that the CLI, which uses Default, does not link it.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Errorf(format string, args ...any)
+}
+
+// Check is Compare for a component's test: it reads the page at path
+// (relative to the test's package) and fails t with each disagreement.
+func Check(t TB, path string, fs *pflag.FlagSet, undocumented ...string) {
+	t.Helper()
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range Compare(page, fs, undocumented...) {
+		t.Errorf("%s: %s", filepath.Base(path), p)
+	}
 }

@@ -1,6 +1,9 @@
 package flagdoc
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -62,5 +65,38 @@ func TestCellsKeepEscapedBars(t *testing.T) {
 	}
 	if cellsOf("not | a row") != nil {
 		t.Error("a line that does not start with a bar was read as a row")
+	}
+}
+
+// recorder is a TB that keeps what Check reports.
+type recorder struct{ fatal, errors []string }
+
+func (r *recorder) Helper()           {}
+func (r *recorder) Fatal(args ...any) { r.fatal = append(r.fatal, fmt.Sprint(args...)) }
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+func TestCheckReadsThePageAndReportsEachProblem(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "tool.md")
+	if err := os.WriteFile(page, []byte("| Flag | Default | Meaning |\n|---|---|---|\n| `--period` | `20s` | Rounds. |\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	fs.Duration("period", 15*time.Second, "")
+	fs.String("kubeconfig", "", "")
+	var r recorder
+	Check(&r, page, fs)
+	want := []string{
+		`tool.md: line 3: --period: the page says the default is "20s", the flag's is "15s"`,
+		`tool.md: --kubeconfig has no row in the page`,
+	}
+	if diff := cmp.Diff(want, r.errors); diff != "" || len(r.fatal) != 0 {
+		t.Errorf("Check reported (-want +got):\n%s\nfatal: %v", diff, r.fatal)
+	}
+	Check(&r, filepath.Join(dir, "missing.md"), fs)
+	if len(r.fatal) != 1 {
+		t.Errorf("a missing page: fatal %v, want one", r.fatal)
 	}
 }

@@ -1,7 +1,6 @@
 package options
 
 import (
-	"os"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -13,13 +12,7 @@ import (
 // to the upstream command to them: every flag has a row, no row names a
 // flag that is gone, and every default stated is the flag's.
 func TestFlagsAsDocumented(t *testing.T) {
-	page, err := os.ReadFile("../../../docs/descheduler.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fs := pflag.NewFlagSet("descheduler", pflag.ContinueOnError)
 	NewOptions().AddFlags(fs)
-	for _, p := range flagdoc.Compare(page, fs, "version") {
-		t.Errorf("docs/descheduler.md: %s", p)
-	}
+	flagdoc.Check(t, "../../../docs/descheduler.md", fs, "version")
 }

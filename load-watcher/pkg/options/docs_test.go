@@ -1,7 +1,6 @@
 package options
 
 import (
-	"os"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -14,13 +13,7 @@ import (
 // every default stated is the flag's. klog's own flags are klog's to
 // document.
 func TestFlagsAsDocumented(t *testing.T) {
-	page, err := os.ReadFile("../../../docs/load-watcher.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fs := pflag.NewFlagSet("load-watcher", pflag.ContinueOnError)
 	Default().AddFlags(fs)
-	for _, p := range flagdoc.Compare(page, fs, "version") {
-		t.Errorf("docs/load-watcher.md: %s", p)
-	}
+	flagdoc.Check(t, "../../../docs/load-watcher.md", fs, "version")
 }

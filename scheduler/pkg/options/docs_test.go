@@ -1,7 +1,6 @@
 package options
 
 import (
-	"os"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -13,13 +12,7 @@ import (
 // to the upstream command to them: every flag has a row, no row names a
 // flag that is gone, and every default stated is the flag's.
 func TestFlagsAsDocumented(t *testing.T) {
-	page, err := os.ReadFile("../../../docs/scheduler.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fs := pflag.NewFlagSet("scheduler", pflag.ContinueOnError)
 	NewOptions().AddFlags(fs)
-	for _, p := range flagdoc.Compare(page, fs, "version") {
-		t.Errorf("docs/scheduler.md: %s", p)
-	}
+	flagdoc.Check(t, "../../../docs/scheduler.md", fs, "version")
 }
