@@ -104,15 +104,7 @@ func TestDeploymentScheduledByRealSchedulerWithCustomPlugin(t *testing.T) {
 }
 
 func TestRemoveNodeDeletesItsPods(t *testing.T) {
-	c, ctx := startCluster(t)
-	for _, name := range []string{"node-a", "node-b"} {
-		if _, err := c.AddNode(ctx, cluster.NodeSpec{Name: name}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.StartScheduler(ctx, "", nil); err != nil {
-		t.Fatal(err)
-	}
+	c, ctx := startScheduling(t, "node-a", "node-b")
 	if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment("api").Replicas(4).Requests("100m", "128Mi").Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +192,22 @@ func startCluster(t *testing.T) (*cluster.Cluster, context.Context) {
 		t.Fatalf("starting cluster: %v", err)
 	}
 	return c, t.Context()
+}
+
+// startScheduling starts a cluster with the named nodes and the default
+// scheduler.
+func startScheduling(t *testing.T, nodes ...string) (*cluster.Cluster, context.Context) {
+	t.Helper()
+	c, ctx := startCluster(t)
+	for _, name := range nodes {
+		if _, err := c.AddNode(ctx, cluster.NodeSpec{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.StartScheduler(ctx, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	return c, ctx
 }
 
 // A node taken down stops reporting: Ready turns Unknown, it is tainted

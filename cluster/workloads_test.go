@@ -22,15 +22,7 @@ import (
 // pod's replacement goes back to that node however busy it is, and stays
 // Pending while that node is cordoned.
 func TestStatefulSetVolumePinsItsPod(t *testing.T) {
-	c, ctx := startCluster(t)
-	for _, name := range []string{"node-a", "node-b"} {
-		if _, err := c.AddNode(ctx, cluster.NodeSpec{Name: name}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.StartScheduler(ctx, "", nil); err != nil {
-		t.Fatal(err)
-	}
+	c, ctx := startScheduling(t, "node-a", "node-b")
 	labels := map[string]string{"app": "db"}
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default"},
