@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -107,16 +108,20 @@ func (s *SteppedScheduler) round(ctx context.Context) (int, error) {
 	}
 	s.gate.open(try)
 	defer s.gate.close()
-	// One at a time in the queue's own order: the scheduler pops pods while
-	// they are activated, and each one activated after the first it pops
-	// sorts behind it, so it pops them in that order however the two
-	// goroutines interleave. The gate lets each in only once the round has
-	// come to it: a plugin that activates pods itself (as LoadAware does
-	// when a node cools down) cannot slip one in ahead of its turn.
+	// One at a time in queueOrder: each pod is let in and activated only
+	// once the scheduler has begun the cycle of the one before (the gate's
+	// PreFilter), so it pops them in that order however the two goroutines
+	// interleave. The gate lets each in only once the round has come to it:
+	// a plugin that activates pods itself (as LoadAware does when a node
+	// cools down) cannot slip one in ahead of its turn.
 	logger := klog.FromContext(ctx)
 	for _, p := range s.queueOrder(pending) {
-		s.gate.let(string(p.UID))
-		s.sched.SchedulingQueue.Activate(logger, map[string]*corev1.Pod{string(p.UID): p})
+		uid := string(p.UID)
+		begun := s.gate.let(uid)
+		s.sched.SchedulingQueue.Activate(logger, map[string]*corev1.Pod{uid: p})
+		if err := s.begun(ctx, p, begun); err != nil {
+			return 0, err
+		}
 	}
 	if err := s.poll(ctx, "every pending pod to be tried once", s.tried); err != nil {
 		return 0, err
@@ -135,12 +140,19 @@ func (s *SteppedScheduler) round(ctx context.Context) (int, error) {
 }
 
 // queueOrder sorts pods as the scheduling queue does (priority, then the
-// time each entered the queue or last failed): the queue-sort plugin every
-// profile shares.
+// time each entered the queue or last failed: the queue-sort plugin every
+// profile shares), except that among pods of one priority those of one
+// controller (a ReplicaSet, a DaemonSet, a Job) go together, in the order of
+// the controllers' namespaces, kinds and names. When several controllers
+// make pods at once (a node's pods replaced while a workload scales) the
+// times their pods enter the queue follow the controllers' goroutines, which
+// no two runs share; their order then decides which pod takes the room on a
+// node.
 func (s *SteppedScheduler) queueOrder(pods []*corev1.Pod) []*corev1.Pod {
 	type queued struct {
-		pod  *corev1.Pod
-		info fwk.QueuedPodInfo
+		pod   *corev1.Pod
+		info  fwk.QueuedPodInfo
+		owner string
 	}
 	var less fwk.LessFunc
 	qs := make([]queued, 0, len(pods))
@@ -152,14 +164,49 @@ func (s *SteppedScheduler) queueOrder(pods []*corev1.Pod) []*corev1.Pod {
 		if less == nil {
 			less = s.sched.Profiles[p.Spec.SchedulerName].QueueSortFunc()
 		}
-		qs = append(qs, queued{pod: p, info: info})
+		owner := p.Namespace + "/"
+		if ref := metav1.GetControllerOf(p); ref != nil {
+			owner += ref.Kind + "/" + ref.Name
+		}
+		qs = append(qs, queued{pod: p, info: info, owner: owner})
 	}
-	sort.SliceStable(qs, func(i, j int) bool { return less(qs[i].info, qs[j].info) })
+	sort.SliceStable(qs, func(i, j int) bool {
+		if pi, pj := corev1helpers.PodPriority(qs[i].pod), corev1helpers.PodPriority(qs[j].pod); pi != pj {
+			return pi > pj
+		}
+		if qs[i].owner != qs[j].owner {
+			return qs[i].owner < qs[j].owner
+		}
+		return less(qs[i].info, qs[j].info)
+	})
 	out := make([]*corev1.Pod, len(qs))
 	for i, q := range qs {
 		out[i] = q.pod
 	}
 	return out
+}
+
+// begun waits until the scheduler has begun p's scheduling cycle (begun is
+// closed), or p has left the queue another way (deleted meanwhile).
+func (s *SteppedScheduler) begun(ctx context.Context, p *corev1.Pod, begun <-chan struct{}) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.NewTimer(stepTimeout)
+	defer timeout.Stop()
+	for {
+		select {
+		case <-begun:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for pod %s/%s to be tried: %w", p.Namespace, p.Name, context.Cause(ctx))
+		case <-timeout.C:
+			return fmt.Errorf("waiting for pod %s/%s to be tried: no scheduling cycle began in %s", p.Namespace, p.Name, stepTimeout)
+		case <-tick.C:
+			if _, queued := s.sched.SchedulingQueue.GetPod(p.Name, p.Namespace); !queued {
+				return nil
+			}
+		}
+	}
 }
 
 // tried reports whether every pod let through this round has been tried: the
@@ -248,6 +295,9 @@ type stepGate struct {
 	waiting sets.Set[string]
 	// turn are the pods of waiting whose turn has come.
 	turn sets.Set[string]
+	// begun are closed as the pods of the round, by UID, begin their
+	// scheduling cycle (PreFilter).
+	begun map[string]chan struct{}
 }
 
 var (
@@ -271,9 +321,16 @@ func (g *stepGate) PreEnqueue(_ context.Context, p *corev1.Pod) *fwk.Status {
 	return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "waiting for the next scheduling step")
 }
 
-// PreFilter does nothing: a PreFilter plugin that does not sign pods keeps
-// the profile from batching them (see SteppedScheduler).
-func (g *stepGate) PreFilter(context.Context, fwk.CycleState, *corev1.Pod, []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+// PreFilter says the pod's scheduling cycle has begun, and otherwise does
+// nothing: a PreFilter plugin that does not sign pods keeps the profile from
+// batching them (see SteppedScheduler).
+func (g *stepGate) PreFilter(_ context.Context, _ fwk.CycleState, p *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ch, ok := g.begun[string(p.UID)]; ok {
+		close(ch)
+		delete(g.begun, string(p.UID))
+	}
 	return nil, fwk.NewStatus(fwk.Skip)
 }
 
@@ -288,22 +345,28 @@ func (g *stepGate) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint
 func (g *stepGate) open(pods map[string]*corev1.Pod) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.waiting, g.turn = sets.KeySet(pods), sets.New[string]()
+	g.waiting, g.turn, g.begun = sets.KeySet(pods), sets.New[string](), map[string]chan struct{}{}
 }
 
-// let lets the pod of uid in when it is one the gate is open for.
-func (g *stepGate) let(uid string) {
+// let lets the pod of uid in when it is one the gate is open for, and
+// returns what is closed when its scheduling cycle begins.
+func (g *stepGate) let(uid string) <-chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	ch := make(chan struct{})
 	if g.waiting.Has(uid) {
 		g.turn.Insert(uid)
+		g.begun[uid] = ch
+	} else {
+		close(ch)
 	}
+	return ch
 }
 
 func (g *stepGate) close() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.waiting, g.turn = nil, nil
+	g.waiting, g.turn, g.begun = nil, nil, nil
 }
 
 // allEntered reports whether every pod the gate was opened for has gone in.

@@ -13,7 +13,9 @@ import (
 // everyKindOfTie is small but has each thing that made runs differ: nodes
 // alike, so the scheduler breaks ties between them; two workloads whose pods
 // use alike; a node joining; a process outside Kubernetes; a scale-down and
-// a scale-up; usage with noise; and two descheduling cycles that move pods.
+// a scale-up; a node down long enough that its pods are replaced in the step
+// another workload scales up (two controllers making pods at once); usage
+// with noise; and two descheduling cycles that move pods.
 const everyKindOfTie = `
 name: every-kind-of-tie
 duration: 11m
@@ -45,6 +47,7 @@ workloads:
     memory: {type: constant, value: 1Gi}
 events:
 - {at: 1m, type: hog, node: node-a, resources: {cpu: 2500m, memory: 3Gi}}
+- {at: 2m, type: reboot, node: node-c, for: 6m}
 - {at: 3m, type: join, node: node-d}
 - {at: 4m, type: scale, workload: web, replicas: 3}
 - {at: 7m, type: scale, workload: api, replicas: 9}

@@ -194,13 +194,18 @@ func NodeStates(nodes []corev1.Node, pods map[types.UID]model.Pod, m *model.Usag
 			total = total.Add(share)
 		}
 		st.CPU, st.Memory = total.CPU, total.Memory
+		// Summed whole (millicores, bytes), then divided: a sum of
+		// fractions in the map's order would differ in its last bit from
+		// run to run, and with it the result's digest.
+		var cpuMilli, memBytes int64
 		for w, count := range placed {
 			st.Pods += count
 			wl, _ := m.Workload(w)
-			req := wl.Requests
-			st.CPURequests += 100 * float64(count) * req.CPU.AsApproximateFloat64() / cpuAlloc
-			st.MemoryRequests += 100 * float64(count) * req.Memory.AsApproximateFloat64() / memAlloc
+			cpuMilli += int64(count) * wl.Requests.CPU.MilliValue()
+			memBytes += int64(count) * wl.Requests.Memory.Value()
 		}
+		st.CPURequests = 100 * float64(cpuMilli) / 1000 / cpuAlloc
+		st.MemoryRequests = 100 * float64(memBytes) / memAlloc
 		out = append(out, st)
 	}
 	return out, p.Pending
