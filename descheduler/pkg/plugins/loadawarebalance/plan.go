@@ -44,8 +44,12 @@ type planProblem struct {
 	search   *placement.Problem
 	current  [][]int
 	// young are pods of the workloads first listed within the window that
-	// replace no move (a scale, a rollout): what they use does not show in
-	// their nodes' usage yet.
+	// replace no move (a scale, a rollout) and that balancing may move:
+	// what they use does not show in their nodes' usage yet. Pods it never
+	// moves (a DaemonSet's on a node that joined or came back, a CronJob's
+	// run) count in their node's load by estimate only (unsampled), as
+	// they do once the window shows them: waiting for them would stop
+	// planning after every join and reboot, and for as long as CronJobs run.
 	young []*v1.Pod
 }
 
@@ -138,11 +142,14 @@ func (p *LoadAwareBalance) newPlanProblem(ctx context.Context, logger klog.Logge
 				pp.workloads = append(pp.workloads, w)
 				reps = append(reps, pod)
 			}
-			if at, ok := listing.New[pod.UID]; ok && c.now.Sub(at) < p.args.Window.Duration {
+			if at, ok := listing.New[pod.UID]; ok && c.now.Sub(at) < p.args.Window.Duration && p.PodFilter(pod) {
 				pp.young = append(pp.young, pod)
 			}
-			if at, ok := listing.Arrived[pod.UID]; ok && c.now.Sub(at) < p.args.BalanceCooldown.Duration {
-				// Whichever move it replaces, moving it again would undo it.
+			if at, ok := listing.Arrived[pod.UID]; ok && c.now.Sub(at) < p.args.BalanceCooldown.Duration && !at.Before(c.reshaped) {
+				// Whichever move it replaces, moving it again would undo it
+				// — unless the nodes changed since (as MovedOnto): a plan
+				// for the cluster as it is now may move on from what an
+				// earlier one did for another.
 				continue
 			}
 			if p.unmovable(logger, c, pod, w, n.Name) == "" {

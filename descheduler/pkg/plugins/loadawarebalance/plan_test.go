@@ -2,6 +2,8 @@ package loadawarebalance
 
 import (
 	"fmt"
+	"k8s.io/apimachinery/pkg/types"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,6 +157,38 @@ func TestPlanMovesOnlyWhatMayMove(t *testing.T) {
 			}
 		}
 	})
+	t.Run("the replacement of a move, until the nodes change", func(t *testing.T) {
+		// web-7 replaces a move of web from c onto a: it stays while the
+		// nodes stay as they were, and may move on once d joins. The four
+		// single-replica pods on a move not at all: web-7 is the only pod
+		// that can cool a.
+		var pods []*v1.Pod
+		for i := range 4 {
+			pods = append(pods, pod(fmt.Sprintf("solo-%d", i), "a", fmt.Sprintf("rs-solo-%d", i), 100))
+		}
+		pods = append(pods, webOn("b", 1, 1)...)
+		h := newHarness(t, args(planArgs), nodesNamed("a", "b", "c"), pods...)
+		h.cycle(loads("a", 10, 40, "b", 10, 10, "c", 10, 10))
+		if len(h.Evicted) != 0 {
+			t.Fatalf("evicted %v, nothing may move yet", h.Evicted)
+		}
+		wl, _ := balance.WorkloadOf(webOn("a", 1, 1)[0])
+		h.plugin.Deps.Store.Remember(wl, "uid-web-0", "c", "a", h.clock.Now().Add(-time.Minute), nil, nil)
+		h.Add(webOn("a", 7, 1)[0])
+		h.cycle(loads("a", 10, 50, "b", 10, 10, "c", 10, 10))
+		if len(h.Evicted) != 0 {
+			t.Fatalf("evicted %v, the replacement of a move made a minute ago", h.Evicted)
+		}
+		h.nodes = append(h.nodes, node("d"))
+		if _, err := h.Client.CoreV1().Nodes().Create(h.ctx, node("d"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h.clock.Step(5 * time.Minute)
+		h.cycle(loads("a", 10, 50, "b", 10, 10, "c", 10, 10, "d", 10, 0))
+		if !slices.Equal(h.Evicted, []string{"web-7"}) {
+			t.Fatalf("evicted %v after d joined, want web-7: a move made for another cluster holds nothing", h.Evicted)
+		}
+	})
 	t.Run("the only pod of its workload", func(t *testing.T) {
 		var pods []*v1.Pod
 		for i := range 6 {
@@ -246,6 +280,46 @@ func TestPlanWaitsForNewPodsToShow(t *testing.T) {
 	h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
 	if len(h.Evicted) != 1 {
 		t.Errorf("evicted %v once the window shows the pods, want one move of the plan", h.Evicted)
+	}
+}
+
+// Pods that balancing never moves — a DaemonSet's pod on a node that came
+// back, a CronJob's run — hold no plan back while they are young: their
+// node counts them by estimate, and waiting for them would stop planning
+// after every reboot and for as long as CronJobs run. Each kind on its own
+// must leave the plan free to start.
+func TestPlanDoesNotWaitForPodsItNeverMoves(t *testing.T) {
+	owned := func(kind, name string) func(*v1.Pod) {
+		return func(p *v1.Pod) {
+			p.OwnerReferences[0].Kind, p.OwnerReferences[0].Name, p.OwnerReferences[0].UID = kind, name, types.UID(kind+"-"+name)
+			if kind == "DaemonSet" {
+				p.OwnerReferences[0].APIVersion = "apps/v1"
+			} else {
+				p.OwnerReferences[0].APIVersion = "batch/v1"
+				p.Spec.RestartPolicy = v1.RestartPolicyNever
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *v1.Pod
+	}{
+		{"a DaemonSet's pod", pod("exporter-c", "c", "", 10, owned("DaemonSet", "exporter"))},
+		{"a CronJob's run", pod("backup-1-x", "c", "", 10, owned("Job", "backup-1"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, args(planArgs), nodesNamed("a", "b", "c"), webOn("a", 1, 6)...)
+			// Even: nothing to plan; web's pods are known from here on.
+			h.cycle(loads("a", 10, 60, "b", 10, 60, "c", 10, 60))
+			if len(h.Evicted) != 0 {
+				t.Fatalf("evicted %v from an even cluster", h.Evicted)
+			}
+			h.Add(tc.pod)
+			h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+			if len(h.Evicted) != 1 || h.plugin.Deps.Store.Plan() == nil {
+				t.Fatalf("evicted %v, plan %+v: want the plan's first move while %s is young", h.Evicted, h.plugin.Deps.Store.Plan(), tc.pod.Name)
+			}
+		})
 	}
 }
 
