@@ -146,15 +146,16 @@ bench-balance: ## Balance of every shipped scenario: default scheduler, upstream
 	cd simulator && $(GO) run ./cmd/bench-balance
 
 # `make bench-random`: how many random homelabs, from which seed, of how many
-# nodes, for how long (scenario.Random).
+# nodes, for how long (scenario.Random), how many simulations at a time.
 RANDOM_N        ?= 100
 RANDOM_SEED     ?= 1
 RANDOM_NODES    ?= 2-60
 RANDOM_DURATION ?= 1h
+RANDOM_JOBS     ?= 2
 
 .PHONY: bench-random
 bench-random: ## Balance on RANDOM_N (100) random homelabs of RANDOM_NODES (2-60) nodes: default scheduler and Ballast, the distribution of the spread over the best placement, evictions, loops and the worst seeds (docs/performance.md).
-	cd simulator && $(GO) run ./cmd/bench-balance -peers=false -random $(RANDOM_N) -seed $(RANDOM_SEED) -nodes $(RANDOM_NODES) -duration $(RANDOM_DURATION)
+	cd simulator && $(GO) run ./cmd/bench-balance -peers=false -random $(RANDOM_N) -seed $(RANDOM_SEED) -nodes $(RANDOM_NODES) -duration $(RANDOM_DURATION) -jobs $(RANDOM_JOBS)
 
 .PHONY: update-replace
 update-replace: ## Regenerate the Kubernetes replace blocks from hack/k8s-version.

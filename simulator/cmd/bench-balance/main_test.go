@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,5 +54,51 @@ func TestLoadScenarios(t *testing.T) {
 	}
 	if _, err := loadScenarios([]string{"no-such-scenario"}); err == nil {
 		t.Errorf("an unknown name and no such file: want an error")
+	}
+}
+
+// TestMain lets the test binary stand in for bench-balance's own when
+// -jobs runs a scenario in a process of its own (-one).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "-one" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// Scenarios run in processes of their own, two at a time, give the
+// comparisons one process gives running them in turn: the same digests, in
+// the scenarios' order.
+func TestJobsGiveTheSameResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs eight simulations; run without -short")
+	}
+	const tiny = "name: %s\nduration: 3m\nstep: 15s\nseed: %d\nnodes:\n" +
+		"- {name: pi, cpu: \"4\", memory: 4Gi}\n- {name: mini, cpu: \"4\", memory: 16Gi}\nworkloads:\n" +
+		"- {name: web, replicas: %d, requests: {cpu: 100m, memory: 128Mi}, usage: {cpu: {type: noisy, value: 300m, stddev: 50m}, memory: {type: constant, value: 256Mi}}}\n"
+	var scenarios []*scenario.Scenario
+	for i, name := range []string{"tiny-a", "tiny-b"} {
+		sc, err := scenario.Parse(fmt.Appendf(nil, tiny, name, i+1, 3+2*i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scenarios = append(scenarios, sc)
+	}
+	children, err := compareInChildren(t.Context(), scenarios, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sc := range scenarios {
+		here, err := compareRounds(t.Context(), sc, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if children[i].Scenario != sc.Name {
+			t.Errorf("result %d is %s's, want %s's", i, children[i].Scenario, sc.Name)
+		}
+		if err := sameRuns(here, children[i]); err != nil {
+			t.Errorf("%s in a process of its own: %v", sc.Name, err)
+		}
 	}
 }

@@ -3,10 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/simulator/scenario"
 	"github.com/ballast-sched/ballast/simulator/sim/record"
@@ -30,6 +34,23 @@ func randomScenarios(n int, first int64, nodes string, d time.Duration) ([]*scen
 		out = append(out, sc)
 	}
 	return out, nil
+}
+
+// saveScenarios writes each scenario to dir/NAME.yaml, dir made if need be.
+func saveScenarios(dir string, scenarios []*scenario.Scenario) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("-save: %w", err)
+	}
+	for _, sc := range scenarios {
+		data, err := yaml.Marshal(sc)
+		if err != nil {
+			return fmt.Errorf("encoding %s: %w", sc.Name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, sc.Name+".yaml"), data, 0o644); err != nil {
+			return fmt.Errorf("-save: %w", err)
+		}
+	}
+	return nil
 }
 
 // Goals of random homelabs, the distribution's: the spread never worse than

@@ -102,9 +102,7 @@ func runServe(ctx context.Context, logger *log.Logger, streams cli.IOStreams, fl
 	if err != nil {
 		return err
 	}
-	if logger.Verbosity() < 2 {
-		silenceControlPlane()
-	}
+	controlPlaneLogs(logger.Verbosity())
 	if w := progressWriter(logger, streams); w != nil {
 		opts.Log = w
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -102,7 +103,7 @@ func NewCommand(logger *log.Logger, streams cli.IOStreams) *cobra.Command {
 	flags.Kube.AddFlags(c.Flags())
 	c.Flags().BoolVar(&flags.List, "list", false, "list the built-in scenarios and exit")
 	flags.Serve.addFlags(c.Flags())
-	cli.AddLogFlags(c, "log detail: 1 shows more steps and errors' full chain, 2 the in-process control plane's logs")
+	cli.AddLogFlags(c, "log detail: 1 shows more steps and errors' full chain, 2 and up the in-process control plane's logs, at that klog level")
 	// Not cobra's own --version: Kubernetes's verflag already puts a global
 	// --version of another type among the persistent flags.
 	c.Flags().BoolVar(&flags.Version, "version", false, "print the version")
@@ -131,9 +132,7 @@ func runE(ctx context.Context, logger *log.Logger, streams cli.IOStreams, flags 
 		}
 		sc.Duration.Duration = flags.Duration
 	}
-	if logger.Verbosity() < 2 {
-		silenceControlPlane()
-	}
+	controlPlaneLogs(logger.Verbosity())
 	opts.Progress = progressWriter(logger, streams)
 	start := time.Now()
 	c, err := engine.Compare(ctx, sc, opts)
@@ -256,11 +255,17 @@ func writeReport(path string, c *record.Comparison) error {
 	return f.Close()
 }
 
-// silenceControlPlane keeps the in-process control plane's start-up lines
-// (logged by kube-apiserver at level 0) out of the output; -v 2 shows them.
-func silenceControlPlane() {
+// controlPlaneLogs keeps the in-process control plane's klog lines (its
+// start-up lines are logged by kube-apiserver at level 0) out of the output
+// below verbosity 2; from 2 on they show, with klog's own detail at that
+// level (the chart runs the components at -v=2).
+func controlPlaneLogs(verbosity int) {
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
+	if verbosity >= 2 {
+		_ = fs.Set("v", strconv.Itoa(verbosity))
+		return
+	}
 	_ = fs.Set("logtostderr", "false")
 	_ = fs.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(io.Discard)
