@@ -66,8 +66,15 @@ func (e *engine) unquiet(ctx context.Context, running bool) string {
 		return fmt.Sprintf("listing pods: %v", err)
 	}
 	count := map[string]int32{}
+	t := e.clock.Now().Sub(e.Started())
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp != nil {
+			if e.Model().Down(p.Spec.NodeName, t) {
+				// Deleted while its node is off (a scale-down, an
+				// eviction): nothing confirms it until the node is back,
+				// as in a cluster, and it counts for no workload.
+				continue
+			}
 			return fmt.Sprintf("pod %s/%s is terminating", p.Namespace, p.Name)
 		}
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
