@@ -51,6 +51,7 @@ type SteppedScheduler struct {
 	c     *Cluster
 	sched *scheduler.Scheduler
 	gate  *stepGate
+	rank  func(*corev1.Pod) int
 }
 
 // StartSteppedScheduler runs kube-scheduler as StartScheduler does, stepped,
@@ -139,20 +140,24 @@ func (s *SteppedScheduler) round(ctx context.Context) (int, error) {
 	return bound, nil
 }
 
+// SetRank makes rank part of the order in which a round lets pods try:
+// among pods of one priority, those of a lower rank go first, and the
+// queue's own order decides within a rank. Without it, the queue's order
+// alone decides: the time each pod entered the queue, which, when several
+// controllers make pods at once (a node's pods replaced while a workload
+// scales), follows the controllers' goroutines and differs from run to run.
+// A caller that knows which workload each pod belongs to ranks them, and the
+// same cluster gives the same placement. Set it before the first Schedule.
+func (s *SteppedScheduler) SetRank(rank func(*corev1.Pod) int) { s.rank = rank }
+
 // queueOrder sorts pods as the scheduling queue does (priority, then the
 // time each entered the queue or last failed: the queue-sort plugin every
-// profile shares), except that among pods of one priority those of one
-// controller (a ReplicaSet, a DaemonSet, a Job) go together, in the order of
-// the controllers' namespaces, kinds and names. When several controllers
-// make pods at once (a node's pods replaced while a workload scales) the
-// times their pods enter the queue follow the controllers' goroutines, which
-// no two runs share; their order then decides which pod takes the room on a
-// node.
+// profile shares), with the rank (SetRank) between the two.
 func (s *SteppedScheduler) queueOrder(pods []*corev1.Pod) []*corev1.Pod {
 	type queued struct {
-		pod   *corev1.Pod
-		info  fwk.QueuedPodInfo
-		owner string
+		pod  *corev1.Pod
+		info fwk.QueuedPodInfo
+		rank int
 	}
 	var less fwk.LessFunc
 	qs := make([]queued, 0, len(pods))
@@ -164,18 +169,18 @@ func (s *SteppedScheduler) queueOrder(pods []*corev1.Pod) []*corev1.Pod {
 		if less == nil {
 			less = s.sched.Profiles[p.Spec.SchedulerName].QueueSortFunc()
 		}
-		owner := p.Namespace + "/"
-		if ref := metav1.GetControllerOf(p); ref != nil {
-			owner += ref.Kind + "/" + ref.Name
+		q := queued{pod: p, info: info}
+		if s.rank != nil {
+			q.rank = s.rank(p)
 		}
-		qs = append(qs, queued{pod: p, info: info, owner: owner})
+		qs = append(qs, q)
 	}
 	sort.SliceStable(qs, func(i, j int) bool {
 		if pi, pj := corev1helpers.PodPriority(qs[i].pod), corev1helpers.PodPriority(qs[j].pod); pi != pj {
 			return pi > pj
 		}
-		if qs[i].owner != qs[j].owner {
-			return qs[i].owner < qs[j].owner
+		if qs[i].rank != qs[j].rank {
+			return qs[i].rank < qs[j].rank
 		}
 		return less(qs[i].info, qs[j].info)
 	})

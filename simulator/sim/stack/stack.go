@@ -254,6 +254,9 @@ func (s *Stack) startScheduler(life context.Context) error {
 	var err error
 	if s.cfg.Stepped {
 		s.stepped, err = s.c.StartSteppedScheduler(life, configYAML, registry)
+		if err == nil {
+			s.stepped.SetRank(s.creationRank())
+		}
 	} else {
 		_, err = s.c.StartScheduler(life, configYAML, registry)
 	}
@@ -261,6 +264,36 @@ func (s *Stack) startScheduler(life context.Context) error {
 		return fmt.Errorf("starting the %s scheduler: %w", s.cfg.Scheduler, err)
 	}
 	return nil
+}
+
+// creationRank ranks a pod by its workload in the order CreateWorkloads
+// makes them (DaemonSets, StatefulSets, Deployments, then the rest, each in
+// the scenario's order): the order their pods reach the scheduler at the
+// start, kept whenever several controllers make pods in one step. Pods of
+// no workload of the scenario go last.
+func (s *Stack) creationRank() func(*corev1.Pod) int {
+	kind := func(w scenario.Workload) int {
+		switch {
+		case w.IsDaemonSet():
+			return 0
+		case w.IsStatefulSet():
+			return 1
+		case w.Kind == scenario.Deployment:
+			return 2
+		}
+		return 3
+	}
+	n := len(s.sc.Workloads)
+	ranks := make(map[string]int, n)
+	for i, w := range s.sc.Workloads {
+		ranks[w.Name] = kind(w)*n + i
+	}
+	return func(p *corev1.Pod) int {
+		if r, ok := ranks[p.Labels[model.WorkloadLabel]]; ok {
+			return r
+		}
+		return 4 * n
+	}
 }
 
 // Schedule lets a stepped stack's scheduler place every pending pod it
