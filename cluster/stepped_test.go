@@ -80,3 +80,46 @@ func boundPods(t *testing.T, c *cluster.Cluster) int {
 	}
 	return n
 }
+
+// A rank set by the caller decides which of two pending pods tries first,
+// whatever order they reached the queue in: with room for one of them,
+// "late", created second but ranked first, takes the node.
+func TestSteppedSchedulerTriesPodsInRankOrder(t *testing.T) {
+	c, ctx := startCluster(t)
+	s, err := c.StartSteppedScheduler(ctx, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetRank(func(p *corev1.Pod) int {
+		if p.Labels["app"] == "late" {
+			return 0
+		}
+		return 1
+	})
+	if _, err := c.AddNode(ctx, cluster.NodeSpec{Name: "node-a", CPU: "1500m", Memory: "8Gi"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"early", "late"} {
+		deploy := objects.MakeDeployment(name).Replicas(1).Requests("1", "64Mi").Obj()
+		if _, err := c.Client.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			pods, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+			return err == nil && len(pods.Items) == 1, nil
+		})
+		if err != nil {
+			t.Fatalf("no pod of %s: %v", name, err)
+		}
+	}
+	if n, err := s.Schedule(ctx); err != nil || n != 1 {
+		t.Fatalf("Schedule = %d, %v; want one pod bound", n, err)
+	}
+	pods, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=late"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 1 || pods.Items[0].Spec.NodeName != "node-a" {
+		t.Errorf("late's pod is on %q, want node-a: it is ranked first", pods.Items[0].Spec.NodeName)
+	}
+}
