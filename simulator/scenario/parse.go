@@ -40,6 +40,18 @@ func Load(path string) (*Scenario, error) {
 	return s, nil
 }
 
+// Save writes s to path as YAML, what Load reads back.
+func Save(path string, s *Scenario) error {
+	data, err := yaml.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encoding scenario %s: %w", s.Name, err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("writing scenario: %w", err)
+	}
+	return nil
+}
+
 // Parse decodes a scenario, rejecting unknown fields, fills defaults and
 // validates it.
 func Parse(data []byte) (*Scenario, error) {

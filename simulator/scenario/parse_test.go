@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -276,5 +277,26 @@ events:
 				t.Errorf("validation errors mismatch (-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// What Save writes, Load reads back as the same scenario.
+func TestSaveThenLoad(t *testing.T) {
+	sc, err := Random(3, RandomOptions{MinNodes: 4, MaxNodes: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "random-3.yaml")
+	if err := Save(path, sc); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := yaml.Marshal(sc)
+	got, _ := yaml.Marshal(back)
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("loaded back another scenario (-saved,+loaded):\n%s", diff)
 	}
 }

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/ballast-sched/ballast/simulator/scenario"
 	"github.com/ballast-sched/ballast/simulator/sim"
 	"github.com/ballast-sched/ballast/simulator/sim/record"
@@ -83,12 +81,8 @@ func compareInChildren(ctx context.Context, scenarios []*scenario.Scenario, roun
 	slots := make(chan struct{}, jobs)
 	var wg sync.WaitGroup
 	for i, sc := range scenarios {
-		data, err := yaml.Marshal(sc)
-		if err != nil {
-			return nil, fmt.Errorf("encoding %s: %w", sc.Name, err)
-		}
 		file := filepath.Join(dir, strconv.Itoa(i)+".yaml")
-		if err := os.WriteFile(file, data, 0o600); err != nil {
+		if err := scenario.Save(file, sc); err != nil {
 			return nil, err
 		}
 		select {

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/ballast-sched/ballast/simulator/scenario"
 	"github.com/ballast-sched/ballast/simulator/sim/record"
 )
@@ -42,11 +40,7 @@ func saveScenarios(dir string, scenarios []*scenario.Scenario) error {
 		return fmt.Errorf("-save: %w", err)
 	}
 	for _, sc := range scenarios {
-		data, err := yaml.Marshal(sc)
-		if err != nil {
-			return fmt.Errorf("encoding %s: %w", sc.Name, err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, sc.Name+".yaml"), data, 0o644); err != nil {
+		if err := scenario.Save(filepath.Join(dir, sc.Name+".yaml"), sc); err != nil {
 			return fmt.Errorf("-save: %w", err)
 		}
 	}

@@ -23,7 +23,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ballast-sched/ballast/charts/values"
 	"github.com/ballast-sched/ballast/core/cli"
@@ -161,7 +160,7 @@ func prepare(ctx context.Context, logger *log.Logger, flags *flagpole, args []st
 		return nil, err
 	}
 	if flags.Save != "" {
-		if err := save(flags.Save, sc); err != nil {
+		if err := scenario.Save(flags.Save, sc); err != nil {
 			return nil, err
 		}
 		logger.Infof("Wrote the scenario to %s.", flags.Save)
@@ -230,17 +229,6 @@ func fromCluster(ctx context.Context, logger *log.Logger, flags *flagpole) (*sce
 	}
 	logger.Infof("Taking a snapshot of the cluster at %s (read-only)…", cfg.Host)
 	return snapshot.Take(ctx, client, metrics)
-}
-
-func save(path string, sc *scenario.Scenario) error {
-	data, err := yaml.Marshal(sc)
-	if err != nil {
-		return fmt.Errorf("encoding the scenario: %w", err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		return fmt.Errorf("writing the scenario: %w", err)
-	}
-	return nil
 }
 
 func writeReport(path string, c *record.Comparison) error {
