@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -101,9 +102,10 @@ func (d Deps) Complete(plugin string, handle frameworktypes.Handle) (Deps, error
 // (Store.Follow), so the nodes they really landed on are guarded too, and
 // records under plugin those that landed back on their source node, and
 // counts those that landed on the node their move planned and elsewhere; it
-// also feeds the Store's Bounced, and notes the moved pods gone from their
+// also feeds the Store's Bounced, measures what the replacements use
+// (Store.MeasureReplacements), and notes the moved pods gone from their
 // source (Store.NoteGone). Callers hold the Store's lock.
-func (d Deps) FollowReplacements(logger klog.Logger, handle frameworktypes.Handle, plugin string, nodes []*v1.Node) {
+func (d Deps) FollowReplacements(ctx context.Context, logger klog.Logger, handle frameworktypes.Handle, plugin string, nodes []*v1.Node) {
 	podsOn := func(node string) []*v1.Pod {
 		pods, err := handle.GetPodsAssignedToNodeFunc()(node, nil)
 		if err != nil {
@@ -120,6 +122,25 @@ func (d Deps) FollowReplacements(logger klog.Logger, handle frameworktypes.Handl
 		d.Metrics.SurgeMoves.WithLabelValues(plugin, n.Name)
 	}
 	followed := d.Store.Follow(names, podsOn)
+	byName := make(map[string]*v1.Node, len(nodes))
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	d.Store.MeasureReplacements(func(node string, uid types.UID) (NodeLoad, bool) {
+		n := byName[node]
+		if n == nil {
+			return nil, false
+		}
+		for _, pod := range podsOn(node) {
+			if pod.UID == uid {
+				if a, measured := d.usageOf(ctx, pod); measured {
+					return d.Model.Share(a, n), true
+				}
+				return nil, false
+			}
+		}
+		return nil, false
+	})
 	d.Store.NoteGone(d.Clock.Now(), podsOn)
 	for node, n := range followed.Back {
 		logger.Info("Replacement of a moved pod landed back on its source node", "node", node, "pods", n)

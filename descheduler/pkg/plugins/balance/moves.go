@@ -35,6 +35,10 @@ type move struct {
 	// and landedOn the node it runs on; empty until one runs.
 	replacement types.UID
 	landedOn    string
+	// replacementUsage is what the replacement used in the last cycle that
+	// measured it, in percent of the node it runs on (MeasureReplacements);
+	// nil until measured.
+	replacementUsage NodeLoad
 	// seen is the last cycle that still listed the pod on its source, and
 	// grace its termination grace period as listed then; goneAt is when it
 	// was gone, as NoteGone works it out: zero until a cycle no longer
@@ -60,6 +64,22 @@ func (m *move) receivedBy(node string) bool {
 		return m.landedOn == node
 	}
 	return m.destination == node
+}
+
+// brought is what this move's pod adds to the node that got it: the share
+// the move expected, or what its replacement was last measured using where
+// that is more. A replacement using more than expected (a cache filling, a
+// spike of its own) heats its node itself; that heat is the move's doing,
+// not a change of the cluster (overtaken).
+func (m *move) brought() NodeLoad {
+	out := maps.Clone(m.destinationLoad)
+	if out == nil {
+		out = NodeLoad{}
+	}
+	for r, v := range m.replacementUsage {
+		out[r] = max(out[r], v)
+	}
+	return out
 }
 
 // createdAfter reports whether pod was created after the move, so that it
@@ -284,6 +304,21 @@ func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) Follo
 		}
 	}
 	return out
+}
+
+// MeasureReplacements records, for every move whose replacement runs
+// (Follow), what the replacement uses now, as usageOf reports it for the
+// pod uid on node in percent of that node; usageOf reports false when it
+// has no measure, which keeps the last one. Follow must have run first.
+func (s *Store) MeasureReplacements(usageOf func(node string, uid types.UID) (NodeLoad, bool)) {
+	for _, m := range s.moves {
+		if m.replacement == "" {
+			continue
+		}
+		if u, ok := usageOf(m.landedOn, m.replacement); ok {
+			m.replacementUsage = u
+		}
+	}
 }
 
 // NoteGone works out, for every move whose pod podsOn no longer lists on
@@ -535,8 +570,10 @@ func (s *Store) outdated(m *move) bool {
 // threshold now on a resource whose use by the rest of the node has grown
 // since the move by more than the pod brought: something other than the
 // move heated it (SetCool). The rest of the node is all but the pods moved
-// onto it since, m's included: moves Ballast made there are its own doing,
-// each guarded by its own record, not a change of the cluster. Without the
+// onto it since, m's included, each counted at what it brought (the more
+// of its expected share and its replacement's measured use): moves Ballast
+// made there are its own doing, each guarded by its own record, not a
+// change of the cluster, and so is a replacement that grew once it ran. Without the
 // node's usage at the move (a move kept by an older version), the node must
 // be over the threshold even without those pods.
 func (s *Store) overtaken(m *move) bool {
@@ -557,7 +594,7 @@ func (s *Store) overtaken(m *move) bool {
 	for _, later := range s.moves {
 		since = since || later == m
 		if since && later.receivedBy(node) {
-			rest = rest.Add(later.destinationLoad, -1)
+			rest = rest.Add(later.brought(), -1)
 		}
 	}
 	for _, r := range s.high.Above(load) {

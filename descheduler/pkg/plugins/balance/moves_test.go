@@ -489,6 +489,66 @@ func TestMovesOntoOneNodeDoNotOvertakeEachOther(t *testing.T) {
 	}
 }
 
+// A replacement that uses more than its move expected (its cache fills, its
+// memory spikes) heats its node itself: that is the move's doing, and
+// moving the workload off the node again would undo it with nothing else
+// changed. Only heat beyond what the replacement is measured using
+// overtakes the move.
+func TestAReplacementsOwnGrowthDoesNotOvertakeItsMove(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	share := balance.NodeLoad{usage.CPU: 5, usage.Memory: 10}
+	low := balance.ResourceThresholds{usage.CPU: 50, usage.Memory: 50}
+	high := balance.ResourceThresholds{usage.CPU: 80, usage.Memory: 85}
+	replacement := balancetest.Pod("web-new", "pi", "web", 40)
+	replacement.UID = "web-new"
+	replacement.CreationTimestamp = metav1.NewTime(t0.Add(time.Second))
+	for _, tc := range []struct {
+		name string
+		// measured is the replacement's memory in percent of pi; -1 when
+		// nothing measured it.
+		measured  float64
+		overtaken bool
+	}{
+		// 90 − 70 = 20, as at the move: the heat is the pod's own.
+		{name: "the replacement grew to 70 %", measured: 70},
+		// 90 − 10 = 80, up 60 from 20: something else heated pi.
+		{name: "the replacement uses what was expected", measured: 8, overtaken: true},
+		{name: "the replacement not measured", measured: -1, overtaken: true},
+	} {
+		s := balance.NewStore()
+		s.Lock()
+		s.Remember(w, "web-1", "nuc", "pi", t0, share, share)
+		s.Note("web-1", "balance", balance.NodeLoad{usage.CPU: 30, usage.Memory: 40}, balance.NodeLoad{usage.CPU: 20, usage.Memory: 20})
+		s.Follow([]string{"nuc", "pi"}, func(node string) []*v1.Pod {
+			if node == "pi" {
+				return []*v1.Pod{replacement}
+			}
+			return nil
+		})
+		var asked []string
+		s.MeasureReplacements(func(node string, uid types.UID) (balance.NodeLoad, bool) {
+			asked = append(asked, node+"/"+string(uid))
+			if tc.measured < 0 {
+				return nil, false
+			}
+			return balance.NodeLoad{usage.CPU: 5, usage.Memory: tc.measured}, true
+		})
+		if len(asked) != 1 || asked[0] != "pi/web-new" {
+			t.Errorf("%s: measured %v, want the replacement on pi", tc.name, asked)
+		}
+		s.SetCool(map[string]balance.NodeLoad{"nuc": {usage.CPU: 20, usage.Memory: 30}, "pi": {usage.CPU: 20, usage.Memory: 90}}, low, high)
+		now := t0.Add(10 * time.Minute)
+		if got := s.MovedOnto(w, "pi", time.Time{}, now, time.Hour); got == tc.overtaken {
+			t.Errorf("%s: MovedOnto = %v, want %v", tc.name, got, !tc.overtaken)
+		}
+		if got := s.MovedOff(w, "nuc", now, time.Hour); got == tc.overtaken {
+			t.Errorf("%s: MovedOff = %v, want %v", tc.name, got, !tc.overtaken)
+		}
+		s.Unlock()
+	}
+}
+
 // The API server stamps a pod's creation in whole seconds and a controller
 // replaces an evicted pod within milliseconds: the replacement's stamp is
 // most often before the move's own time, in the same second. It is still

@@ -126,7 +126,7 @@ func (p *LoadAwareBalance) Balance(ctx context.Context, nodes []*v1.Node) *frame
 		}
 	}
 	c.reshaped = s.ObserveShape(schedulable, c.now)
-	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
+	p.Deps.FollowReplacements(ctx, logger, p.Handle, PluginName, nodes)
 
 	snap := p.Deps.Usage.Snapshot()
 	window := usage.Window(p.args.Window.Duration)

@@ -114,7 +114,7 @@ func (p *SpreadReplicas) Balance(ctx context.Context, nodes []*v1.Node) *framewo
 	c := &cycle{now: p.Deps.Clock.Now(), loads: map[string]balance.NodeLoad{}, reported: map[string]balance.NodeLoad{}, peaks: map[string]balance.NodeLoad{},
 		sampled: map[string]time.Time{}, window: p.args.Window.Duration, unsampled: map[string]balance.NodeLoad{}, fromNode: map[string]int32{}, byNamespace: map[string]int32{}}
 	s.Expire(c.now, max(p.args.BalanceCooldown.Duration, p.args.Window.Duration))
-	p.Deps.FollowReplacements(logger, p.Handle, PluginName, nodes)
+	p.Deps.FollowReplacements(ctx, logger, p.Handle, PluginName, nodes)
 
 	snap := p.Deps.Usage.Snapshot()
 	window := usage.Window(p.args.Window.Duration)
