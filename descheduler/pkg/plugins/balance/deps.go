@@ -58,6 +58,13 @@ func (d Deps) PodAmount(ctx context.Context, plugin string, pod *v1.Pod) loadmod
 	return a
 }
 
+// Measured reports whether the metrics API has what pod uses, so that its
+// usage is known even before its node's window shows it.
+func (d Deps) Measured(ctx context.Context, pod *v1.Pod) bool {
+	_, measured := d.usageOf(ctx, pod)
+	return measured
+}
+
 // usageOf is what pod uses: its measured usage when PodUsage has it
 // (measured), else the load model's estimate from its requests.
 func (d Deps) usageOf(ctx context.Context, pod *v1.Pod) (a loadmodel.Amount, measured bool) {

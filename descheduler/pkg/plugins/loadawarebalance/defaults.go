@@ -10,6 +10,10 @@ import (
 var (
 	defaultLowThresholds        = balance.ResourceThresholds{usage.CPU: 50, usage.Memory: 60}
 	defaultConsecutiveHotCycles = int32(1)
+	// defaultPlanMargin: two points of spread is below what a cycle's
+	// window moves a node's utilisation by noise alone on a homelab's
+	// workloads, and above what one more restart buys.
+	defaultPlanMargin = 2.0
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -28,6 +32,10 @@ func SetDefaults_LoadAwareBalanceArgs(obj runtime.Object) {
 	if args.ConsecutiveHotCycles == nil {
 		v := defaultConsecutiveHotCycles
 		args.ConsecutiveHotCycles = &v
+	}
+	if args.PlanMargin == nil {
+		v := defaultPlanMargin
+		args.PlanMargin = &v
 	}
 	if args.SurgeSingleReplica == nil {
 		args.SurgeSingleReplica = new(bool)

@@ -28,6 +28,7 @@ func TestSetDefaults(t *testing.T) {
 				HighThresholds:       balance.ResourceThresholds{usage.CPU: 80, usage.Memory: 85},
 				LowThresholds:        balance.ResourceThresholds{usage.CPU: 50, usage.Memory: 60},
 				ConsecutiveHotCycles: ptrTo(int32(1)),
+				PlanMargin:           ptrTo(2.0),
 				SurgeSingleReplica:   ptrTo(false),
 				EvictionArgs: balance.EvictionArgs{
 					EvictionCooldown:         &metav1.Duration{Duration: 10 * time.Minute},
@@ -49,6 +50,7 @@ func TestSetDefaults(t *testing.T) {
 				HighThresholds:       balance.ResourceThresholds{usage.Memory: 90},
 				LowThresholds:        balance.ResourceThresholds{usage.Memory: 40},
 				ConsecutiveHotCycles: ptrTo(int32(1)),
+				PlanMargin:           ptrTo(0.0),
 				SurgeSingleReplica:   ptrTo(true),
 				EvictionArgs: balance.EvictionArgs{
 					EvictionCooldown:         &metav1.Duration{Duration: 2 * time.Hour},
@@ -66,6 +68,7 @@ func TestSetDefaults(t *testing.T) {
 				HighThresholds:       balance.ResourceThresholds{usage.Memory: 90},
 				LowThresholds:        balance.ResourceThresholds{usage.Memory: 40},
 				ConsecutiveHotCycles: ptrTo(int32(1)),
+				PlanMargin:           ptrTo(0.0),
 				SurgeSingleReplica:   ptrTo(true),
 				EvictionArgs: balance.EvictionArgs{
 					// A resource the args do not name gets its default statistic.

@@ -44,8 +44,10 @@ type planProblem struct {
 	search   *placement.Problem
 	current  [][]int
 	// young are pods of the workloads first listed within the window that
-	// replace no move (a scale, a rollout) and that balancing may move:
-	// what they use does not show in their nodes' usage yet. Pods it never
+	// replace no move (a scale, a rollout), that balancing may move and
+	// that the metrics API does not report yet: what they use shows
+	// nowhere. (What the window does not show yet of a pod it reports
+	// counts on its node from that report, unsampled.) Pods it never
 	// moves (a DaemonSet's on a node that joined or came back, a CronJob's
 	// run) count in their node's load by estimate only (unsampled), as
 	// they do once the window shows them: waiting for them would stop
@@ -142,7 +144,7 @@ func (p *LoadAwareBalance) newPlanProblem(ctx context.Context, logger klog.Logge
 				pp.workloads = append(pp.workloads, w)
 				reps = append(reps, pod)
 			}
-			if at, ok := listing.New[pod.UID]; ok && c.now.Sub(at) < p.args.Window.Duration && p.PodFilter(pod) {
+			if at, ok := listing.New[pod.UID]; ok && c.now.Sub(at) < p.args.Window.Duration && p.PodFilter(pod) && !p.Deps.Measured(ctx, pod) {
 				pp.young = append(pp.young, pod)
 			}
 			if at, ok := listing.Arrived[pod.UID]; ok && c.now.Sub(at) < p.args.BalanceCooldown.Duration && !at.Before(c.reshaped) {
@@ -514,7 +516,7 @@ func (p *LoadAwareBalance) rebalance(ctx context.Context, logger klog.Logger, c 
 		return
 	}
 	s := p.Deps.Store
-	margin := planMargin
+	margin := *p.args.PlanMargin
 	now := placement.FromCounts(pp.search, pp.current).Score().Spread
 	best := pp.best()
 	bestSpread := best.Score().Spread
@@ -538,7 +540,8 @@ func (p *LoadAwareBalance) rebalance(ctx context.Context, logger klog.Logger, c 
 	if target == nil {
 		if len(pp.young) > 0 {
 			// A new plan counts on what every pod uses: it waits until the
-			// window shows the pods of a scale or a rollout. (Holding them
+			// metrics API or the window shows the pods of a scale or a
+			// rollout. (Holding them
 			// where they are and planning around them moved pods for a
 			// cluster about to change: waves-and-scaling ended 1.46× the
 			// default scheduler's spread that way, 0.83× waiting.)
@@ -695,7 +698,3 @@ func nextPlanID(kept *moves.Rebalance) string {
 }
 
 func round1(v float64) string { return fmt.Sprintf("%.1f", v) }
-
-// planMargin is how far, in points of utilisation spread, a cluster may be
-// above the best placement found before moves are planned.
-const planMargin = 2.0

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-base/metrics/testutil"
 
+	"github.com/ballast-sched/ballast/core/loadmodel"
 	"github.com/ballast-sched/ballast/core/usage"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 )
@@ -114,6 +115,25 @@ func TestPlanLeavesAClusterWithinTheMargin(t *testing.T) {
 	h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
 	if len(h.Evicted) != 0 || h.plugin.Deps.Store.Plan() != nil {
 		t.Errorf("without deviationThresholds: evicted %v, plan %+v", h.Evicted, h.plugin.Deps.Store.Plan())
+	}
+}
+
+// planMargin is the user's: the cluster of TestPlanMovesTowardsTheBest-
+// PlacementOverCycles, 40 points of spread where 10 are possible, is left
+// alone with a margin of 35 and planned with one of 25.
+func TestPlanMarginIsTheArgs(t *testing.T) {
+	for _, tc := range []struct {
+		margin float64
+		moves  bool
+	}{{35, false}, {25, true}} {
+		h := newHarness(t, args(func(a *LoadAwareBalanceArgs) {
+			planArgs(a)
+			a.PlanMargin = ptrTo(tc.margin)
+		}), nodesNamed("a", "b", "c"), webOn("a", 1, 6)...)
+		h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+		if moved := len(h.Evicted) > 0; moved != tc.moves {
+			t.Errorf("planMargin %v: evicted %v, want moves %v", tc.margin, h.Evicted, tc.moves)
+		}
 	}
 }
 
@@ -263,23 +283,39 @@ func TestReplicaCap(t *testing.T) {
 }
 
 // A new plan counts on what every pod uses: while pods of a scale or a
-// rollout were first listed less than a window ago, their usage does not
-// show in their nodes' yet, and it waits. (Listed by the descheduler, not
-// by their creation stamps: its clock and the API server's may differ.)
+// rollout were first listed less than a window ago and the metrics API does
+// not report them yet, their usage shows nowhere, and it waits. (Listed by
+// the descheduler, not by their creation stamps: its clock and the API
+// server's may differ.) Pods the metrics API reports hold nothing back:
+// what the window does not show of them yet, their node's load counts from
+// that report, so a cluster that scales every few minutes is still planned.
 func TestPlanWaitsForNewPodsToShow(t *testing.T) {
-	h := newHarness(t, args(planArgs), nodesNamed("a", "b", "c"), pod("other", "b", "rs-other", 10))
-	h.cycle(loads("a", 10, 20, "b", 10, 20, "c", 10, 20))
-	for _, p := range webOn("a", 1, 6) {
-		h.Add(p)
-	}
-	h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
-	if len(h.Evicted) != 0 || h.plugin.Deps.Store.Plan() != nil {
-		t.Fatalf("evicted %v, plan %+v, a cycle after the pods appeared", h.Evicted, h.plugin.Deps.Store.Plan())
-	}
-	h.clock.Step(5 * time.Minute)
-	h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
-	if len(h.Evicted) != 1 {
-		t.Errorf("evicted %v once the window shows the pods, want one move of the plan", h.Evicted)
+	for _, measured := range []bool{false, true} {
+		t.Run(fmt.Sprintf("measured=%v", measured), func(t *testing.T) {
+			h := newHarness(t, args(planArgs), nodesNamed("a", "b", "c"), pod("other", "b", "rs-other", 10))
+			h.cycle(loads("a", 10, 20, "b", 10, 20, "c", 10, 20))
+			for _, p := range webOn("a", 1, 6) {
+				h.Add(p)
+				if measured {
+					h.podUsage[p.Name] = loadmodel.Amount{MilliCPU: 10, Memory: 100 * 1024 * 1024}
+				}
+			}
+			h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+			if measured {
+				if len(h.Evicted) != 1 || h.plugin.Deps.Store.Plan() == nil {
+					t.Fatalf("evicted %v, plan %+v, a cycle after measured pods appeared: want the plan's first move", h.Evicted, h.plugin.Deps.Store.Plan())
+				}
+				return
+			}
+			if len(h.Evicted) != 0 || h.plugin.Deps.Store.Plan() != nil {
+				t.Fatalf("evicted %v, plan %+v, a cycle after the pods appeared", h.Evicted, h.plugin.Deps.Store.Plan())
+			}
+			h.clock.Step(5 * time.Minute)
+			h.cycle(loads("a", 10, 60, "b", 10, 20, "c", 10, 20))
+			if len(h.Evicted) != 1 {
+				t.Errorf("evicted %v once the window shows the pods, want one move of the plan", h.Evicted)
+			}
+		})
 	}
 }
 

@@ -35,6 +35,14 @@ type LoadAwareBalanceArgs struct {
 	// hot is judged on the window's statistics (thresholdStatistics), and
 	// the average already ignores spikes shorter than the window.
 	ConsecutiveHotCycles *int32 `json:"consecutiveHotCycles,omitempty"`
+	// PlanMargin is how far, in points of utilisation spread (the busiest
+	// node's utilisation less the idlest's, utilisation being the mean of
+	// the DeviationThresholds' resources in percent), the cluster may be
+	// above the best placement the descheduler finds before it plans moves,
+	// and how near that placement a plan takes it. Larger: fewer restarts
+	// for a less even cluster; 0 plans whenever any move makes the cluster
+	// more even. Defaults to 2. Unused without DeviationThresholds.
+	PlanMargin *float64 `json:"planMargin,omitempty"`
 	// SurgeSingleReplica moves the pod of a one-replica Deployment by
 	// rolling the Deployment out (its pod template gets the annotation
 	// ballast-sched.io/moved-at), so that the replacement runs and is Ready

@@ -3,6 +3,7 @@ package loadawarebalance
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,6 +41,9 @@ func validateArgs(path *field.Path, args *LoadAwareBalanceArgs) field.ErrorList 
 	}
 	if v := *args.ConsecutiveHotCycles; v < 1 {
 		errs = append(errs, field.Invalid(path.Child("consecutiveHotCycles"), v, "must be at least 1"))
+	}
+	if v := *args.PlanMargin; math.IsNaN(v) || v < 0 || v > 100 {
+		errs = append(errs, field.Invalid(path.Child("planMargin"), v, "must be between 0 and 100 points of utilisation spread"))
 	}
 	errs = append(errs, balance.ValidateEvictionArgs(path, &args.EvictionArgs)...)
 	return balance.SortByField(errs)

@@ -1,6 +1,7 @@
 package loadawarebalance
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,7 @@ func TestValidateLoadAwareBalanceArgs(t *testing.T) {
 			name: "negative and zero numbers",
 			args: &LoadAwareBalanceArgs{
 				ConsecutiveHotCycles: ptrTo(int32(0)),
+				PlanMargin:           ptrTo(-0.5),
 				EvictionArgs: balance.EvictionArgs{
 					EvictionCooldown:         &metav1.Duration{Duration: -time.Second},
 					MaxEvictionsPerNode:      ptrTo(int32(0)),
@@ -69,8 +71,19 @@ func TestValidateLoadAwareBalanceArgs(t *testing.T) {
 				field.Invalid(field.NewPath("maxEvictionsPerCycle"), nil, ""),
 				field.Invalid(field.NewPath("maxEvictionsPerNamespace"), nil, ""),
 				field.Invalid(field.NewPath("maxEvictionsPerNode"), nil, ""),
+				field.Invalid(field.NewPath("planMargin"), nil, ""),
 				field.Invalid(field.NewPath("window"), nil, ""),
 			},
+		},
+		{
+			name: "a plan margin beyond any spread",
+			args: &LoadAwareBalanceArgs{PlanMargin: ptrTo(101.0)},
+			want: field.ErrorList{field.Invalid(field.NewPath("planMargin"), nil, "")},
+		},
+		{
+			name: "a plan margin that is not a number",
+			args: &LoadAwareBalanceArgs{PlanMargin: ptrTo(math.NaN())},
+			want: field.ErrorList{field.Invalid(field.NewPath("planMargin"), nil, "")},
 		},
 		{
 			name: "balance cooldown shorter than the eviction cooldown",

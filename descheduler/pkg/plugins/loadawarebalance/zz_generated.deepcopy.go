@@ -41,6 +41,11 @@ func (in *LoadAwareBalanceArgs) DeepCopyInto(out *LoadAwareBalanceArgs) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.PlanMargin != nil {
+		in, out := &in.PlanMargin, &out.PlanMargin
+		*out = new(float64)
+		**out = **in
+	}
 	if in.SurgeSingleReplica != nil {
 		in, out := &in.SurgeSingleReplica, &out.SurgeSingleReplica
 		*out = new(bool)
