@@ -171,8 +171,10 @@ func Random(seed int64, o RandomOptions) (*Scenario, error) {
 	if len(present) > 2 && rng.IntN(4) == 0 {
 		node := present[1+rng.IntN(len(present)-1)]
 		start := at(10*time.Minute, o.Duration/2)
+		// Uncordoned within the run: a short one ends before the draw would.
+		end := min(start.Duration+at(5*time.Minute, 20*time.Minute).Duration, o.Duration-time.Minute)
 		sc.Events = append(sc.Events, Event{At: start, Type: Cordon, Node: node.Name},
-			Event{At: metav1.Duration{Duration: start.Duration + at(5*time.Minute, 20*time.Minute).Duration}, Type: Uncordon, Node: node.Name})
+			Event{At: metav1.Duration{Duration: end}, Type: Uncordon, Node: node.Name})
 	}
 	if rng.IntN(3) == 0 {
 		sc.Events = append(sc.Events, Event{At: at(5*time.Minute, o.Duration-5*time.Minute), Type: RestartDescheduler})

@@ -82,3 +82,15 @@ func TestRandom(t *testing.T) {
 		t.Error("max nodes below min nodes was accepted")
 	}
 }
+
+// A run shorter or longer than the default hour still draws valid homelabs:
+// every event within the run (a cordon's end included).
+func TestRandomFitsTheDuration(t *testing.T) {
+	for _, d := range []time.Duration{30 * time.Minute, 45 * time.Minute, 2 * time.Hour} {
+		for seed := range int64(200) {
+			if _, err := Random(seed, RandomOptions{MinNodes: 4, MaxNodes: 8, Duration: d}); err != nil {
+				t.Errorf("%s, seed %d: %v", d, seed, err)
+			}
+		}
+	}
+}
