@@ -240,17 +240,18 @@ func sameRuns(a, b *record.Comparison) error {
 // run's digest, and reports whether every scenario met its target.
 func writeTable(out io.Writer, results []*record.Comparison) bool {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SCENARIO\tNODES\tSPREAD ORACLE (BOUND)\tSPREAD DEF\tSPREAD PEER\tSPREAD BAL\tBAL−ORACLE\tBAL/DEF\tBAL/BEST\tHOTTEST DEF\tHOTTEST PEER\tHOTTEST BAL\tEVICT PEER\tEVICT BAL (HOT/NEEDED)\tHOT CYCLES\tLOOPS\tRE-MOVES\tTARGET\tMET")
+	fmt.Fprintln(w, "SCENARIO\tNODES\tSPREAD ORACLE (BOUND)\tSPREAD DEF\tSPREAD PEER\tSPREAD BAL\tBAL−ORACLE\tBAL/DEF\tBAL/BEST\tHOTTEST DEF\tHOTTEST PEER\tHOTTEST BAL\tEVICT PEER\tEVICT BAL (HOT/NEEDED)\tEVICT/PT PEER\tEVICT/PT BAL\tHOT CYCLES\tLOOPS\tRE-MOVES\tTARGET\tMET")
 	allMet := true
 	for _, c := range results {
 		d, b := c.Default.Summary, c.Ballast.Summary
 		target, met := simreport.Target(c)
 		allMet = allMet && met
-		peerSpread, peerHottest, peerEvictions := "-", "-", "-"
+		peerSpread, peerHottest, peerEvictions, peerPerPoint := "-", "-", "-", "-"
 		if p := c.Peer; p != nil {
 			peerSpread = fmt.Sprintf("%.1f", p.Summary.Spread)
 			peerHottest = fmt.Sprintf("%s %.0f%%", p.Summary.Hottest, p.Summary.HottestUtilisation)
 			peerEvictions = fmt.Sprint(p.Evictions)
+			peerPerPoint = record.FormatPerPoint(c.EvictionsPerPoint(p))
 		}
 		o := c.Oracle
 		bound := "-"
@@ -258,15 +259,16 @@ func writeTable(out io.Writer, results []*record.Comparison) bool {
 			bound = fmt.Sprintf("%.1f", *o.Bound)
 		}
 		r := c.Ballast
-		fmt.Fprintf(w, "%s\t%d\t%.1f (%s)\t%.1f\t%s\t%.1f\t%+.1f\t%.2f\t%.2f\t%s %.0f%%\t%s\t%s %.0f%%\t%s\t%d (%d/%d)\t%d\t%d\t%d\t%s\t%s\n", c.Scenario,
+		fmt.Fprintf(w, "%s\t%d\t%.1f (%s)\t%.1f\t%s\t%.1f\t%+.1f\t%.2f\t%.2f\t%s %.0f%%\t%s\t%s %.0f%%\t%s\t%d (%d/%d)\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", c.Scenario,
 			len(b.Final), o.Spread, bound, d.Spread, peerSpread, b.Spread, b.Spread-o.Spread, c.SpreadRatio(), c.BestPeerRatio(),
 			d.Hottest, d.HottestUtilisation, peerHottest, b.Hottest, b.HottestUtilisation, peerEvictions,
-			r.Evictions, r.HotEvictions, r.NeededEvictions, r.HotCycles, r.Loops, r.ReMoves, target, yesNo(met))
+			r.Evictions, r.HotEvictions, r.NeededEvictions, peerPerPoint, record.FormatPerPoint(c.EvictionsPerPoint(r)), r.HotCycles, r.Loops, r.ReMoves, target, yesNo(met))
 	}
 	_ = w.Flush()
 	fmt.Fprintln(out, "ORACLE is the best placement found knowing every pod's usage in advance, over the same window (the last quarter of")
 	fmt.Fprintln(out, "the run); BOUND is the spread no placement goes under. BAL/DEF is Ballast's spread over the default scheduler's,")
-	fmt.Fprintln(out, "BAL/BEST over the best other stack's (the lower of default and peer).")
+	fmt.Fprintln(out, "BAL/BEST over the best other stack's (the lower of default and peer). EVICT/PT is evictions per point of spread")
+	fmt.Fprintln(out, "removed against the default scheduler's (- none evicted, ∞ none removed).")
 	fmt.Fprintln(out)
 	for _, c := range results {
 		fmt.Fprintf(out, "%s, pods at the end — default: %s\n", c.Scenario, simreport.FinalPlacement(c.Default))

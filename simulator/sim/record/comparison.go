@@ -1,6 +1,9 @@
 package record
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/ballast-sched/ballast/simulator/scenario"
 	"github.com/ballast-sched/ballast/simulator/sim/oracle"
 )
@@ -54,4 +57,31 @@ func (c *Comparison) BestPeerRatio() float64 {
 		return 0
 	}
 	return c.Ballast.Summary.Spread / best
+}
+
+// EvictionsPerPoint is what r paid in restarts for its balance: its
+// evictions over the points of utilisation spread it ended below the
+// default scheduler's. moved is false when r evicted nothing; +Inf when it
+// evicted pods and ended no lower than the default scheduler.
+func (c *Comparison) EvictionsPerPoint(r *Result) (perPoint float64, moved bool) {
+	if r == nil || r.Evictions == 0 {
+		return 0, false
+	}
+	removed := c.Default.Summary.Spread - r.Summary.Spread
+	if removed <= 0 {
+		return math.Inf(1), true
+	}
+	return float64(r.Evictions) / removed, true
+}
+
+// FormatPerPoint is EvictionsPerPoint as the reports print it: "-" for a
+// stack that evicted nothing, "∞" for one that removed no spread.
+func FormatPerPoint(perPoint float64, moved bool) string {
+	switch {
+	case !moved:
+		return "-"
+	case math.IsInf(perPoint, 1):
+		return "∞"
+	}
+	return fmt.Sprintf("%.2f", perPoint)
 }

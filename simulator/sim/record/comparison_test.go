@@ -25,3 +25,27 @@ func TestBestPeer(t *testing.T) {
 		})
 	}
 }
+
+func TestEvictionsPerPoint(t *testing.T) {
+	run := func(spread float64, evictions int) *Result {
+		return &Result{Evictions: evictions, Summary: Summary{Spread: spread}}
+	}
+	c := &Comparison{Default: run(40, 0)}
+	for _, tc := range []struct {
+		name  string
+		r     *Result
+		moved bool
+		want  string
+	}{
+		// 8 evictions for 40 − 24 = 16 points.
+		{"balance bought", run(24, 8), true, "0.50"},
+		{"nothing evicted", run(24, 0), false, "-"},
+		{"evicted and removed nothing", run(41, 3), true, "∞"},
+		{"no run", nil, false, "-"},
+	} {
+		v, moved := c.EvictionsPerPoint(tc.r)
+		if moved != tc.moved || FormatPerPoint(v, moved) != tc.want {
+			t.Errorf("%s: EvictionsPerPoint = %v, %v (%q), want moved %v, %q", tc.name, v, moved, FormatPerPoint(v, moved), tc.moved, tc.want)
+		}
+	}
+}

@@ -162,6 +162,9 @@ func writeSummary(out io.Writer, c *record.Comparison) error {
 	if _, err := fmt.Fprintln(out, "Utilisation is the mean of a node's CPU and memory use in %, averaged over the last quarter of the run."); err != nil {
 		return err
 	}
+	if line := perPointLine(c); line != "" {
+		fmt.Fprintln(out, line)
+	}
 	if o := c.Oracle; o != nil {
 		fmt.Fprintf(out, "Best placement possible (the oracle: every pod's usage known in advance, %s to %s): spread %.1f%s.\n",
 			o.From, o.To, o.Spread, oracleBound(o))
@@ -224,4 +227,23 @@ func AsPlanned(r *record.Result) string {
 		return "–"
 	}
 	return fmt.Sprintf("%d/%d (%.0f%%)", r.AsPlanned, r.Landed, share)
+}
+
+// perPointLine says what each stack that moved pods paid in evictions per
+// point of utilisation spread it removed against the default scheduler;
+// empty when none moved any.
+func perPointLine(c *record.Comparison) string {
+	var parts []string
+	for _, s := range []struct {
+		name string
+		r    *record.Result
+	}{{"peer", c.Peer}, {"Ballast", c.Ballast}} {
+		if v, moved := c.EvictionsPerPoint(s.r); moved {
+			parts = append(parts, s.name+" "+record.FormatPerPoint(v, moved))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Evictions per point of spread removed (against the default scheduler): " + strings.Join(parts, ", ") + "."
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -17,7 +18,8 @@ const MaxEvictionsOverNeeded = 1.5
 // Target states what Ballast is expected to achieve on a scenario (its
 // target, or "spread below default" for a scenario without one) and whether
 // the comparison achieves it. Every scenario also expects no loop (a move
-// undone while nothing changed), no
+// undone while nothing changed), fewer evictions per point of spread
+// removed than the peer's where both move pods, no
 // node left over a scheduler threshold for more than the target's hot
 // cycles, and evictions from hot nodes at most MaxEvictionsOverNeeded × the
 // fewest needed.
@@ -56,6 +58,15 @@ func Target(c *record.Comparison) (string, bool) {
 	check(b.HotCycles <= int(t.HotCycles), fmt.Sprintf("hot ≤ %d cycles", t.HotCycles))
 	check(float64(b.HotEvictions) <= MaxEvictionsOverNeeded*float64(b.NeededEvictions), "evictions ≤ 1.5× needed")
 	check(b.Loops == 0, "no loop")
+	if c.Peer != nil {
+		// Wherever both move pods, Ballast restarts fewer of them for each
+		// point of spread it removes.
+		if ours, moved := c.EvictionsPerPoint(b); moved {
+			if theirs, peerMoved := c.EvictionsPerPoint(c.Peer); peerMoved {
+				check(ours < theirs || math.IsInf(theirs, 1) && !math.IsInf(ours, 1), "evictions per point removed below the peer's")
+			}
+		}
+	}
 	if b.UnmovableMoves > 0 {
 		// Named only when missed: a DaemonSet's, StatefulSet's or Job's
 		// pod moved is a bug whatever the scenario.

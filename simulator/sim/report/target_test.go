@@ -16,6 +16,10 @@ func TestTarget(t *testing.T) {
 		r.HotCycles, r.HotEvictions, r.NeededEvictions = cycles, hotEvictions, needed
 		return r
 	}
+	evicted := func(r *record.Result, n int) *record.Result {
+		r.Evictions = n
+		return r
+	}
 	zero := int32(0)
 	half := &scenario.Target{SpreadRatio: 0.5, HotCycles: 3}
 	hog := &scenario.Target{NoPodsOnHog: true, HotCycles: 3}
@@ -36,6 +40,18 @@ func TestTarget(t *testing.T) {
 		// The peer's 15 is the best spread; Ballast's 20 is above it.
 		{"peer balanced better", &record.Comparison{Target: half, Default: result(40, 0, 0), Ballast: result(20, 0, 0), Peer: result(15, 0, 0)}, false},
 		{"peer balanced worse", &record.Comparison{Target: half, Default: result(40, 0, 0), Ballast: result(20, 0, 0), Peer: result(25, 0, 0)}, true},
+		// Both move pods: 20 points for 4 evictions (0.2 a point) against
+		// the peer's 15 for 6 (0.4), or for 2 (0.13).
+		{"fewer evictions per point than the peer", &record.Comparison{Target: half, Default: result(40, 0, 0),
+			Ballast: evicted(result(20, 0, 0), 4), Peer: evicted(result(25, 0, 0), 6)}, true},
+		{"more evictions per point than the peer", &record.Comparison{Target: half, Default: result(40, 0, 0),
+			Ballast: evicted(result(20, 0, 0), 4), Peer: evicted(result(25, 0, 0), 2)}, false},
+		// The peer moved pods and removed nothing: any balance bought is cheaper.
+		{"the peer removed nothing", &record.Comparison{Target: half, Default: result(40, 0, 0),
+			Ballast: evicted(result(20, 0, 0), 9), Peer: evicted(result(41, 0, 0), 1)}, true},
+		// The peer evicted nothing: nothing to compare.
+		{"the peer moved nothing", &record.Comparison{Target: half, Default: result(40, 0, 0),
+			Ballast: evicted(result(20, 0, 0), 9), Peer: result(30, 0, 0)}, true},
 		{"3/3", &record.Comparison{Target: even, Default: result(1, 0, 0), Ballast: result(0, 0, 0,
 			record.NodeStep{Node: "a", Workloads: map[string]int{"web": 3}}, record.NodeStep{Node: "b", Workloads: map[string]int{"web": 3}})}, true},
 		// b has none of web: 4 against 0.
