@@ -447,20 +447,29 @@ func stopKubelet(ctx context.Context, t *testing.T, f *faultEnv, r *faultResult)
 		t.Fatal(err)
 	}
 	resumed := time.Now()
-	poll(ctx, t, node+" to be Ready again", 3*time.Minute, func(ctx context.Context) (bool, string) {
-		isReady, _ := ready(ctx)
-		return isReady, fmt.Sprintf("ready=%t", isReady)
-	})
-	readyAgain := since
-	poll(ctx, t, "load-watcher to report "+node+" fresh", 3*time.Minute, func(ctx context.Context) (bool, string) {
+	// The node's Ready condition and its usage are watched together: the
+	// descheduler may act on the node the moment load-watcher serves a
+	// sample of it taken since it stopped and not stale, which may come
+	// before the test sees the node Ready. Usage is back from then on.
+	var readyAgain, freshAt time.Time
+	poll(ctx, t, node+" to be Ready again and load-watcher to report it fresh", 3*time.Minute, func(ctx context.Context) (bool, string) {
+		if readyAgain.IsZero() {
+			if isReady, _ := ready(ctx); isReady {
+				readyAgain = since
+			}
+		}
 		u, err := readUsage(ctx, f.client)
 		if err != nil {
 			return false, err.Error()
 		}
 		n, found := u.Nodes[node]
-		return found && !n.Stale && n.SampleTime.After(resumed), fmt.Sprintf("found=%t %+v", found, n)
+		if found && !n.Stale && n.SampleTime.After(start) && freshAt.IsZero() {
+			freshAt = time.Now()
+		}
+		return !readyAgain.IsZero() && found && !n.Stale && n.SampleTime.After(resumed),
+			fmt.Sprintf("ready=%t found=%t %+v", !readyAgain.IsZero(), found, n)
 	})
-	r.usageBack = time.Now()
+	r.usageBack = freshAt
 	f.down = append(f.down, window{node: node, start: start, end: readyAgain})
 	if err := f.lane.WaitDeploymentsAvailable(ctx, faultsNS, 3*time.Minute); err != nil {
 		t.Errorf("after %s came back: %v\n%s", node, err, describeNamespace(ctx, f.client, faultsNS))
