@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -58,6 +59,8 @@ type Cluster struct {
 	etcd       *embed.Etcd
 	apiserver  kubeapiservertesting.TestServer
 	kubelet    *kubelet
+	// controllerPods is the pods as the controllers see them.
+	controllerPods corelisters.PodLister
 
 	// lifetime ends when the cluster stops; everything it runs derives from it.
 	lifetime context.Context

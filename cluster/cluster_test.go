@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	fwk "k8s.io/kube-scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
@@ -263,5 +265,63 @@ func TestSetReachable(t *testing.T) {
 	})
 	if err != nil {
 		t.Errorf("the pod bound to the node never ran once it was back: %v", err)
+	}
+}
+
+// TestScaleDownFollowsCostsTheControllersSaw sets each pod's deletion cost,
+// waits until the controllers see them, and scales down: the pods ranked
+// first go, whatever order the controller would break ties in. A wait for
+// something the controllers never see ends with an error naming the pod.
+func TestScaleDownFollowsCostsTheControllersSaw(t *testing.T) {
+	c, ctx := startScheduling(t, "node-a")
+	_, err := c.Client.AppsV1().Deployments("default").Create(ctx, objects.MakeDeployment("web").Replicas(4).Requests("100m", "128Mi").Obj(), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := waitForRunningPods(t, c, "app=web", 4)
+	costs, names := map[string]string{}, []string{}
+	for i, p := range pods {
+		costs[p.Name] = fmt.Sprint(i)
+		names = append(names, p.Name)
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, corev1.PodDeletionCost, costs[p.Name])
+		if _, err := c.Client.CoreV1().Pods("default").Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.WaitControllersSee(ctx, "default", names, func(p *corev1.Pod) bool {
+		return p.Annotations[corev1.PodDeletionCost] == costs[p.Name]
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.AppsV1().Deployments("default").Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			return false, err
+		}
+		kept = nil
+		for _, p := range list.Items {
+			if p.DeletionTimestamp == nil {
+				kept = append(kept, p.Name)
+			}
+		}
+		return len(kept) == 2, nil
+	}); err != nil {
+		t.Fatalf("scale-down to 2 left %v: %v", kept, err)
+	}
+	for _, name := range kept {
+		if costs[name] != "2" && costs[name] != "3" {
+			t.Errorf("pod %s with deletion cost %s was kept; the scale-down should keep those costing 2 and 3", name, costs[name])
+		}
+	}
+
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	err = c.WaitControllersSee(short, "default", kept[:1], func(*corev1.Pod) bool { return false })
+	if err == nil || !strings.Contains(err.Error(), kept[0]) {
+		t.Errorf("waiting for what the controllers never see gave %v, want an error naming pod %s", err, kept[0])
 	}
 }

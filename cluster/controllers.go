@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
@@ -39,6 +41,7 @@ func (c *Cluster) startControllers(ctx context.Context, workers int) error {
 	factory := informers.NewSharedInformerFactory(c.Client, 0)
 	apps, core := factory.Apps().V1(), factory.Core().V1()
 
+	c.controllerPods = core.Pods().Lister()
 	rs := replicaset.NewReplicaSetController(ctx, apps.ReplicaSets(), core.Pods(), c.Client, replicaset.BurstReplicas)
 	deploy, err := deployment.NewDeploymentController(ctx, apps.Deployments(), apps.ReplicaSets(), core.Pods(), c.Client)
 	if err != nil {
@@ -98,5 +101,28 @@ func (c *Cluster) startControllers(ctx context.Context, workers int) error {
 	c.run(func() { jobs.Run(ctx, workers) })
 	c.run(func() { pdb.Run(ctx) })
 	c.run(func() { <-ctx.Done(); factory.Shutdown() })
+	return nil
+}
+
+// WaitControllersSee waits until every pod named in namespace, as the
+// controllers see it, satisfies seen. A change the controllers act on next
+// (a scale-down after the pods' deletion costs were set) then meets the
+// pods as they were written, however late the controllers' watch runs on
+// a busy machine.
+func (c *Cluster) WaitControllersSee(ctx context.Context, namespace string, names []string, seen func(*corev1.Pod) bool) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		for _, name := range names {
+			p, err := c.controllerPods.Pods(namespace).Get(name)
+			if err != nil || !seen(p) {
+				last = name
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the controllers to see pod %s/%s as written: %w", namespace, last, err)
+	}
 	return nil
 }

@@ -181,9 +181,12 @@ func (m *UsageModel) podUsage(w scenario.Workload, node string, ordinal int, t t
 	}
 }
 
-// PodsUsage is the usage of every bound pod at step (simulated time t): a
-// scenario pod's is its workload's profile, the pods of a workload on a node
-// taking the ordinals in name order; a pod from elsewhere uses its requests.
+// PodsUsage is the usage of every bound pod at step (simulated time t): the
+// pods of a workload on a node share what its profile gives them together
+// (the node's total is NodeUsage's), each using their mean; a pod from
+// elsewhere uses its requests. No pod's usage depends on its name, which
+// its controller draws at random: a descheduler that weighs pods one by one
+// sees the same cluster in every run.
 func (m *UsageModel) PodsUsage(pods map[types.UID]Pod, t time.Duration, step int64) map[types.NamespacedName]Amount {
 	byNodeWorkload := map[[2]string][]Pod{}
 	out := map[types.NamespacedName]Amount{}
@@ -199,9 +202,13 @@ func (m *UsageModel) PodsUsage(pods map[types.UID]Pod, t time.Duration, step int
 		}
 	}
 	for k, ps := range byNodeWorkload {
-		sort.Slice(ps, func(i, j int) bool { return ps[i].Key.Name < ps[j].Key.Name })
-		for i, p := range ps {
-			out[p.Key] = m.podUsage(m.workloads[k[1]], k[0], i, t, step)
+		var sum Amount
+		for _, pu := range m.PodUsages(k[0], map[string]int{k[1]: len(ps)}, t, step) {
+			sum = sum.Add(pu.Amount)
+		}
+		n := float64(len(ps))
+		for _, p := range ps {
+			out[p.Key] = Amount{CPU: sum.CPU / n, Memory: sum.Memory / n}
 		}
 	}
 	return out

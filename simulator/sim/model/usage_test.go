@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/ballast-sched/ballast/simulator/scenario"
 )
 
@@ -80,5 +82,60 @@ func TestNodeUsageNoiseIsReproducibleAndPerPod(t *testing.T) {
 	one := m.NodeUsage("n2", map[string]int{"noisy": 1}, time.Minute, 4)
 	if one.CPU == a.CPU/2 {
 		t.Errorf("the second pod drew the same noise as the first")
+	}
+}
+
+// TestPodsUsageDoesNotDependOnNames serves the same pods under other names:
+// each pod's usage must stay the same, the pods of a workload on a node must
+// add up to the node's share of NodeUsage, and a pod from elsewhere uses its
+// requests.
+func TestPodsUsageDoesNotDependOnNames(t *testing.T) {
+	sc, err := scenario.Parse([]byte(usageScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewUsageModel(sc)
+	const step = 4
+	at := step * 15 * time.Second
+	pods := func(names ...string) map[types.UID]Pod {
+		out := map[types.UID]Pod{}
+		for _, name := range names {
+			out[types.UID(name)] = Pod{Workload: "noisy", Node: "n2", Key: types.NamespacedName{Namespace: "default", Name: name}}
+		}
+		out["other"] = Pod{Workload: "not-in-the-scenario", Node: "n2", Requests: Amount{CPU: 0.1, Memory: 1 << 20},
+			Key: types.NamespacedName{Namespace: "kube-system", Name: "other"}}
+		return out
+	}
+	first := m.PodsUsage(pods("noisy-aaaaa", "noisy-zzzzz", "noisy-mmmmm"), at, step)
+	second := m.PodsUsage(pods("noisy-bbbbb", "noisy-00000", "noisy-yyyyy"), at, step)
+	var sum Amount
+	var seen []Amount
+	for _, u := range []map[types.NamespacedName]Amount{first, second} {
+		for k, a := range u {
+			if k.Name == "other" {
+				if a != (Amount{CPU: 0.1, Memory: 1 << 20}) {
+					t.Errorf("a pod from elsewhere used %+v, want its requests", a)
+				}
+				continue
+			}
+			seen = append(seen, a)
+		}
+	}
+	for _, a := range seen[1:] {
+		if a != seen[0] {
+			t.Fatalf("pods of one workload on one node used %+v and %+v: a pod's usage follows its name", seen[0], a)
+		}
+	}
+	for k, a := range first {
+		if k.Name != "other" {
+			sum = sum.Add(a)
+		}
+	}
+	want := m.NodeUsage("n2", map[string]int{"noisy": 3}, at, step)
+	if math.Abs(sum.CPU-want.CPU) > 1e-9 || math.Abs(sum.Memory-want.Memory) > 1 {
+		t.Errorf("the pods used %+v together, the node's usage has %+v of them", sum, want)
+	}
+	if seen[0].CPU == 1 {
+		t.Errorf("each noisy pod used exactly its profile's value: noise is not applied")
 	}
 }

@@ -807,11 +807,17 @@ func (s *Stack) rankForScaleDown(ctx context.Context, w scenario.Workload) error
 			started(b).Compare(started(a)),
 			cmp.Compare(a.Spec.NodeName, b.Spec.NodeName))
 	})
+	costs := make(map[string]string, len(pods))
 	for i, p := range pods {
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, corev1.PodDeletionCost, strconv.Itoa(i))
+		costs[p.Name] = strconv.Itoa(i)
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, corev1.PodDeletionCost, costs[p.Name])
 		if _, err := s.c.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			return fmt.Errorf("ranking pod %s for the scale-down: %w", p.Name, err)
 		}
 	}
-	return nil
+	// The ReplicaSet controller ranks the pods it has seen: a cost its
+	// watch has not brought yet would leave the choice to its tie-breaks.
+	return s.c.WaitControllersSee(ctx, namespaceOf(w), slices.Collect(maps.Keys(costs)), func(p *corev1.Pod) bool {
+		return p.Annotations[corev1.PodDeletionCost] == costs[p.Name]
+	})
 }
