@@ -34,6 +34,9 @@ type Saved struct {
 	Replacement     types.UID   `json:"replacement,omitempty"`
 	LandedOn        string      `json:"landedOn,omitempty"`
 	LandedBack      []types.UID `json:"landedBack,omitempty"`
+	// Existed holds the pods of the workload listed just before the move,
+	// none of which is its replacement; kept until the replacement runs.
+	Existed []types.UID `json:"existed,omitempty"`
 	// Hot is set for a move that cooled a node over its high thresholds,
 	// Pull for one that a node far below the cluster's mean pulled.
 	Hot  bool `json:"hot,omitempty"`

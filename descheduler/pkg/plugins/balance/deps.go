@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -158,4 +160,28 @@ func (d Deps) FollowReplacements(ctx context.Context, logger klog.Logger, handle
 	}
 	d.Metrics.Landed.WithLabelValues(LandedAsPlanned).Add(float64(followed.AsPlanned))
 	d.Metrics.Landed.WithLabelValues(LandedElsewhere).Add(float64(followed.Elsewhere))
+}
+
+// WorkloadPods lists the pods of w in pod's namespace, bound or not, from
+// the API server: the informer may not have the pods a controller made a
+// moment ago. Taken just before pod is moved, none of them is its
+// replacement (Store.Existed). Nil without a client, or when the listing
+// fails: the replacement is then told by its creation stamp.
+func WorkloadPods(ctx context.Context, handle frameworktypes.Handle, pod *v1.Pod, w Workload) sets.Set[types.UID] {
+	if handle == nil || handle.ClientSet() == nil {
+		return nil
+	}
+	list, err := handle.ClientSet().CoreV1().Pods(pod.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Listing the pods of a workload before moving one; its replacement will be told by its creation stamp",
+			"workload", w, "err", err)
+		return nil
+	}
+	out := sets.New[types.UID]()
+	for i := range list.Items {
+		if pw, ok := WorkloadOf(&list.Items[i]); ok && pw == w {
+			out.Insert(list.Items[i].UID)
+		}
+	}
+	return out
 }

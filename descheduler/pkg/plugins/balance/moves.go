@@ -35,6 +35,10 @@ type move struct {
 	// and landedOn the node it runs on; empty until one runs.
 	replacement types.UID
 	landedOn    string
+	// existed holds the workload's pods listed just before the move
+	// (Existed): none of them replaces it. Nil for a move read back from
+	// the cluster, whose replacement is told by its creation stamp.
+	existed sets.Set[types.UID]
 	// replacementUsage is what the replacement used in the last cycle that
 	// measured it, in percent of the node it runs on (MeasureReplacements);
 	// nil until measured.
@@ -83,13 +87,23 @@ func (m *move) brought() NodeLoad {
 }
 
 // createdAfter reports whether pod was created after the move, so that it
-// may be its replacement. The API server stamps a creation in whole
-// seconds, and a controller replaces an evicted pod within milliseconds:
-// the replacement's stamp is most often earlier than the move's own time,
-// in the same second. So a pod created in the move's second counts, unless
-// it is the pod moved.
+// may be its replacement: a pod of the workload not listed just before the
+// move. Creation stamps would say nothing when the API server's clock and
+// the descheduler's disagree (a Raspberry Pi without a clock battery whose
+// time is not yet synchronised, a simulated clock); they only decide for a
+// move read back from the cluster, whose listing was not kept. The API
+// server stamps a creation in whole seconds, and a controller replaces an
+// evicted pod within milliseconds: the replacement's stamp is most often
+// earlier than the move's own time, in the same second. So a pod created in
+// the move's second counts, unless it is the pod moved.
 func (m *move) createdAfter(pod *v1.Pod) bool {
-	return pod.UID != m.pod && !pod.CreationTimestamp.Time.Before(m.at.Truncate(time.Second))
+	if pod.UID == m.pod {
+		return false
+	}
+	if m.existed != nil {
+		return !m.existed.Has(pod.UID)
+	}
+	return !pod.CreationTimestamp.Time.Before(m.at.Truncate(time.Second))
 }
 
 // Store is the plugin's memory across descheduling cycles: hot streaks and
@@ -153,6 +167,19 @@ func (s *Store) MovedOnto(w Workload, node string, since, now time.Time, cooldow
 	for _, m := range s.moves {
 		if m.workload == w && m.source != node && (m.destination == node || m.landedOn == node) && m.at.Before(now) && now.Sub(m.at) < cooldown &&
 			!m.at.Before(since) && !s.overtaken(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// Received reports whether a pod of w was moved onto node within `within`
+// before now by an earlier cycle, whatever became of the move since: it
+// counts the moves MovedOnto no longer holds (overtaken, or made before the
+// cluster took another shape) too.
+func (s *Store) Received(w Workload, node string, now time.Time, within time.Duration) bool {
+	for _, m := range s.moves {
+		if m.workload == w && m.source != node && (m.destination == node || m.landedOn == node) && m.at.Before(now) && now.Sub(m.at) < within {
 			return true
 		}
 	}
@@ -545,6 +572,16 @@ func (s *Store) Pulling(node string, now time.Time, within time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// Existed records the pods of its workload that were listed just before
+// pod was moved: none of them is its replacement (Follow).
+func (s *Store) Existed(pod types.UID, pods sets.Set[types.UID]) {
+	for _, m := range s.moves {
+		if m.pod == pod && pod != "" {
+			m.existed = pods
+		}
+	}
 }
 
 // Note records why the move of pod was made and both nodes' usage when it

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance"
 	"github.com/ballast-sched/ballast/descheduler/pkg/plugins/balance/balancetest"
@@ -590,6 +591,62 @@ func TestFollowFindsAReplacementStampedInTheMovesSecond(t *testing.T) {
 	}
 	if moves[0].LandedOn != "b" {
 		t.Errorf("replacement on %q, want b: the pod created 80 ms after the move, stamped in its second", moves[0].LandedOn)
+	}
+}
+
+// The API server's clock and the descheduler's disagree by minutes (a Pi
+// that booted without network time): creation stamps say nothing of which
+// pod came after a move. The pods listed just before the move do: a pod not
+// among them is the replacement, however it is stamped, and one among them
+// is not, however late its stamp; after a restart too.
+func TestFollowTellsTheReplacementByThePodsListedBeforeTheMove(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 30, 0, 0, time.UTC)
+	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	pod := func(name, node string, created time.Time) *v1.Pod {
+		p := balancetest.Pod(name, node, "web", 40)
+		p.UID = types.UID(name)
+		p.CreationTimestamp = metav1.NewTime(created)
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		// skew is the API server's clock less the descheduler's.
+		skew time.Duration
+	}{
+		{name: "API server's clock behind", skew: -20 * time.Minute},
+		{name: "API server's clock ahead", skew: 20 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pods := map[string][]*v1.Pod{
+				"a": {pod("web-moved", "a", at.Add(tc.skew-time.Hour))},
+				// A sibling created a second before the move.
+				"c": {pod("web-older", "c", at.Add(tc.skew-time.Second))},
+				// The replacement, created 80 ms after the move.
+				"b": {pod("web-new", "b", at.Add(tc.skew+80*time.Millisecond))},
+			}
+			before := balance.NewStore()
+			before.Remember(w, "web-moved", "a", "b", at, nil, balance.NodeLoad{"memory": 4})
+			before.Existed("web-moved", sets.New[types.UID]("web-moved", "web-older"))
+			// The descheduler restarts before the replacement runs: what
+			// it listed before the move is read back with the move.
+			data, err := balance.EncodeMovesForTest(before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := balance.NewStore()
+			s.Lock()
+			defer s.Unlock()
+			if _, err := balance.MergeMovesForTest(s, data); err != nil {
+				t.Fatal(err)
+			}
+			s.Follow([]string{"a", "b", "c"}, func(node string) []*v1.Pod { return pods[node] })
+			if s.MovedOnto(w, "c", time.Time{}, at.Add(time.Minute), 10*time.Minute) {
+				t.Error("the sibling on c, listed before the move, was taken for its replacement")
+			}
+			if !s.MovedOnto(w, "b", time.Time{}, at.Add(time.Minute), 10*time.Minute) || !s.Replaces("web-new") {
+				t.Error("the pod on b, not listed before the move, was not taken for its replacement")
+			}
+		})
 	}
 }
 

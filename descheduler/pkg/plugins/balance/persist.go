@@ -145,9 +145,15 @@ func (s *Store) encode() ([]byte, error) {
 	for _, m := range kept {
 		back := m.landedBack.UnsortedList()
 		slices.Sort(back)
+		// The pods listed before the move tell its replacement once it
+		// runs, after a restart too; then they tell nothing more.
+		var existed []types.UID
+		if m.replacement == "" && m.existed != nil {
+			existed = sets.List(m.existed)
+		}
 		out = append(out, moves.Saved{Workload: m.workload, Pod: m.pod, Source: m.source, Destination: m.destination,
 			At: m.at.UTC(), SourceLoad: m.sourceLoad, DestinationLoad: m.destinationLoad,
-			Replacement: m.replacement, LandedOn: m.landedOn, LandedBack: back, Hot: m.hot, Pull: m.pull,
+			Replacement: m.replacement, LandedOn: m.landedOn, LandedBack: back, Existed: existed, Hot: m.hot, Pull: m.pull,
 			Why: m.why, SourceUsage: m.sourceUsage, DestinationUsage: m.destinationUsage, SourceAfter: m.sourceAfter})
 	}
 	return moves.EncodeKept(moves.Kept{Moves: out, Plan: s.plan})
@@ -187,6 +193,9 @@ func (s *Store) merge(data []byte) (int, error) {
 			if m.sourceAfter == nil {
 				m.sourceAfter = sm.SourceAfter
 			}
+			if m.existed == nil && sm.Existed != nil {
+				m.existed = sets.New(sm.Existed...)
+			}
 			m.landedBack.Insert(sm.LandedBack...)
 			continue
 		}
@@ -194,6 +203,9 @@ func (s *Store) merge(data []byte) (int, error) {
 			sourceLoad: sm.SourceLoad, destinationLoad: sm.DestinationLoad, replacement: sm.Replacement, landedOn: sm.LandedOn,
 			landedBack: sets.New(sm.LandedBack...), hot: sm.Hot, pull: sm.Pull, why: sm.Why, sourceUsage: sm.SourceUsage,
 			destinationUsage: sm.DestinationUsage, sourceAfter: sm.SourceAfter}
+		if sm.Existed != nil {
+			m.existed = sets.New(sm.Existed...)
+		}
 		// A move data holds twice (edited by hand) is one move: counted
 		// twice, its pod would weigh twice on its destination.
 		held[key{sm.Workload, sm.Pod, sm.Source, sm.At.UTC()}] = m

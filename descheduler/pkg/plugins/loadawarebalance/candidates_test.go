@@ -22,7 +22,7 @@ func TestSortCandidates(t *testing.T) {
 		pod("prio-negative", "n", "rs", 10, prio(-5), guaranteed),
 	}
 	usageOf := map[string]float64{"burstable-small": 1, "burstable-big": 3}
-	sortCandidates(pods, func(p *v1.Pod) float64 { return usageOf[p.Name] })
+	sortCandidates(pods, func(*v1.Pod) bool { return false }, func(p *v1.Pod) float64 { return usageOf[p.Name] })
 	var got []string
 	for _, p := range pods {
 		got = append(got, p.Name)

@@ -345,7 +345,15 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 		shares[pod] = p.Deps.Model.Share(amounts[pod], node)
 	}
 	limit = p.goal(logger, c.loads[node.Name], limit, pods, shares)
-	sortCandidates(pods, func(pod *v1.Pod) float64 {
+	// A pod whose workload was moved onto this node within balanceCooldown
+	// goes last, even where the move no longer holds it (overtaken): the
+	// workload has restarted once already, and moving it on while another
+	// pod can cool the node would make the cluster pay that restart twice.
+	balanceCooldown := p.args.BalanceCooldown.Duration
+	sortCandidates(pods, func(pod *v1.Pod) bool {
+		wl, ok := balance.WorkloadOf(pod)
+		return ok && s.Received(wl, node.Name, c.now, balanceCooldown)
+	}, func(pod *v1.Pod) float64 {
 		var sum float64
 		for _, r := range hotResources {
 			sum += shares[pod][r]
@@ -387,12 +395,17 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			p.skip(podLogger, balance.SkipFiltered, "pod has no controller to replace it")
 			continue
 		}
-		// Cooling a node over a high threshold may undo a move older than
-		// evictionCooldown.
+		// Cooling a node over a high threshold leaves a workload moved onto
+		// it within balanceCooldown, as balancing does: a node hot with the
+		// pod because the pod uses more than it did, or spikes, would be as
+		// hot with it anywhere, and moving it on is a loop. A move whose
+		// node something else heated since (overtaken) no longer holds it.
+		// A replacement that landed back here within evictionCooldown is a
+		// bounce: the scheduler found no better node for it then.
 		guard := p.args.EvictionCooldown.Duration
-		if s.MovedOnto(wl, node.Name, time.Time{}, c.now, guard) || s.Bounced(wl, node.Name, c.now, guard) {
-			p.skip(podLogger, balance.SkipCooldown, "workload was moved onto this node, or its replacement landed back here, within the cooldown", "workload", wl,
-				"cooldown", guard)
+		if s.MovedOnto(wl, node.Name, time.Time{}, c.now, balanceCooldown) || s.Bounced(wl, node.Name, c.now, guard) {
+			p.skip(podLogger, balance.SkipCooldown, "workload was moved onto this node within balanceCooldown, or its replacement landed back here within evictionCooldown", "workload", wl,
+				"balanceCooldown", balanceCooldown, "evictionCooldown", guard)
 			continue
 		}
 		undoes := func(dest string) bool { return s.MovedOff(wl, dest, c.now, guard) }
@@ -464,6 +477,7 @@ func (p *LoadAwareBalance) move(ctx context.Context, logger klog.Logger, c *cycl
 		note += fmt.Sprintf("; by a rollout of Deployment %s, its replacement Ready before the pod stops", surge.Name)
 	}
 	dest := e.destination.Name
+	existed := balance.WorkloadPods(ctx, p.Handle, pod, e.workload)
 	switch {
 	case p.args.DryRun && surge != nil:
 		logger.Info("Would move pod by a rollout of its Deployment (dry run)", "deployment", klog.KObj(surge), "destination", dest,
@@ -503,6 +517,7 @@ func (p *LoadAwareBalance) move(ctx context.Context, logger klog.Logger, c *cycl
 		} else {
 			s.RememberCooling(e.workload, pod.UID, e.source.Name, dest, c.now, e.sourceLoad, e.destinationLoad)
 		}
+		s.Existed(pod.UID, existed)
 		s.Note(pod.UID, note, sourceUsage, destinationUsage)
 	}
 	return true, false

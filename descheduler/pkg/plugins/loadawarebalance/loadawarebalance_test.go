@@ -409,6 +409,45 @@ func TestBalanceMovesOnWhenAMovesDestinationHeatsByItself(t *testing.T) {
 	}
 }
 
+// A pod moved onto cool-a 25 minutes ago — past evictionCooldown, within
+// balanceCooldown — is on a node that is hot now. Hot from the pod itself
+// (little else changed), cool-a keeps it: it would heat any node, and
+// moving it on is a loop. Hot from something else (the move overtaken),
+// cool-a sheds another workload's pod first, though the moved one frees
+// more: that workload has restarted once already.
+func TestBalanceMovesAWorkloadMovedOntoTheNodeLast(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// atMove and memory are cool-a's memory when the pod is moved
+		// there and 25 minutes later.
+		atMove, memory int
+	}{
+		// 90 − the pod's 8 = 82, up 6 from 76: cool-a is hot with the pod.
+		{name: "hot with the pod", atMove: 76, memory: 90},
+		// 95 − 8 = 87, up 67 from 20: something else heated cool-a.
+		{name: "heated by something else", atMove: 20, memory: 95},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pods := []*v1.Pod{pod("web-1", "hot", "web", 80), pod("web-2", "hot", "web", 80), pod("db-1", "cool-a", "db", 40)}
+			h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, pods...)
+			// cool-b is too full to take a pod: the move goes to cool-a.
+			h.cycle(loads("hot", 40, 95, "cool-a", 10, tc.atMove, "cool-b", 10, 84))
+			if m := h.plugin.Deps.Store.Destinations(); len(h.Evicted) != 1 || len(m) != 1 || m[0] != "cool-a" {
+				t.Fatalf("first cycle evicted %v to %v, want one pod to cool-a", h.Evicted, m)
+			}
+			h.Add(pod("web-3", "cool-a", "web", 80, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
+			h.clock.Step(25 * time.Minute)
+			h.cycle(loads("hot", 10, 30, "cool-a", 40, tc.memory, "cool-b", 10, 84))
+			if slices.Contains(h.Evicted, "web-3") {
+				t.Errorf("evicted %v: moved web-3 on from cool-a 25 minutes after moving it there, want db-1 moved instead", h.Evicted)
+			}
+			if !slices.Contains(h.Evicted, "db-1") {
+				t.Errorf("evicted %v, want db-1 moved off hot cool-a", h.Evicted)
+			}
+		})
+	}
+}
+
 // A Job's pod (a backup, a scan) does its work and ends; moving it would
 // start the work again from nothing. A hot node keeps it and sheds another
 // pod, however much more the Job's pod uses.

@@ -296,6 +296,7 @@ func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle
 	reason := eventReason(w, r, src.Name, dest.Name)
 	note := moveNote(w, r, src.Name, dest.Name)
 	sourceUsage, destinationUsage := c.loads[src.Name], c.loads[dest.Name]
+	existed := balance.WorkloadPods(ctx, p.Handle, pod, w)
 	if p.args.DryRun {
 		logger.Info("Would evict pod (dry run)", "reason", reason, "destination", dest.Name, "why", note)
 	} else if err := p.Handle.Evictor().Evict(ctx, pod, evictions.EvictOptions{StrategyName: PluginName, Reason: reason}); err != nil {
@@ -326,6 +327,7 @@ func (p *SpreadReplicas) evict(ctx context.Context, logger klog.Logger, c *cycle
 	c.byNamespace[pod.Namespace]++
 	if !p.args.DryRun {
 		p.Deps.Store.Remember(w, pod.UID, src.Name, dest.Name, c.now, srcLoad, destLoad)
+		p.Deps.Store.Existed(pod.UID, existed)
 		p.Deps.Store.Note(pod.UID, note, sourceUsage, destinationUsage)
 	}
 	return true
