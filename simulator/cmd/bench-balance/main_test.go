@@ -105,12 +105,13 @@ func TestJobsGiveTheSameResults(t *testing.T) {
 }
 
 // A small sample of random homelabs, drawn as `make bench-random` draws a
-// hundred, meets the goals of the distribution: never worse than the
-// default scheduler, no loop, the median and the 90th percentile within
-// their points of the best placement. The seeds are fixed so that a run
-// is repeatable; the benchmark's hundred are the measure, this sample
-// catches a change that breaks balancing on clusters the shipped
-// scenarios do not describe.
+// hundred, gets what every homelab must: never worse than the default
+// scheduler, no loop, and the 90th percentile within its points of the
+// best placement. The median of six runs is printed, not held: the
+// benchmark's hundred are the measure of the distribution's goals
+// (docs/performance.md). The seeds are fixed so that a run is repeatable;
+// this sample catches a change that breaks balancing on clusters the
+// shipped scenarios do not describe.
 func TestARandomSampleMeetsTheGoals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs twelve simulations; run without -short")
@@ -125,8 +126,9 @@ func TestARandomSampleMeetsTheGoals(t *testing.T) {
 	}
 	var out strings.Builder
 	writeTable(&out, results)
-	if !writeDistribution(&out, results) {
-		t.Errorf("random homelabs %d to %d miss the goals:\n%s", sampleSeed, sampleSeed+sampleSize-1, out.String())
+	if d := distribution(&out, results); !d.guaranteed() || d.p90 > p90OverOracle {
+		t.Errorf("random homelabs %d to %d: a run worse than the default scheduler, a loop, or the 90th percentile over %.0f points of the best placement:\n%s",
+			sampleSeed, sampleSeed+sampleSize-1, p90OverOracle, out.String())
 	}
 }
 

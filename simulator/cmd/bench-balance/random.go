@@ -60,6 +60,29 @@ const (
 // evictions, loops — with the seeds of the worst, and reports whether the
 // distribution meets its goals.
 func writeDistribution(out io.Writer, results []*record.Comparison) bool {
+	return distribution(out, results).met()
+}
+
+// spreads is what writeDistribution reports of random homelabs and judges.
+type spreads struct {
+	// median and p90 are Ballast's spread over the best placement's;
+	// worse counts the runs worse than the default scheduler's.
+	median, p90  float64
+	worse, loops int
+}
+
+// guaranteed reports whether no run is worse than the default scheduler's
+// and none loops: what every homelab must get, however few are drawn.
+func (d spreads) guaranteed() bool { return d.worse == 0 && d.loops == 0 }
+
+// met reports whether the distribution meets every goal.
+func (d spreads) met() bool {
+	return d.guaranteed() && d.median <= medianOverOracle && d.p90 <= p90OverOracle
+}
+
+// distribution prints the distribution writeDistribution describes and
+// returns its figures.
+func distribution(out io.Writer, results []*record.Comparison) spreads {
 	var over, ratio, evictions []float64
 	worse, loops := 0, 0
 	type run struct {
@@ -98,10 +121,10 @@ func writeDistribution(out io.Writer, results []*record.Comparison) bool {
 		fmt.Fprintf(out, " %s (%+.1f)", r.name, r.over)
 	}
 	fmt.Fprintln(out)
-	met := worse == 0 && loops == 0 && quantile(over, 0.5) <= medianOverOracle && quantile(over, 0.9) <= p90OverOracle
+	d := spreads{median: quantile(over, 0.5), p90: quantile(over, 0.9), worse: worse, loops: loops}
 	fmt.Fprintf(out, "  goals (never worse than the default, no loop, median ≤ %.0f and 90th percentile ≤ %.0f points over the best): %s\n",
-		medianOverOracle, p90OverOracle, yesNo(met))
-	return met
+		medianOverOracle, p90OverOracle, yesNo(d.met()))
+	return d
 }
 
 // quantile is the q-th quantile of xs (nearest rank); 0 for none.

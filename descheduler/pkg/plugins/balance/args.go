@@ -21,18 +21,15 @@ type ResourceThresholds map[usage.Resource]float64
 type EvictionArgs struct {
 	// EvictionCooldown is how long a hot node is guarded by earlier moves:
 	// pods of a workload are not evicted from a node over a high threshold
-	// whose replacement landed back on it within it, nor moved back to a
-	// node they were moved off. (Off a node they were moved onto, not for
-	// BalanceCooldown.) Defaults to 10m.
+	// that they were moved onto (or whose replacement landed back) within it,
+	// nor moved back to a node they were moved off. Defaults to 10m.
 	EvictionCooldown *metav1.Duration `json:"evictionCooldown,omitempty"`
-	// BalanceCooldown is the guard for balancing, the moves off a node
+	// BalanceCooldown is the same guard for balancing, the moves off a node
 	// under every high threshold: within it no such move takes a workload's
 	// pod off a node that received a moved pod of that workload, nor sends
 	// one back to a node it was moved off, so balancing never undoes an
 	// earlier move, and balancing moves a workload off other nodes at most
-	// BalanceMoves times. A node over a high threshold keeps a workload
-	// moved onto it within it too, unless something else heated the node
-	// since, and sheds it last. At least EvictionCooldown. Defaults to 1h, or
+	// BalanceMoves times. At least EvictionCooldown. Defaults to 1h, or
 	// EvictionCooldown when that is longer.
 	BalanceCooldown *metav1.Duration `json:"balanceCooldown,omitempty"`
 	// MaxEvictionsPerNode caps the plugin's evictions per node and cycle.

@@ -276,9 +276,9 @@ type Followed struct {
 }
 
 // Follow reads where the replacements of remembered moves run. Each move
-// takes one replacement, the oldest pod of its workload created after it
-// that no earlier move took, and from then on guards the node that pod runs
-// on (MovedOnto) as well as the one it expected.
+// takes one replacement, a pod of its workload created after it that no
+// earlier move took (pickReplacement), and from then on guards the node
+// that pod runs on (MovedOnto) as well as the one it expected.
 func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) Followed {
 	moved := sets.New[Workload]()
 	taken := sets.New[types.UID]()
@@ -296,8 +296,10 @@ func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) Follo
 			}
 		}
 	}
+	// Oldest first; the informer lists in no set order, and the API server
+	// stamps whole seconds: node names break the ties.
 	slices.SortStableFunc(candidates, func(a, b *v1.Pod) int {
-		return a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time)
+		return cmp.Or(a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Spec.NodeName, b.Spec.NodeName))
 	})
 	out := Followed{Back: map[string]int{}}
 	// Moves are remembered in the order they were made.
@@ -305,17 +307,16 @@ func (s *Store) Follow(nodes []string, podsOn func(node string) []*v1.Pod) Follo
 		if m.replacement != "" {
 			continue
 		}
-		for _, pod := range candidates {
-			if w, _ := WorkloadOf(pod); w == m.workload && m.createdAfter(pod) && !taken.Has(pod.UID) {
-				m.replacement, m.landedOn = pod.UID, pod.Spec.NodeName
-				taken.Insert(pod.UID)
-				if m.landedOn == m.destination {
-					out.AsPlanned++
-				} else {
-					out.Elsewhere++
-				}
-				break
-			}
+		pod := m.pickReplacement(candidates, taken)
+		if pod == nil {
+			continue
+		}
+		m.replacement, m.landedOn = pod.UID, pod.Spec.NodeName
+		taken.Insert(pod.UID)
+		if m.landedOn == m.destination {
+			out.AsPlanned++
+		} else {
+			out.Elsewhere++
 		}
 	}
 
@@ -572,6 +573,35 @@ func (s *Store) Pulling(node string, now time.Time, within time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// pickReplacement chooses m's replacement among candidates, oldest first,
+// none of taken: a pod of its workload created after it. Where the pods
+// listed before the move tell which came after it, every such pod is one,
+// and their stamps, in whole seconds of the API server's clock, rank them
+// no better than at random: the one on the node the move expected is
+// taken first, then by node name, so that the same cluster gives the same
+// replacements.
+func (m *move) pickReplacement(candidates []*v1.Pod, taken sets.Set[types.UID]) *v1.Pod {
+	elsewhere := func(pod *v1.Pod) int {
+		if pod.Spec.NodeName == m.destination {
+			return 0
+		}
+		return 1
+	}
+	var best *v1.Pod
+	for _, pod := range candidates {
+		if w, _ := WorkloadOf(pod); w != m.workload || !m.createdAfter(pod) || taken.Has(pod.UID) {
+			continue
+		}
+		if m.existed == nil {
+			return pod
+		}
+		if best == nil || cmp.Or(cmp.Compare(elsewhere(pod), elsewhere(best)), cmp.Compare(pod.Spec.NodeName, best.Spec.NodeName)) < 0 {
+			best = pod
+		}
+	}
+	return best
 }
 
 // Existed records the pods of its workload that were listed just before

@@ -559,10 +559,7 @@ func TestFollowFindsAReplacementStampedInTheMovesSecond(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 7, 400_000_000, time.UTC)
 	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
 	pod := func(name, node string, created time.Time) *v1.Pod {
-		p := balancetest.Pod(name, node, "web", 40)
-		p.UID = types.UID(name)
-		p.CreationTimestamp = metav1.NewTime(created.Truncate(time.Second))
-		return p
+		return webPod(name, node, created.Truncate(time.Second))
 	}
 	pods := map[string][]*v1.Pod{
 		// The moved pod, created in the same second (a fast bounce of a
@@ -602,12 +599,7 @@ func TestFollowFindsAReplacementStampedInTheMovesSecond(t *testing.T) {
 func TestFollowTellsTheReplacementByThePodsListedBeforeTheMove(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 30, 0, 0, time.UTC)
 	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
-	pod := func(name, node string, created time.Time) *v1.Pod {
-		p := balancetest.Pod(name, node, "web", 40)
-		p.UID = types.UID(name)
-		p.CreationTimestamp = metav1.NewTime(created)
-		return p
-	}
+	pod := webPod
 	for _, tc := range []struct {
 		name string
 		// skew is the API server's clock less the descheduler's.
@@ -647,6 +639,26 @@ func TestFollowTellsTheReplacementByThePodsListedBeforeTheMove(t *testing.T) {
 				t.Error("the pod on b, not listed before the move, was not taken for its replacement")
 			}
 		})
+	}
+}
+
+// Two pods of one workload moved in one cycle, to b and to c: their
+// replacements, stamped in one second, go to the moves that expected them
+// where they run, in whatever order the informer lists them.
+func TestFollowTakesTheReplacementWhereItsMoveExpectedIt(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 30, 0, 0, time.UTC)
+	w := balance.Workload{Namespace: "default", Kind: "ReplicaSet", Name: "web"}
+	for _, order := range [][]string{{"b", "c"}, {"c", "b"}} {
+		s := balance.NewStore()
+		s.Remember(w, "web-1", "a", "c", at, nil, balance.NodeLoad{"memory": 4})
+		s.Existed("web-1", sets.New[types.UID]("web-1", "web-2"))
+		s.Remember(w, "web-2", "a", "b", at, nil, balance.NodeLoad{"memory": 4})
+		s.Existed("web-2", sets.New[types.UID]("web-1", "web-2"))
+		pods := map[string][]*v1.Pod{"b": {webPod("web-on-b", "b", at)}, "c": {webPod("web-on-c", "c", at)}}
+		got := s.Follow(order, func(node string) []*v1.Pod { return pods[node] })
+		if got.AsPlanned != 2 {
+			t.Errorf("nodes listed %v: %d replacements taken as planned, want 2", order, got.AsPlanned)
+		}
 	}
 }
 
@@ -773,4 +785,13 @@ func TestObserveShape(t *testing.T) {
 			t.Errorf("cycle %d (%v): ObserveShape = %v, want %v", i, st.nodes, got, st.want)
 		}
 	}
+}
+
+// webPod is a pod of ReplicaSet web on node whose UID is its name, created
+// at created.
+func webPod(name, node string, created time.Time) *v1.Pod {
+	p := balancetest.Pod(name, node, "web", 40)
+	p.UID = types.UID(name)
+	p.CreationTimestamp = metav1.NewTime(created)
+	return p
 }

@@ -395,17 +395,15 @@ func (p *LoadAwareBalance) balanceNode(ctx context.Context, logger klog.Logger, 
 			p.skip(podLogger, balance.SkipFiltered, "pod has no controller to replace it")
 			continue
 		}
-		// Cooling a node over a high threshold leaves a workload moved onto
-		// it within balanceCooldown, as balancing does: a node hot with the
-		// pod because the pod uses more than it did, or spikes, would be as
-		// hot with it anywhere, and moving it on is a loop. A move whose
-		// node something else heated since (overtaken) no longer holds it.
-		// A replacement that landed back here within evictionCooldown is a
-		// bounce: the scheduler found no better node for it then.
+		// Cooling a node over a high threshold may undo a move older than
+		// evictionCooldown: a node hot with a pod moved onto it is relieved
+		// of it once the others (moved last) could not cool it. Holding it
+		// for balanceCooldown kept spiking pods on hot nodes and sent
+		// their neighbours away instead (docs/descheduler.md).
 		guard := p.args.EvictionCooldown.Duration
-		if s.MovedOnto(wl, node.Name, time.Time{}, c.now, balanceCooldown) || s.Bounced(wl, node.Name, c.now, guard) {
-			p.skip(podLogger, balance.SkipCooldown, "workload was moved onto this node within balanceCooldown, or its replacement landed back here within evictionCooldown", "workload", wl,
-				"balanceCooldown", balanceCooldown, "evictionCooldown", guard)
+		if s.MovedOnto(wl, node.Name, time.Time{}, c.now, guard) || s.Bounced(wl, node.Name, c.now, guard) {
+			p.skip(podLogger, balance.SkipCooldown, "workload was moved onto this node, or its replacement landed back here, within the cooldown", "workload", wl,
+				"cooldown", guard)
 			continue
 		}
 		undoes := func(dest string) bool { return s.MovedOff(wl, dest, c.now, guard) }

@@ -410,10 +410,9 @@ func TestBalanceMovesOnWhenAMovesDestinationHeatsByItself(t *testing.T) {
 }
 
 // A pod moved onto cool-a 25 minutes ago — past evictionCooldown, within
-// balanceCooldown — is on a node that is hot now. Hot from the pod itself
-// (little else changed), cool-a keeps it: it would heat any node, and
-// moving it on is a loop. Hot from something else (the move overtaken),
-// cool-a sheds another workload's pod first, though the moved one frees
+// balanceCooldown — is on a node that is hot now, from the pod itself
+// (little else changed) or from something else (the move overtaken). Either
+// way cool-a sheds another workload's pod first, though the moved one frees
 // more: that workload has restarted once already.
 func TestBalanceMovesAWorkloadMovedOntoTheNodeLast(t *testing.T) {
 	for _, tc := range []struct {
