@@ -165,12 +165,18 @@ func NewStore() *Store {
 // node that got its pod (SetCool).
 func (s *Store) MovedOnto(w Workload, node string, since, now time.Time, cooldown time.Duration) bool {
 	for _, m := range s.moves {
-		if m.workload == w && m.source != node && (m.destination == node || m.landedOn == node) && m.at.Before(now) && now.Sub(m.at) < cooldown &&
-			!m.at.Before(since) && !s.overtaken(m) {
+		if m.onto(w, node, now, cooldown) && !m.at.Before(since) && !s.overtaken(m) {
 			return true
 		}
 	}
 	return false
+}
+
+// onto reports whether m, made by a cycle before now and within `within`
+// of it, moved a pod of w onto node: the node its replacement runs on, or
+// the one it was expected on (a node it was moved off stays a source).
+func (m *move) onto(w Workload, node string, now time.Time, within time.Duration) bool {
+	return m.workload == w && m.source != node && (m.destination == node || m.landedOn == node) && m.at.Before(now) && now.Sub(m.at) < within
 }
 
 // Received reports whether a pod of w was moved onto node within `within`
@@ -179,7 +185,7 @@ func (s *Store) MovedOnto(w Workload, node string, since, now time.Time, cooldow
 // cluster took another shape) too.
 func (s *Store) Received(w Workload, node string, now time.Time, within time.Duration) bool {
 	for _, m := range s.moves {
-		if m.workload == w && m.source != node && (m.destination == node || m.landedOn == node) && m.at.Before(now) && now.Sub(m.at) < within {
+		if m.onto(w, node, now, within) {
 			return true
 		}
 	}

@@ -387,14 +387,7 @@ func TestBalanceMovesOnWhenAMovesDestinationHeatsByItself(t *testing.T) {
 		{name: "destination hot with the pod, little else changed", atMove: 79, memory: 86},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pods := []*v1.Pod{pod("web-1", "hot", "web", 40), pod("web-2", "hot", "web", 40)}
-			h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, pods...)
-			// cool-b is too full to take a pod: the move goes to cool-a.
-			h.cycle(loads("hot", 40, 95, "cool-a", 10, tc.atMove, "cool-b", 10, 84))
-			if m := h.plugin.Deps.Store.Destinations(); len(h.Evicted) != 1 || len(m) != 1 || m[0] != "cool-a" {
-				t.Fatalf("first cycle evicted %v to %v, want one pod to cool-a", h.Evicted, m)
-			}
-			h.Add(pod("web-3", "cool-a", "web", 40, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
+			h := moveWebOntoCoolA(t, 40, tc.atMove)
 			// Within the eviction cooldown, cool-a is hot and hot has cooled.
 			h.clock.Step(5 * time.Minute)
 			h.cycle(loads("hot", 10, 30, "cool-a", 40, tc.memory, "cool-b", 10, 84))
@@ -407,6 +400,22 @@ func TestBalanceMovesOnWhenAMovesDestinationHeatsByItself(t *testing.T) {
 			}
 		})
 	}
+}
+
+// moveWebOntoCoolA runs one cycle in which hot (memory 95 %) moves a pod of
+// web (two pods of memMiB each) to cool-a, at memory atMove % then, and
+// cool-b is too full to take it; others are more pods. The replacement,
+// web-3, then runs on cool-a.
+func moveWebOntoCoolA(t *testing.T, memMiB int64, atMove int, others ...*v1.Pod) *harness {
+	t.Helper()
+	pods := append([]*v1.Pod{pod("web-1", "hot", "web", memMiB), pod("web-2", "hot", "web", memMiB)}, others...)
+	h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, pods...)
+	h.cycle(loads("hot", 40, 95, "cool-a", 10, atMove, "cool-b", 10, 84))
+	if m := h.plugin.Deps.Store.Destinations(); len(h.Evicted) != 1 || len(m) != 1 || m[0] != "cool-a" {
+		t.Fatalf("first cycle evicted %v to %v, want one pod to cool-a", h.Evicted, m)
+	}
+	h.Add(pod("web-3", "cool-a", "web", memMiB, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
+	return h
 }
 
 // A pod moved onto cool-a 25 minutes ago — past evictionCooldown, within
@@ -427,14 +436,7 @@ func TestBalanceMovesAWorkloadMovedOntoTheNodeLast(t *testing.T) {
 		{name: "heated by something else", atMove: 20, memory: 95},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pods := []*v1.Pod{pod("web-1", "hot", "web", 80), pod("web-2", "hot", "web", 80), pod("db-1", "cool-a", "db", 40)}
-			h := newHarness(t, args(func(a *LoadAwareBalanceArgs) { eager(a); a.MaxEvictionsPerNode = ptrTo(int32(1)) }), threeNodes, pods...)
-			// cool-b is too full to take a pod: the move goes to cool-a.
-			h.cycle(loads("hot", 40, 95, "cool-a", 10, tc.atMove, "cool-b", 10, 84))
-			if m := h.plugin.Deps.Store.Destinations(); len(h.Evicted) != 1 || len(m) != 1 || m[0] != "cool-a" {
-				t.Fatalf("first cycle evicted %v to %v, want one pod to cool-a", h.Evicted, m)
-			}
-			h.Add(pod("web-3", "cool-a", "web", 80, func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(h.clock.Now()) }))
+			h := moveWebOntoCoolA(t, 80, tc.atMove, pod("db-1", "cool-a", "db", 40))
 			h.clock.Step(25 * time.Minute)
 			h.cycle(loads("hot", 10, 30, "cool-a", 40, tc.memory, "cool-b", 10, 84))
 			if slices.Contains(h.Evicted, "web-3") {
