@@ -252,7 +252,7 @@ test-faults: e2e-prep ## Faults on the real-node lane (docs/reliability.md; need
 # `make test` runs the lane tests from one preparation and one test binary.
 .PHONY: lane
 lane: e2e-prep
-	$(E2E_TEST) -run '^(TestUserJourney|TestK3sJourney|TestFaults)$$' .
+	$(E2E_TEST) -run '^(TestStreamPairsStraddling|TestUserJourney|TestK3sJourney|TestFaults)$$' .
 
 # `make release`: every artifact a release publishes, built from this tree
 # (its chart's version and registry: hack/set-chart-version.sh sets them),

@@ -347,7 +347,7 @@ func evictionTimes(ctx context.Context, c kubernetes.Interface) ([]time.Time, er
 // BALLAST_E2E_RELIABILITY says (docs/reliability.md holds a copy).
 func reportFaults(t *testing.T, results []*faultResult, refused, lost int) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Fault | Pairs | Pending > %s beyond default | Longest extra wait | Evictions (on stale data) | Failover | Recovery | Note |\n",
+	fmt.Fprintf(&b, "| Fault | Pairs (straddling the fault's edge, not compared) | Pending > %s beyond default | Longest extra wait | Evictions (on stale data) | Failover | Recovery | Note |\n",
 		extraWaitGoal)
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|---|\n")
 	dur := func(d time.Duration) string {
@@ -361,7 +361,7 @@ func reportFaults(t *testing.T, results []*faultResult, refused, lost int) {
 		if r.failover > failoverGoal {
 			failover += " (over goal)"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d (%d) | %s | %s | %s |\n", r.name, r.pairs, r.tooLong,
+		fmt.Fprintf(&b, "| %s | %d (%d) | %d | %s | %d (%d) | %s | %s | %s |\n", r.name, r.pairs, r.straddling, r.tooLong,
 			dur(max(r.maxExtra, 0)), r.evictions, r.staleEvictions, failover, dur(r.recovery), r.note)
 	}
 	fmt.Fprintf(&b, "\nPods lost (stream pods never bound, replicas of the workload `steady` not available at the end): %d. "+

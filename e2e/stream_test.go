@@ -5,9 +5,11 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,7 +40,18 @@ type streamPod struct {
 	name, scheduler string
 	pair            int
 	created, bound  time.Time
+	// refused counts this pod's create calls the API server refused
+	// before one went through.
+	refused int
 }
+
+// twinSkew is how far apart the create calls of a pair's twins may return
+// for the twins to count as created at the same moment. They are sent at
+// once; a pair further apart, or one whose creates were refused, straddles
+// a fault's edge (one twin created before the API server stopped, the other
+// after it was back): comparing their waits would compare the fault with
+// no fault.
+const twinSkew = time.Second
 
 // stream creates a pair of pods every interval, one for Ballast's scheduler
 // and one for the default scheduler, so that each Ballast pod has a twin
@@ -190,6 +203,7 @@ func (s *stream) createPod(ctx context.Context, pair int, scheduler string) {
 		}
 		s.mu.Lock()
 		s.refused++
+		s.entry(name, scheduler, strconv.Itoa(pair)).refused++
 		s.mu.Unlock()
 		select {
 		case <-ctx.Done():
@@ -228,8 +242,10 @@ func (s *stream) reap(ctx context.Context) {
 	}
 }
 
-// pairs returns the pairs whose Ballast pod was created in [from, to).
-func (s *stream) pairs(from, to time.Time) []pair {
+// pairs returns the pairs whose Ballast pod was created in [from, to):
+// those whose twins were created at the same moment, to be compared, and
+// those that straddle a fault's edge (see twinSkew), to be reported only.
+func (s *stream) pairs(from, to time.Time) (same, straddling []pair) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	byPair := map[int]*pair{}
@@ -246,16 +262,21 @@ func (s *stream) pairs(from, to time.Time) []pair {
 			pr.reference = &cp
 		}
 	}
-	var out []pair
 	for _, pr := range byPair {
 		if pr.ballast == nil || pr.reference == nil || pr.ballast.created.IsZero() || pr.reference.created.IsZero() ||
 			pr.ballast.created.Before(from) || !pr.ballast.created.Before(to) {
 			continue
 		}
-		out = append(out, *pr)
+		if pr.straddles() {
+			straddling = append(straddling, *pr)
+		} else {
+			same = append(same, *pr)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ballast.pair < out[j].ballast.pair })
-	return out
+	byNumber := func(a, b pair) int { return a.ballast.pair - b.ballast.pair }
+	slices.SortFunc(same, byNumber)
+	slices.SortFunc(straddling, byNumber)
+	return same, straddling
 }
 
 // unbound lists the pods created before cutoff that no scheduler bound.
@@ -277,6 +298,14 @@ type pair struct {
 	ballast, reference *streamPod
 }
 
+// straddles tells a pair whose twins were not created at the same moment:
+// a create of either was refused, or they returned more than twinSkew
+// apart.
+func (p pair) straddles() bool {
+	skew := p.ballast.created.Sub(p.reference.created)
+	return p.ballast.refused > 0 || p.reference.refused > 0 || skew > twinSkew || skew < -twinSkew
+}
+
 // extraWait is how much longer the Ballast pod waited to be bound than its
 // twin; a pod not bound yet counts as waiting until now.
 func (p pair) extraWait(now time.Time) time.Duration {
@@ -294,4 +323,41 @@ func (s *stream) refusedCreates() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.refused
+}
+
+// TestStreamPairsStraddling checks which pairs the fault table compares:
+// twins created together are, a pair with a refused create or whose twins
+// returned apart straddles a fault's edge and is reported instead, and a
+// pair of another window is neither.
+func TestStreamPairsStraddling(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	s := &stream{pods: map[string]*streamPod{}}
+	add := func(pair int, ballastAt, defaultAt time.Duration, ballastRefused, defaultRefused int) {
+		for _, sp := range []*streamPod{
+			{name: fmt.Sprintf("p%d-ballast", pair), scheduler: ballastScheduler, pair: pair, created: t0.Add(ballastAt), refused: ballastRefused},
+			{name: fmt.Sprintf("p%d-default", pair), scheduler: defaultScheduler, pair: pair, created: t0.Add(defaultAt), refused: defaultRefused},
+		} {
+			s.pods[sp.name] = sp
+		}
+	}
+	add(1, 0, 20*time.Millisecond, 0, 0)                            // together
+	add(2, time.Second, 73*time.Second, 0, 3)                       // the default twin created once the API server was back
+	add(3, 2*time.Second, 2*time.Second, 1, 0)                      // a refused create, both returned at once
+	add(4, 3*time.Second, 3*time.Second+900*time.Millisecond, 0, 0) // within twinSkew
+	add(5, 80*time.Second, 5*time.Second, 0, 0)                     // the Ballast twin late
+	add(6, 200*time.Second, 200*time.Second, 0, 0)                  // another fault's window
+	same, straddling := s.pairs(t0, t0.Add(100*time.Second))
+	numbers := func(ps []pair) []int {
+		var out []int
+		for _, p := range ps {
+			out = append(out, p.ballast.pair)
+		}
+		return out
+	}
+	if got, want := numbers(same), []int{1, 4}; !slices.Equal(got, want) {
+		t.Errorf("compared pairs %v, want %v", got, want)
+	}
+	if got, want := numbers(straddling), []int{2, 3, 5}; !slices.Equal(got, want) {
+		t.Errorf("straddling pairs %v, want %v", got, want)
+	}
 }
