@@ -79,53 +79,72 @@ func NewForConfig(ctx context.Context, config []byte, profile string, client kub
 	return f, nil
 }
 
-// Fits says why the scheduler's filters would not place pod on node, as if
-// pod were not bound to its own node; nil when they would.
-func (f *Fit) Fits(ctx context.Context, pod *v1.Pod, node *v1.Node) error {
+// Fits says, for each of nodes, why the scheduler's filters would not place
+// pod there, as if pod were not bound to its own node; nil where they would.
+// The nodes are judged on one view of the cluster, taken once, with the
+// pre-filters run once, as the scheduler judges every node for a pod in one
+// cycle: a view costs a pass over every pod, a node's filters little.
+func (f *Fit) Fits(ctx context.Context, pod *v1.Pod, nodes []*v1.Node) []error {
+	out := make([]error, len(nodes))
+	fail := func(err error) []error {
+		for i := range out {
+			out[i] = err
+		}
+		return out
+	}
+	if len(nodes) == 0 {
+		return out
+	}
 	if len(pod.Spec.ResourceClaims) > 0 {
-		return errors.New("the pod claims dynamic resources, which the descheduler does not judge")
+		return fail(errors.New("the pod claims dynamic resources, which the descheduler does not judge"))
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.reload(ctx); err != nil {
-		return err
+		return fail(err)
 	}
 	// The cluster as the scheduler's cache holds it: the nodes and the pods
 	// bound to them that have not ended, but pod, placed as if it were not.
-	nodes, err := f.factory.Core().V1().Nodes().Lister().List(labels.Everything())
+	all, err := f.factory.Core().V1().Nodes().Lister().List(labels.Everything())
 	if err != nil {
-		return fmt.Errorf("listing nodes: %w", err)
+		return fail(fmt.Errorf("listing nodes: %w", err))
 	}
-	all, err := f.factory.Core().V1().Pods().Lister().List(labels.Everything())
+	pods, err := f.factory.Core().V1().Pods().Lister().List(labels.Everything())
 	if err != nil {
-		return fmt.Errorf("listing pods: %w", err)
+		return fail(fmt.Errorf("listing pods: %w", err))
 	}
-	placed := make([]*v1.Pod, 0, len(all))
-	for _, p := range all {
+	placed := make([]*v1.Pod, 0, len(pods))
+	for _, p := range pods {
 		if p.Spec.NodeName == "" || p.UID == pod.UID || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
 			continue
 		}
 		placed = append(placed, p)
 	}
-	f.snapshot.Snapshot = internalcache.NewSnapshot(placed, nodes)
+	f.snapshot.Snapshot = internalcache.NewSnapshot(placed, all)
 	candidate := pod.DeepCopy()
 	candidate.Spec.NodeName = ""
+	// The filters read the state the pre-filters leave and do not change
+	// it: the scheduler runs them on every node at once on one state.
 	state := framework.NewCycleState()
 	pre, st, _ := f.fw.RunPreFilterPlugins(ctx, state, candidate)
 	if !st.IsSuccess() && !st.IsSkip() {
-		return fmt.Errorf("the scheduler's %s: %s", st.Plugin(), strings.Join(st.Reasons(), "; "))
+		return fail(fmt.Errorf("the scheduler's %s: %s", st.Plugin(), strings.Join(st.Reasons(), "; ")))
 	}
-	if !pre.AllNodes() && !pre.NodeNames.Has(node.Name) {
-		return errors.New("the scheduler's pre-filters exclude the node (node affinity or name)")
+	for i, node := range nodes {
+		if !pre.AllNodes() && !pre.NodeNames.Has(node.Name) {
+			out[i] = errors.New("the scheduler's pre-filters exclude the node (node affinity or name)")
+			continue
+		}
+		ni, err := f.snapshot.NodeInfos().Get(node.Name)
+		if err != nil {
+			out[i] = fmt.Errorf("the node is not in the scheduler's view of the cluster: %w", err)
+			continue
+		}
+		if st := f.fw.RunFilterPlugins(ctx, state, candidate, ni); !st.IsSuccess() {
+			out[i] = fmt.Errorf("the scheduler's %s: %s", st.Plugin(), strings.Join(st.Reasons(), "; "))
+		}
 	}
-	ni, err := f.snapshot.NodeInfos().Get(node.Name)
-	if err != nil {
-		return fmt.Errorf("the node is not in the scheduler's view of the cluster: %w", err)
-	}
-	if st := f.fw.RunFilterPlugins(ctx, state, candidate, ni); !st.IsSuccess() {
-		return fmt.Errorf("the scheduler's %s: %s", st.Plugin(), strings.Join(st.Reasons(), "; "))
-	}
-	return nil
+	return out
 }
 
 // reload builds the framework again when the configuration file changed.

@@ -114,7 +114,7 @@ func TestFits(t *testing.T) {
 					n = x
 				}
 			}
-			err := f.Fits(context.Background(), tc.pod, n)
+			err := f.Fits(context.Background(), tc.pod, []*v1.Node{n})[0]
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("turned down: %v", err)
@@ -122,6 +122,21 @@ func TestFits(t *testing.T) {
 				t.Errorf("Fits = %v, want it turned down by %s", err, tc.want)
 			}
 		})
+	}
+	// Many nodes judged in one call, on one view and one pre-filter state,
+	// get each the verdict a call of their own gets.
+	all := []*v1.Node{node("pi-1"), node("pi-2"), node("pi-3"), tainted, small}
+	for _, p := range []*v1.Pod{db, web, pod("plain", "pi-1")} {
+		together := f.Fits(context.Background(), p, all)
+		if len(together) != len(all) {
+			t.Fatalf("%s: %d verdicts for %d nodes", p.Name, len(together), len(all))
+		}
+		for i, n := range all {
+			alone := f.Fits(context.Background(), p, []*v1.Node{n})[0]
+			if (alone == nil) != (together[i] == nil) || (alone != nil && alone.Error() != together[i].Error()) {
+				t.Errorf("%s on %s: %v judged with the other nodes, %v alone", p.Name, n.Name, together[i], alone)
+			}
+		}
 	}
 }
 
@@ -148,11 +163,11 @@ profiles:
 	f := newFit(t, config, node("pi-1"), tainted)
 	// The profile turns TaintToleration off at Filter: the scheduler would
 	// place the pod there, so the fit says so.
-	if err := f.Fits(context.Background(), pod("plain", "pi-1"), tainted); err != nil {
+	if err := f.Fits(context.Background(), pod("plain", "pi-1"), []*v1.Node{tainted})[0]; err != nil {
 		t.Errorf("the profile's filters turned the node down: %v", err)
 	}
 	g := newFit(t, strings.Replace(config, "ballast-scheduler", "other", 1), node("pi-1"), tainted)
-	if err := g.Fits(context.Background(), pod("plain", "pi-1"), tainted); err == nil || !strings.Contains(err.Error(), "TaintToleration") {
+	if err := g.Fits(context.Background(), pod("plain", "pi-1"), []*v1.Node{tainted})[0]; err == nil || !strings.Contains(err.Error(), "TaintToleration") {
 		t.Errorf("without the profile, kube-scheduler's defaults: %v, want TaintToleration", err)
 	}
 }

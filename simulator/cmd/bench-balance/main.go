@@ -50,7 +50,16 @@ func main() {
 	save := flag.String("save", "", "with -random: write each random homelab to DIR/NAME.yaml, to run again with `ballast sim DIR/NAME.yaml`")
 	jobs := flag.Int("jobs", 1, "simulations at a time, each in a process of its own (a simulation uses about two thirds of a core: -jobs 2 on two cores runs a set in about two thirds of the time, with the same digests)")
 	one := flag.String("one", "", "run only the scenario in this file and print its comparison as JSON (what -jobs runs in each process)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process to this file (the simulations run in it only with -jobs 1)")
 	flag.Parse()
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench-balance: %v\n", err)
+			os.Exit(1)
+		}
+		defer stopProfile()
+	}
 	if !*verbose {
 		_ = klogFlags.Set("logtostderr", "false")
 		_ = klogFlags.Set("stderrthreshold", "FATAL")

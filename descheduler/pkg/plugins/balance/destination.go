@@ -25,24 +25,30 @@ type Destination struct {
 // (compared in order, lowest first), or why the node cannot take the pod.
 type Judge func(n *v1.Node) (score int64, rank []int64, why string)
 
-// Fit says why the scheduler would not place pod on node, by its filters; nil
-// when it would.
-type Fit func(ctx context.Context, pod *v1.Pod, node *v1.Node) error
+// Fit says, for each of nodes, why the scheduler would not place pod there by
+// its filters; nil where it would. One call judges all the nodes for the pod
+// on one view of the cluster.
+type Fit func(ctx context.Context, pod *v1.Pod, nodes []*v1.Node) []error
 
 // NodeFit is the upstream descheduler's fit check (unschedulable, node
 // selector and affinity, taints, inter-pod anti-affinity, requests), over the
 // pods podsOn lists: what a plugin judges with when its Deps give no Fit.
 func NodeFit(podsOn podutil.GetPodsAssignedToNodeFunc) Fit {
-	return func(ctx context.Context, pod *v1.Pod, node *v1.Node) error {
-		return nodeutil.NodeFit(ctx, podsOn, pod, node)
+	return func(ctx context.Context, pod *v1.Pod, nodes []*v1.Node) []error {
+		out := make([]error, len(nodes))
+		for i, n := range nodes {
+			out[i] = nodeutil.NodeFit(ctx, podsOn, pod, n)
+		}
+		return out
 	}
 }
 
 // PickDestination is how every balance plugin chooses where a pod goes: it
 // judges each node but the source, ranks those judge accepts, and returns
 // the first of them that accepts the pod the way the scheduler would (fit).
-// The load model is cheap and the fit check is not, so nodes are
-// fit-checked in rank order and the first that fits wins. When none does it
+// The load model is cheap and the fit check is not, so only the nodes it
+// accepts are fit-checked, in one call, and the first of them in rank order
+// that fits wins. When none does it
 // returns nil and why each node was turned down, or noneWhy when there was
 // no node to judge.
 func PickDestination(ctx context.Context, pod *v1.Pod, source string, nodes []*v1.Node, fit Fit,
@@ -63,12 +69,16 @@ func PickDestination(ctx context.Context, pod *v1.Pod, source string, nodes []*v
 	slices.SortStableFunc(ranked, func(a, b Destination) int {
 		return cmp.Or(slices.Compare(a.rank, b.rank), cmp.Compare(a.Node.Name, b.Node.Name))
 	})
-	for _, d := range ranked {
-		if err := fit(ctx, pod, d.Node); err != nil {
-			rejected = append(rejected, d.Node.Name+": "+err.Error())
+	candidates := make([]*v1.Node, len(ranked))
+	for i, d := range ranked {
+		candidates[i] = d.Node
+	}
+	for i, err := range fit(ctx, pod, candidates) {
+		if err != nil {
+			rejected = append(rejected, ranked[i].Node.Name+": "+err.Error())
 			continue
 		}
-		return &d, ""
+		return &ranked[i], ""
 	}
 	if len(rejected) == 0 {
 		return nil, noneWhy

@@ -292,13 +292,17 @@ func (p *LoadAwareBalance) fitsIgnoringRequests(ctx context.Context, reps []*v1.
 	for w, pod := range reps {
 		bare[w] = withoutRequests(pod)
 	}
+	var judged []int
+	var on []*v1.Node
 	for i, n := range nodes {
 		out[i] = make([]bool, len(reps))
-		if !receiving[n.Name] {
-			continue
+		if receiving[n.Name] {
+			judged, on = append(judged, i), append(on, n)
 		}
-		for w, pod := range bare {
-			out[i][w] = fit(ctx, pod, n) == nil
+	}
+	for w, pod := range bare {
+		for k, err := range fit(ctx, pod, on) {
+			out[judged[k]][w] = err == nil
 		}
 	}
 	return out
@@ -626,7 +630,7 @@ func (p *LoadAwareBalance) makeSteps(ctx context.Context, logger klog.Logger, c 
 			left = append(left, mv)
 			continue
 		}
-		if err := p.Fit()(ctx, pod, dest); err != nil {
+		if err := p.Fit()(ctx, pod, []*v1.Node{dest})[0]; err != nil {
 			p.skip(podLogger, balance.SkipNoDestination, "the scheduler would not place the pod on the planned node; the move is dropped", "err", err.Error())
 			continue
 		}
